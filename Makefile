@@ -1,0 +1,68 @@
+# accelgraph — make targets for everything a person repeats.
+#   make demo      capture, replay and dump a bundled scenario (GPU), or show a recorded dump (no GPU)
+#   make test      install what the tests need, then run the whole suite (GPU tier skips without a GPU)
+#   make test-gpu  the GPU tier alone, from the source tree, no network needed (for GPU machines)
+#   make fixtures  record the DOT dumps and results the CPU tests read (GPU), into tests/data/
+#   make bench     benchmarks (GPU parts skip without a GPU)
+#   make lint      ruff
+
+PYTHON ?= python3
+VENV   ?= .venv
+VPY    := $(VENV)/bin/python
+# A CUDA extra only where an NVIDIA driver is present: cuda13 for drivers that run CUDA 13, else cuda12.
+CUDA_EXTRA := $(shell if command -v nvidia-smi >/dev/null 2>&1; then \
+	v=$$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9]*\).*/\1/p' | head -n1); \
+	if [ -n "$$v" ] && [ "$$v" -ge 13 ]; then echo ",cuda13"; elif [ -n "$$v" ]; then echo ",cuda12"; fi; fi)
+# GPU machines without network: wheels carried in .whl/ go to a private site dir.
+GPU_SITE ?= /tmp/accelgraph-site
+GPU_ENV  := PYTHONPATH=$(GPU_SITE):$(CURDIR) PYTHONUNBUFFERED=1
+
+.PHONY: install graphviz test test-cpu test-gpu demo fixtures bench lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e ".[dev$(CUDA_EXTRA)]"
+	touch $@
+
+install: $(VENV)/.installed graphviz
+	@echo "accelgraph installed in $(VENV) (extras: dev$(CUDA_EXTRA)); run $(VENV)/bin/accelgraph --help"
+
+# Graphviz draws --format svg/png; optional, so a failure here only warns.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) \
+	      || echo "warning: could not install Graphviz; --format svg/png will say how"; \
+	  else echo "note: Graphviz (dot) not found; install it for --format svg/png"; fi; }
+
+test: $(VENV)/.installed
+	$(VPY) -m pytest
+
+test-cpu: $(VENV)/.installed
+	$(VPY) -m pytest -m "not gpu"
+
+$(GPU_SITE)/.installed:
+	@mkdir -p $(GPU_SITE)
+	@if ls .whl/*.whl >/dev/null 2>&1; then \
+	  $(PYTHON) -m pip install -q --no-index --no-deps --no-compile --target $(GPU_SITE) .whl/*.whl; fi
+	@touch $@
+
+test-gpu: $(GPU_SITE)/.installed
+	$(GPU_ENV) $(PYTHON) -m pytest tests/gpu -m gpu -p no:cacheprovider
+
+fixtures: $(GPU_SITE)/.installed
+	$(GPU_ENV) $(PYTHON) -m accelgraph_cli.fixtures tests/data
+
+demo:
+	@if [ -x $(VENV)/bin/accelgraph ] || $(MAKE) -s $(VENV)/.installed; then \
+	  $(VENV)/bin/python -m accelgraph_cli demo; fi
+
+bench: $(GPU_SITE)/.installed
+	$(GPU_ENV) $(PYTHON) bench/run_all.py
+
+lint: $(VENV)/.installed
+	$(VPY) -m ruff check accelgraph_cli tests bench scenarios
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,29 @@
+"""accelgraph: capture, inspect and replay CUDA graphs.
+
+The library under the `accelgraph` command. ``Graph`` implements the torch.accelerator.Graph
+API on CuPy streams. Importing this package never imports CuPy: that happens at the first
+capture, so inspection (show, diff) works on machines with no GPU.
+"""
+
+from .errors import (
+    AccelgraphError,
+    CaptureError,
+    CudaError,
+    GraphStateError,
+    NoGPUError,
+)
+from .graph import CAPTURE_ERROR_MODES, Graph
+from .pools import graph_pool_handle
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccelgraphError",
+    "CAPTURE_ERROR_MODES",
+    "CaptureError",
+    "CudaError",
+    "Graph",
+    "GraphStateError",
+    "NoGPUError",
+    "graph_pool_handle",
+]

@@ -1,0 +1,47 @@
+"""Errors accelgraph raises, each with the exit code the CLI maps it to.
+
+Every error carries a one-line message a user can act on: what failed, where, what to do.
+"""
+
+from __future__ import annotations
+
+# Exit codes shared by every verb (documented in the README).
+EXIT_OK = 0
+EXIT_FAILED = 1  # a check failed, or `diff` found a difference
+EXIT_BAD_INPUT = 2  # bad file, bad option, a scenario that raises, an illegal call in capture
+EXIT_NO_GPU = 3  # the verb needs a CUDA GPU and none is usable
+EXIT_INTERRUPTED = 130  # Ctrl-C
+
+
+class AccelgraphError(Exception):
+    """Base class: an error with a one-line message and the CLI exit code it maps to."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class NoGPUError(AccelgraphError):
+    """CuPy is missing or no CUDA device is visible."""
+
+    exit_code = EXIT_NO_GPU
+
+
+class GraphStateError(AccelgraphError, RuntimeError):
+    """A Graph method was called in a state that does not allow it (e.g. replay before capture)."""
+
+
+class CaptureError(AccelgraphError, RuntimeError):
+    """A capture failed. The capture was ended, its partial graph discarded and the allocator
+    restored, so the process can capture again. ``cause`` is the original exception."""
+
+    def __init__(self, message: str, cause: BaseException | None = None):
+        super().__init__(message)
+        self.cause = cause
+
+
+class CudaError(AccelgraphError, RuntimeError):
+    """A CUDA call failed; the message carries the CUDA error name."""
+
+    def __init__(self, call: str, error_name: str, detail: str = ""):
+        self.call = call
+        self.error_name = error_name
+        super().__init__(f"{call} failed: {error_name}" + (f" ({detail})" if detail else ""))

@@ -1,0 +1,253 @@
+"""`make fixtures`: record, on a GPU, the DOT dumps the CPU tests and benchmarks read.
+
+Run as ``python -m accelgraph_cli.fixtures DIR`` (``make fixtures`` passes tests/data). Every
+file written here comes from CUDA itself (cudaGraphDebugDotPrint through accelgraph's Graph,
+or PyTorch's debug_dump), so the CPU tier exercises real CUDA output. Files over 1 MB are
+gzipped. A manifest (``dumps/MANIFEST.json``) records what each file holds as measured here:
+node counts per kind, edges, the GPU, CUDA and CuPy versions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import _cuda
+from .graph import Graph
+from .pools import graph_pool_handle
+
+BIG = 1_000_000  # bytes above which a dump is stored gzipped
+
+
+def _warm(cupy, *arrays):
+    for a in arrays:
+        a += 0
+        a *= 1
+    cupy.cuda.get_current_stream().synchronize()
+
+
+def chain(cupy, n: int) -> Graph:
+    """n tiny in-place kernels: the launch-bound case graphs exist for."""
+    x = cupy.ones(1024, dtype=cupy.float32)
+    _warm(cupy, x)
+    g = Graph(keep_graph=True)
+    with g:
+        for i in range(n):
+            if i % 2:
+                x *= 1.0001
+            else:
+                x += 0.5
+    g._keep = x
+    return g
+
+
+def fork_join(cupy, layers: int = 1, branches: int = 3) -> Graph:
+    """Fork/join across side streams with events: parallel branches joined back, per layer."""
+    origin = cupy.cuda.get_current_stream()
+    sides = [cupy.cuda.Stream(non_blocking=True) for _ in range(branches)]
+    bufs = [cupy.ones(4096, dtype=cupy.float32) for _ in range(branches)]
+    acc = cupy.zeros(4096, dtype=cupy.float32)
+    _warm(cupy, acc, *bufs)
+    for b in bufs:
+        with sides[0]:
+            b *= 1.0
+            cupy.sqrt(b, out=b)
+    sides[0].synchronize()
+    g = Graph(keep_graph=True)
+    with g:
+        for _ in range(layers):
+            fork = origin.record()
+            joins = []
+            for side, buf in zip(sides, bufs):
+                side.wait_event(fork)
+                with side:
+                    buf *= 1.5
+                    cupy.sqrt(buf, out=buf)
+                joins.append(side.record())
+            for e in joins:
+                origin.wait_event(e)
+            for buf in bufs:
+                acc += buf
+    g._keep = (sides, bufs, acc)
+    return g
+
+
+def memory_ops(cupy) -> Graph:
+    """memset, device-to-device copy, host-to-device copy from pinned memory, a host node."""
+    import numpy as np
+
+    runtime = cupy.cuda.runtime
+    n = 1 << 16
+    src = cupy.arange(n, dtype=cupy.float32)
+    dst = cupy.empty(n, dtype=cupy.float32)
+    staging = cupy.empty(n, dtype=cupy.float32)
+    pinned = cupy.cuda.alloc_pinned_memory(n * 4)
+    host = np.frombuffer(pinned, dtype=np.float32, count=n)
+    host[:] = np.arange(n, dtype=np.float32)
+    _warm(cupy, dst)
+    calls = []
+    g = Graph(keep_graph=True)
+    with g:
+        stream = cupy.cuda.get_current_stream()
+        runtime.memsetAsync(dst.data.ptr, 0, n * 4, stream.ptr)
+        runtime.memcpyAsync(dst.data.ptr, src.data.ptr, n * 4, runtime.memcpyDeviceToDevice,
+                            stream.ptr)
+        runtime.memcpyAsync(staging.data.ptr, pinned.ptr, n * 4, runtime.memcpyHostToDevice,
+                            stream.ptr)
+        stream.launch_host_func(lambda _arg: calls.append(1), None)
+        dst += staging
+    g._keep = (src, dst, staging, pinned, calls)
+    return g
+
+
+def stream_ordered_alloc(cupy) -> Graph:
+    """Temporaries allocated and freed inside the graph: MEM_ALLOC / MEM_FREE nodes."""
+    a = cupy.arange(1 << 20, dtype=cupy.float32)
+    out = cupy.zeros(1 << 20, dtype=cupy.float32)
+    _warm(cupy, out)
+    g = Graph(keep_graph=True, pool=graph_pool_handle("async"))
+    with g:
+        t1 = a * 2
+        t2 = t1 + a
+        del t1
+        out[...] = t2
+        del t2
+    g._keep = (a, out)
+    return g
+
+
+def kinds(cupy) -> Graph:
+    """Node kinds stream capture alone does not make: external event record/wait, an empty
+    node and a child graph node, added with the CUDA graph API to a kept captured graph."""
+    runtime, _ = _cuda.bindings()
+    x = cupy.ones(256, dtype=cupy.float32)
+    _warm(cupy, x)
+    child = Graph(keep_graph=True)
+    with child:
+        x *= 2
+        x += 1
+    event = _cuda.check("cudaEventCreate", runtime.cudaEventCreate())
+    g = Graph(keep_graph=True)
+    with g:
+        stream = cupy.cuda.get_current_stream()
+        x += 1
+        _cuda.check("cudaEventRecordWithFlags", runtime.cudaEventRecordWithFlags(
+            event, stream.ptr, getattr(runtime, "cudaEventRecordExternal", 1)))
+        _cuda.check("cudaStreamWaitEvent", runtime.cudaStreamWaitEvent(
+            stream.ptr, event, getattr(runtime, "cudaEventWaitExternal", 1)))
+        x *= 3
+    graph = g.graph_handle
+    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph, 0))
+    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph, count))
+    last = nodes[count - 1]
+    empty = _cuda.check("cudaGraphAddEmptyNode", runtime.cudaGraphAddEmptyNode(graph, [last], 1))
+    _cuda.check("cudaGraphAddChildGraphNode",
+                runtime.cudaGraphAddChildGraphNode(graph, [empty], 1, child.graph_handle))
+    g._keep = (x, child, event)
+    return g
+
+
+def torch_mlp(path: Path) -> bool:
+    """PyTorch's own debug_dump of a small MLP captured with torch.cuda.CUDAGraph."""
+    try:
+        import torch
+    except Exception:
+        return False
+    if not torch.cuda.is_available():
+        return False
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 32), torch.nn.Softmax(-1)
+    ).cuda()
+    x = torch.randn(8, 64, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    graph.enable_debug_mode()
+    with torch.cuda.graph(graph):
+        model(x)
+    graph.debug_dump(str(path))
+    return True
+
+
+def _write(dump_dir: Path, name: str, text: str, manifest: dict, info: dict) -> None:
+    data = text.encode()
+    if len(data) > BIG:
+        name += ".gz"
+        payload = gzip.compress(data, mtime=0)
+    else:
+        payload = data
+    target = dump_dir / name
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_bytes(payload)
+    os.replace(tmp, target)
+    manifest[name] = {**info, "bytes": len(data)}
+    print(f"  {name:34s} {len(data):>10,d} bytes  {info.get('what', '')}", flush=True)
+
+
+def record(out_dir: str) -> dict:
+    """Record every fixture into ``out_dir/dumps``; returns the manifest."""
+    cupy = _cuda.require_cuda()
+    dump_dir = Path(out_dir) / "dumps"
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    manifest: dict = {
+        "_recorded": {
+            "gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+            "cuda_driver": cupy.cuda.runtime.driverGetVersion(),
+            "cupy": cupy.__version__,
+            "date": time.strftime("%Y-%m-%d"),
+        }
+    }
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        recipes = [
+            ("chain", lambda: chain(cupy, 6), "6-kernel chain (add/multiply alternating)"),
+            ("chain1k", lambda: chain(cupy, 1000), "1,000-kernel chain"),
+            ("chain10k", lambda: chain(cupy, 10_000), "10,000-kernel chain"),
+            ("forkjoin", lambda: fork_join(cupy, 1, 3), "fork/join: 3 side streams, events"),
+            ("forkjoin_wide", lambda: fork_join(cupy, 2500, 3),
+             "2,500 fork/join layers of 3 branches (10,000 nodes)"),
+            ("memops", lambda: memory_ops(cupy), "memset, D2D, H2D (pinned), host node, kernel"),
+            ("asyncalloc", lambda: stream_ordered_alloc(cupy), "MEM_ALLOC / MEM_FREE nodes"),
+            ("kinds", lambda: kinds(cupy), "event record/wait, empty, child graph nodes"),
+        ]
+        for name, make, what in recipes:
+            graph = make()
+            flag_sets = ("basic", "verbose")
+            for flags in flag_sets:
+                text = graph.debug_dot(flags)
+                _write(dump_dir, f"{name}_{flags}.dot", text, manifest,
+                       {"what": what, "flags": flags})
+            graph.reset()
+        stream.synchronize()
+    torch_path = dump_dir / "torch_mlp.dot"
+    if torch_mlp(torch_path):
+        manifest["torch_mlp.dot"] = {
+            "what": "PyTorch CUDAGraph.debug_dump of Linear-GELU-Linear-Softmax, batch 8",
+            "flags": "torch default (verbose)", "bytes": torch_path.stat().st_size,
+        }
+        print(f"  torch_mlp.dot {torch_path.stat().st_size:,d} bytes", flush=True)
+    (dump_dir / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    out = argv[0] if argv else "tests/data"
+    print(f"recording fixtures into {out}/dumps", flush=True)
+    record(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,362 @@
+"""accelgraph_cli.Graph on a real GPU: every method, mode and option of the API."""
+
+import os
+import threading
+
+import pytest
+
+from accelgraph_cli import CaptureError, Graph, GraphStateError, graph_pool_handle
+
+pytestmark = pytest.mark.gpu
+
+
+def _warm(cupy, x):
+    # Compile and load CuPy's kernels outside capture: module loading is not capturable.
+    x += 1
+    x *= 2
+    x -= 2
+    cupy.cuda.get_current_stream().synchronize()
+
+
+def test_context_manager_captures_and_replays_eager_equal(cupy, stream):
+    x = cupy.zeros(2000, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph()
+    with g:
+        x += 1
+        x *= 2
+    # Capturing does not run the work.
+    assert float(x.sum()) == 0.0
+    for _ in range(3):
+        g.replay()
+    stream.synchronize()
+    eager = cupy.zeros(2000, dtype=cupy.float32)
+    for _ in range(3):
+        eager += 1
+        eager *= 2
+    assert cupy.array_equal(x, eager)
+    assert float(x[0]) == 14.0
+    assert g.is_instantiated and not g.keep_graph
+
+
+def test_with_stream_and_graph_as_documented(cupy):
+    x = cupy.zeros(2000)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        _warm(cupy, x)
+        x.fill(0)
+    graph = Graph()
+    with s, graph:
+        x += 1
+    graph.replay()
+    cupy.cuda.Device().synchronize()
+    assert float(x[0]) == 1.0
+
+
+def test_keep_graph_instantiates_lazily_and_explicitly(cupy, stream):
+    x = cupy.zeros(16, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph(keep_graph=True)
+    g.capture_begin()
+    x += 1
+    g.capture_end()
+    assert g.graph_handle != 0 and not g.is_instantiated
+    g.replay()  # lazy instantiate
+    assert g.is_instantiated
+    g2 = Graph(keep_graph=True)
+    g2.capture_begin()
+    x += 10
+    g2.capture_end()
+    g2.instantiate()
+    assert g2.is_instantiated
+    g2.replay()
+    stream.synchronize()
+    assert float(x[0]) == 11.0
+
+
+def test_keep_graph_false_drops_underlying_graph(cupy, stream):
+    x = cupy.zeros(16, dtype=cupy.float32)
+    _warm(cupy, x)
+    g = Graph()
+    with g:
+        x += 1
+    assert g.graph_handle == 0 and g.exec_handle != 0
+    with pytest.raises(GraphStateError, match="enable_debug_mode"):
+        g.debug_dump("/tmp/never.dot")
+    assert not os.path.exists("/tmp/never.dot")
+
+
+def test_state_errors(cupy, stream):
+    g = Graph()
+    with pytest.raises(GraphStateError, match="before any capture"):
+        g.replay()
+    with pytest.raises(GraphStateError, match="without capture_begin"):
+        g.capture_end()
+    x = cupy.zeros(4, dtype=cupy.float32)
+    _warm(cupy, x)
+    g.capture_begin()
+    try:
+        with pytest.raises(GraphStateError, match="twice"):
+            g.capture_begin()
+        with pytest.raises(GraphStateError, match="during capture"):
+            g.replay()
+        x += 1
+    finally:
+        g.capture_end()
+    with pytest.raises(GraphStateError, match="reset"):
+        g.capture_begin()
+
+
+def test_legacy_default_stream_refused_and_recoverable(cupy):
+    g = Graph()
+    with cupy.cuda.Stream.null:
+        with pytest.raises(CaptureError, match="legacy default stream"):
+            g.capture_begin()
+    assert not g.is_capturing
+    # Nothing was left capturing: the same graph captures on a real stream.
+    s = cupy.cuda.Stream(non_blocking=True)
+    x = cupy.zeros(4, dtype=cupy.float32)
+    with s:
+        _warm(cupy, x)
+        x.fill(0)
+        with g:
+            x += 3
+        g.replay()
+        s.synchronize()
+    assert float(x[0]) == 3.0
+
+
+def test_reset_and_recapture_with_new_settings(cupy, stream):
+    x = cupy.zeros(8, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph(capture_error_mode="global")
+    with g:
+        x += 1
+    g.replay()
+    first_pool = g.pool()
+    g.reset()
+    assert not g.is_captured
+    with pytest.raises(GraphStateError):
+        g.replay()
+    shared = graph_pool_handle()
+    g.graph_pool = shared
+    g.capture_error_mode = "relaxed"
+    with g:
+        x += 100
+    g.replay()
+    stream.synchronize()
+    assert float(x[0]) == 101.0
+    assert g.pool() == shared != first_pool
+
+
+def test_unsafe_call_fails_in_global_and_is_allowed_in_relaxed(cupy, stream):
+    x = cupy.zeros(8, dtype=cupy.float32)
+    _warm(cupy, x)
+    g = Graph(capture_error_mode="global")
+    with pytest.raises(CaptureError) as info:
+        with g:
+            x += 1
+            cupy.cuda.runtime.malloc(1 << 20)  # potentially unsafe: forbidden in global mode
+    assert "StreamCapture" in str(info.value) or "capture" in str(info.value).lower()
+    assert info.value.cause is not None
+    assert not g.is_capturing and not g.is_captured
+
+    relaxed = Graph(capture_error_mode="relaxed")
+    with relaxed:
+        x += 1
+        ptr = cupy.cuda.runtime.malloc(1 << 20)  # allowed in relaxed mode
+    cupy.cuda.runtime.free(ptr)
+    x.fill(0)
+    relaxed.replay()
+    stream.synchronize()
+    assert float(x[0]) == 1.0
+
+
+def test_thread_local_mode_lets_other_threads_call_unsafe_apis(cupy, stream):
+    x = cupy.zeros(8, dtype=cupy.float32)
+    _warm(cupy, x)
+    results = {}
+
+    def other_thread(key):
+        try:
+            ptr = cupy.cuda.runtime.malloc(1 << 20)
+            cupy.cuda.runtime.free(ptr)
+            results[key] = "ok"
+        except Exception as exc:  # cudaErrorStreamCaptureImplicit / Unsupported
+            results[key] = type(exc).__name__
+
+    g = Graph(capture_error_mode="thread_local")
+    with g:
+        x += 1
+        t = threading.Thread(target=other_thread, args=("thread_local",))
+        t.start()
+        t.join()
+    assert results["thread_local"] == "ok"
+
+    g2 = Graph(capture_error_mode="global")
+    try:
+        with g2:
+            x += 1
+            t = threading.Thread(target=other_thread, args=("global",))
+            t.start()
+            t.join()
+    except CaptureError:
+        pass  # a global capture may be invalidated by the other thread's call: that is the point
+    assert results["global"] != "ok"
+
+
+def test_bad_capture_error_mode_names_the_four():
+    with pytest.raises(ValueError, match="'default', 'global', 'thread_local', 'relaxed'"):
+        Graph(capture_error_mode="strict")
+
+
+def test_allocation_in_global_mode_uses_the_graph_pool(cupy, stream):
+    a = cupy.arange(1 << 16, dtype=cupy.float32)
+    _warm(cupy, a)
+    a[:] = cupy.arange(1 << 16, dtype=cupy.float32)
+    g = Graph(capture_error_mode="global")
+    with g:
+        y = a * 2 + 1  # new arrays allocated inside a global-mode capture
+    g.replay()
+    stream.synchronize()
+    assert cupy.array_equal(y, cupy.arange(1 << 16, dtype=cupy.float32) * 2 + 1)
+    assert g.pool_bytes() >= (1 << 16) * 4
+
+
+def test_arrays_allocated_in_capture_stay_alive_with_the_graph(cupy, stream):
+    a = cupy.ones(1 << 18, dtype=cupy.float32)
+    _warm(cupy, a)
+    g = Graph()
+    with g:
+        tmp = a * 3
+        out = tmp + 1
+    out_ptr = out.data.ptr
+    del tmp  # freed back to the graph's private pool, never to eager code
+    eager = [cupy.full(1 << 18, 7, dtype=cupy.float32) for _ in range(4)]
+    assert all(e.data.ptr != out_ptr for e in eager)
+    g.replay()
+    stream.synchronize()
+    assert float(out[0]) == 4.0
+    assert all(float(e[0]) == 7.0 for e in eager)  # replay wrote nothing of theirs
+
+
+def _capture_temp_graph(cupy, a, pool):
+    g = Graph(pool=pool)
+    with g:
+        t = a * 2  # a temporary freed inside the capture
+        a_out = t + 1
+        del t
+    return g, a_out
+
+
+def test_shared_pool_holds_less_than_private_pools(cupy, stream):
+    n = 1 << 22  # 16 MiB of float32
+    a = cupy.ones(n, dtype=cupy.float32)
+    _warm(cupy, a)
+
+    p1, _ = _capture_temp_graph(cupy, a, None)
+    p2, _ = _capture_temp_graph(cupy, a, None)
+    private_total = p1.pool_bytes() + p2.pool_bytes()
+
+    s1 = Graph()
+    with s1:
+        t = a * 2
+        del t
+    s2 = Graph(pool=s1.pool())
+    with s2:
+        t = a * 2
+        del t
+    shared_total = s1.pool_bytes()
+    assert s1.pool() == s2.pool()
+    assert s2.pool_bytes() == shared_total
+    assert shared_total < private_total, (shared_total, private_total)
+    print(f"private pools: {private_total} B, shared pool: {shared_total} B")
+
+
+def test_stream_ordered_allocation_replays_100_times(cupy, stream):
+    n = 1 << 20
+    src = cupy.arange(n, dtype=cupy.float32)
+    out = cupy.zeros(n, dtype=cupy.float32)
+    _warm(cupy, out)
+    g = Graph(pool=graph_pool_handle("async"), capture_error_mode="global")
+    g.enable_debug_mode()
+    with g:
+        tmp = src * 2  # MEM_ALLOC node
+        out[...] = tmp + 1
+        del tmp  # MEM_FREE node
+    dot = g.debug_dot("verbose")
+    assert "MEM_ALLOC" in dot and "MEM_FREE" in dot
+    for _ in range(100):
+        g.replay()
+    stream.synchronize()
+    assert cupy.array_equal(out, cupy.arange(n, dtype=cupy.float32) * 2 + 1)
+
+
+def test_debug_dump_writes_cuda_dot_with_kernel_names(cupy, stream, tmp_path):
+    x = cupy.zeros(64, dtype=cupy.float32)
+    _warm(cupy, x)
+    g = Graph()
+    g.enable_debug_mode()
+    with g:
+        x += 1
+        x *= 2
+    path = tmp_path / "g.dot"
+    g.debug_dump(path)
+    text = path.read_text()
+    assert text.startswith("digraph")
+    assert "cupy_add" in text and "cupy_multiply" in text
+    basic = tmp_path / "basic.dot"
+    g.debug_dump(basic, flags="basic")
+    assert basic.read_text().startswith("digraph")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".accelgraph-")] == []
+    kept = Graph(keep_graph=True)
+    with kept:
+        x += 1
+    assert "cupy_add" in kept.debug_dot()
+
+
+def test_failure_in_body_recovers_and_process_captures_again(cupy, stream):
+    x = cupy.zeros(32, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph()
+    with pytest.raises(CaptureError) as info:
+        with g:
+            x += 1
+            raise ZeroDivisionError("scenario bug")
+    assert isinstance(info.value.cause, ZeroDivisionError)
+    assert cupy.cuda.runtime.streamIsCapturing(stream.ptr) == 0
+    # D2H copy during capture: refused by CuPy/CUDA, recovered from.
+    g_bad = Graph()
+    with pytest.raises(CaptureError):
+        with g_bad:
+            x += 1
+            x.get()
+    # The same process (and the same Graph objects) capture and replay again.
+    ok = Graph()
+    with ok:
+        x += 5
+    ok.replay()
+    g.capture_begin()
+    x += 1
+    g.capture_end()
+    g.replay()
+    stream.synchronize()
+    assert float(x[0]) == 6.0
+
+
+def test_reset_releases_pool(cupy, stream):
+    a = cupy.ones(1 << 22, dtype=cupy.float32)
+    _warm(cupy, a)
+    g = Graph()
+    with g:
+        t = a * 2
+        del t
+    assert g.pool_bytes() >= (1 << 22) * 4
+    pool = g._pool
+    g.reset()
+    assert g.pool_bytes() == 0
+    assert pool.bytes_held() == 0

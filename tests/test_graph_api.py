@@ -1,0 +1,106 @@
+"""Graph API on the CPU: argument validation, mode mapping, states that need no GPU."""
+
+import pytest
+
+from accelgraph_cli import CAPTURE_ERROR_MODES, Graph, GraphStateError, graph_pool_handle
+from accelgraph_cli.graph import capture_mode_value, debug_dot_flags
+from accelgraph_cli.pools import get_pool
+
+
+def test_mode_mapping_matches_cuda_enums():
+    # cudaStreamCaptureModeGlobal=0, ThreadLocal=1, Relaxed=2; "default" is global, as PyTorch.
+    assert CAPTURE_ERROR_MODES == {"default": 0, "global": 0, "thread_local": 1, "relaxed": 2}
+    assert [capture_mode_value(m) for m in ("default", "global", "thread_local", "relaxed")] == [
+        0, 0, 1, 2,
+    ]
+
+
+@pytest.mark.parametrize("bad", ["strict", "GLOBAL", "", None, 0, "threadlocal"])
+def test_bad_capture_error_mode_is_a_valueerror_naming_the_four(bad):
+    with pytest.raises(ValueError) as info:
+        Graph(capture_error_mode=bad)
+    for mode in ("default", "global", "thread_local", "relaxed"):
+        assert f"'{mode}'" in str(info.value)
+
+
+def test_capture_error_mode_attribute_is_validated_on_set():
+    g = Graph()
+    g.capture_error_mode = "relaxed"
+    assert g.capture_error_mode == "relaxed"
+    with pytest.raises(ValueError):
+        g.capture_error_mode = "nope"
+    assert g.capture_error_mode == "relaxed"
+
+
+def test_defaults_follow_the_reference():
+    g = Graph()
+    assert g.keep_graph is False
+    assert g.capture_error_mode == "default"
+    assert g.graph_pool is None
+    assert not g.is_capturing and not g.is_captured and not g.is_instantiated
+    assert Graph(True).keep_graph is True
+
+
+def test_pool_tokens_are_int_pairs_and_shared_by_value():
+    g1 = Graph()
+    token = g1.pool()
+    assert isinstance(token, tuple) and len(token) == 2 and all(isinstance(v, int) for v in token)
+    assert g1.pool() == token  # stable
+    g2 = Graph(pool=token)
+    assert g2.pool() == token
+    assert Graph().pool() != token
+    assert get_pool(graph_pool_handle("async")).kind == "async"
+
+
+@pytest.mark.parametrize("bad", [(1, 2, 3), [0, 1], "pool", (0, "1"), (True, 1)])
+def test_malformed_pool_tokens_are_refused(bad):
+    with pytest.raises(ValueError, match="tuple\\[int, int\\]"):
+        Graph(pool=bad)
+
+
+def test_unknown_pool_token_is_refused():
+    with pytest.raises(ValueError, match="names no pool"):
+        Graph(pool=(0, 10**9))
+
+
+def test_unknown_pool_kind_is_refused():
+    with pytest.raises(ValueError, match="private, async"):
+        graph_pool_handle("managed")
+
+
+def test_replay_before_capture_is_a_clear_error_without_touching_cuda():
+    with pytest.raises(GraphStateError, match="before any capture"):
+        Graph().replay()
+
+
+def test_capture_end_without_begin_is_a_clear_error():
+    with pytest.raises(GraphStateError, match="without capture_begin"):
+        Graph().capture_end()
+
+
+def test_instantiate_and_debug_dump_before_capture_are_clear_errors(tmp_path):
+    with pytest.raises(GraphStateError, match="capture a graph first"):
+        Graph(keep_graph=True).instantiate()
+    with pytest.raises(GraphStateError, match="before any capture"):
+        Graph().debug_dump(tmp_path / "x.dot")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reset_on_an_empty_graph_is_harmless_and_settings_can_change():
+    g = Graph()
+    g.reset()
+    g.capture_error_mode = "thread_local"
+    token = graph_pool_handle()
+    g.graph_pool = token
+    assert g.pool() == token
+
+
+def test_debug_dot_flags_by_name_and_number():
+    assert debug_dot_flags("verbose") == 1
+    assert debug_dot_flags("basic") == 0
+    assert debug_dot_flags("kernel_params|handles") == (1 << 2) | (1 << 10)
+    assert debug_dot_flags(5) == 5
+    with pytest.raises(ValueError, match="unknown DOT flag"):
+        debug_dot_flags("everything")
+    with pytest.raises(ValueError):
+        debug_dot_flags(-1)
