@@ -54,9 +54,18 @@ test-gpu: $(GPU_SITE)/.installed
 fixtures: $(GPU_SITE)/.installed
 	$(GPU_ENV) $(PYTHON) -m accelgraph_cli.fixtures tests/data
 
-demo:
-	@if [ -x $(VENV)/bin/accelgraph ] || $(MAKE) -s $(VENV)/.installed; then \
-	  $(VENV)/bin/python -m accelgraph_cli demo; fi
+demo: $(VENV)/.installed
+	@if $(VPY) -c "from accelgraph_cli._cuda import gpu_available; raise SystemExit(0 if gpu_available() else 1)"; then \
+	  set -e; \
+	  $(VENV)/bin/accelgraph capture scenarios/fork_join.py --out demo-out; \
+	  $(VENV)/bin/accelgraph replay --iters 500; \
+	  $(VENV)/bin/accelgraph dump --out demo-out/fork_join.dot; \
+	else \
+	  echo "No CUDA GPU here: showing a fork/join graph recorded on an NVIDIA H200 (tests/data/dumps/forkjoin_verbose.dot)."; \
+	  echo "On a GPU machine, make demo captures, replays and dumps scenarios/fork_join.py instead."; \
+	  echo; \
+	  $(VENV)/bin/accelgraph show tests/data/dumps/forkjoin_verbose.dot; \
+	fi
 
 bench: $(GPU_SITE)/.installed
 	$(GPU_ENV) $(PYTHON) bench/run_all.py

@@ -6,6 +6,8 @@ scenario, illegal call during capture); 3 no usable CUDA GPU; 130 interrupted.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 
 import typer
@@ -60,17 +62,269 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
         return EXIT_INTERRUPTED
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            err_console.print("accelgraph: interrupted")
-            return EXIT_INTERRUPTED
-        if isinstance(exc, click.ClickException):
-            exc.show(file=sys.stderr)
+    except Exception as exc:
+        # Usage errors from typer's click (bad option value, missing argument): one line.
+        if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            fail(f"{exc.format_message()}{where}", EXIT_BAD_INPUT)
             return EXIT_BAD_INPUT
         raise
     return 0
+
+
+# -- shared options -------------------------------------------------------------------------
+
+PARAM_OPTION = typer.Option(
+    [], "--param", "-p", metavar="K=V",
+    help="Override a scenario parameter (repeatable); parsed to the default's type.",
+)
+POOL_OPTION = typer.Option(
+    None, "--pool", metavar="private|shared|async",
+    help="Memory pool: a private pool per graph, one pool shared by all graphs (captured in "
+    "order, largest first), or stream-ordered allocation nodes. Default: the scenario's POOL, "
+    "else private.",
+)
+MODE_OPTION = typer.Option(
+    None, "--error-mode", metavar="default|global|thread_local|relaxed",
+    help="Capture error mode. Default: the scenario's ERROR_MODE, else global.",
+)
+
+
+def _scenario_and_options(scenario_path, params, pool, error_mode):
+    """Check the scenario file and options (no GPU needed), then load it (GPU needed).
+
+    Without a SCENARIO, the last capture recorded in this directory is used, with its
+    parameters, pool and mode; options given now override them.
+    """
+    from . import _cuda, runner, scenario as scenario_mod
+
+    if scenario_path is None:
+        record = runner.load_record()
+        scenario_path = record["scenario"]
+        params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
+        pool = pool or record.get("pool")
+        error_mode = error_mode or record.get("error_mode")
+    info = scenario_mod.inspect_scenario(scenario_path)
+    values = scenario_mod.parse_params(info.params, list(params))
+    pool, error_mode = runner.resolve_options(info, pool, error_mode)
+    _cuda.require_cuda()
+    return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
+
+
+def _stdout() -> Console:
+    return Console(highlight=False)
+
+
+@app.command()
+def capture(
+    scenario: str = typer.Argument(..., help="Scenario file (Python) to capture."),
+    param: list[str] = PARAM_OPTION,
+    pool: str = POOL_OPTION,
+    error_mode: str = MODE_OPTION,
+    keep_graph: bool = typer.Option(
+        False, "--keep-graph", help="Keep the editable graph and instantiate explicitly "
+        "(timed apart from capture_end)."),
+    out: str = typer.Option(
+        None, "--out", "-o", help="Folder for the artifacts: a verbose .dot per graph and "
+        "capture.json. Default: .accelgraph/<scenario name>/"),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Capture a scenario into CUDA graphs and report what they hold and cost.
+
+    Warms up (compiles kernels, grows the pool), captures each of the scenario's steps with
+    the chosen pool and error mode, instantiates, and prints nodes per kind, capture and
+    instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
+    SCENARIO use it.
+    """
+    from . import artifacts, render_run, runner
+
+    scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+    result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
+    folder = artifacts.write_capture(result, out)
+    runner.save_record(scenario, values, pool, error_mode, keep_graph)
+    if json_out:
+        print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
+    else:
+        render_run.print_capture(_stdout(), result, folder)
+
+
+@app.command()
+def replay(
+    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    iters: int = typer.Option(1000, "--iters", "-n", min=1, help="Iterations per round."),
+    warmup: int = typer.Option(20, "--warmup", min=0, help="Untimed iterations first."),
+    rounds: int = typer.Option(5, "--rounds", min=1, help="Timed rounds (median, spread)."),
+    check: bool = typer.Option(True, "--check/--no-check",
+                               help="Compare replay's outputs with eager's (needs outputs())."),
+    check_steps: int = typer.Option(2, "--check-steps", min=1,
+                                    help="Steps run eagerly and replayed before comparing."),
+    rtol: float = typer.Option(0.0, "--rtol", min=0.0, help="Relative tolerance (0: bitwise)."),
+    atol: float = typer.Option(0.0, "--atol", min=0.0, help="Absolute tolerance (0: bitwise)."),
+    param: list[str] = PARAM_OPTION,
+    pool: str = POOL_OPTION,
+    error_mode: str = MODE_OPTION,
+    json_out: bool = typer.Option(False, "--json", help="Print every figure as JSON."),
+) -> None:
+    """Time graph replay against eager execution, and check replay computes what eager does.
+
+    GPU time per iteration (CUDA events), host submit time and wall time, as the median and
+    spread over rounds, and the speedup. The check runs eager from one fresh state and
+    capture+replay from another and compares outputs bitwise (or within --rtol/--atol).
+    Exit 1 when the check fails.
+    """
+    from . import render_run, runner
+
+    scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+    result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
+    checked = None
+    if check and scen.info.has_outputs:
+        checked = runner.check(result, steps=check_steps, rtol=rtol, atol=atol)
+    with render_run.progress(_stdout(), "timing eager vs graph", enabled=not json_out) as tick:
+        eager, graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
+                                          on_progress=tick)
+    report = runner.ReplayReport(eager, graph, checked, result)
+    if json_out:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        render_run.print_replay(_stdout(), report)
+    if checked is not None and not checked.ok:
+        raise typer.Exit(1)
+
+
+# -- inspection -----------------------------------------------------------------------------
+
+LIMIT_OPTION = typer.Option(200, "--limit", min=1, help="Most listing lines to print.")
+FOCUS_OPTION = typer.Option(None, "--focus", metavar="NODE",
+                            help="Draw the neighbourhood of this node (id as in the dump, "
+                            "e.g. graph_0_node_3, or its number).")
+DEPTH_OPTION = typer.Option(2, "--depth", min=0, help="Neighbourhood depth for --focus.")
+
+
+def _print_model(model, source: str, limit: int, focus: str | None, depth: int) -> None:
+    from . import render
+
+    console = _stdout()
+    if model.source == "dot-generic":
+        err_console.print(f"note: {source} is not a CUDA graph dump; parsed generically "
+                          "(node kinds unknown)")
+    console.print(render.render_summary(model))
+    console.print()
+    if focus is not None:
+        console.print(render.render_focus(model, _resolve_node(model, focus), depth))
+    else:
+        console.print(render.render_graph_or_listing(model, limit=limit))
+
+
+def _resolve_node(model, focus: str) -> str:
+    """Accept a full node id or the node number of the top graph (``3`` for graph_0_node_3)."""
+    if model.has_node(focus):
+        return focus
+    matches = [n.id for n in model.nodes if n.id.rsplit("_", 1)[-1] == focus]
+    if len(matches) == 1:
+        return matches[0]
+    raise AccelgraphError(f"--focus {focus!r}: no such node; ids look like {model.nodes[0].id}"
+                          if model.nodes else f"--focus {focus!r}: the graph has no nodes")
+
+
+@app.command()
+def show(
+    file: str = typer.Argument(..., help="A graph dump (.dot from any CUDA program) or an "
+                               "accelgraph .json model; gzipped (.gz) is fine."),
+    limit: int = LIMIT_OPTION,
+    focus: str = FOCUS_OPTION,
+    depth: int = DEPTH_OPTION,
+    json_out: bool = typer.Option(False, "--json", help="Print the graph model as JSON."),
+) -> None:
+    """Render a saved CUDA graph dump in the terminal. No GPU needed.
+
+    Reads DOT written by cudaGraphDebugDotPrint (CuPy, PyTorch's debug_dump, cuda.core, C++)
+    in its basic or verbose form, or a model saved with --format json. Prints a summary (nodes
+    per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
+    and a listing in topological order with long runs of identical nodes collapsed.
+    """
+    from .loading import load_graph_file
+
+    model = load_graph_file(file)
+    if json_out:
+        print(json.dumps(model.to_json(), indent=2))
+        return
+    _print_model(model, file, limit, focus, depth)
+
+
+DUMP_FORMATS = ("dot", "json", "svg", "png")
+
+
+@app.command()
+def dump(
+    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    out: str = typer.Option(..., "--out", "-o", help="File to write (one per graph for "
+                            "multi-graph scenarios: NAME_<graph>.EXT)."),
+    flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
+                              "names joined by | (kernel_params|memcpy_params|handles...)."),
+    fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|json|svg|png",
+                            help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
+                            "drawn with Graphviz, kinds coloured."),
+    graph_name: str = typer.Option(None, "--graph", help="Only this graph of a multi-graph "
+                                   "scenario."),
+    param: list[str] = PARAM_OPTION,
+    pool: str = POOL_OPTION,
+    error_mode: str = MODE_OPTION,
+    limit: int = LIMIT_OPTION,
+    render_it: bool = typer.Option(True, "--render/--no-render",
+                                   help="Render the graph in the terminal after writing."),
+) -> None:
+    """Capture a scenario and write its graph: CUDA's DOT, a JSON model or a drawing.
+
+    Captures with the same pool and mode options as `capture`, writes the file atomically and
+    renders the graph in the terminal.
+    """
+    from . import artifacts, graph as graph_mod, runner
+    from .dotparse import parse_dot
+
+    if fmt not in DUMP_FORMATS:
+        raise AccelgraphError(f"--format must be one of {', '.join(DUMP_FORMATS)}, not {fmt!r}")
+    try:
+        graph_mod.debug_dot_flags(flags)
+    except ValueError as exc:
+        raise AccelgraphError(f"--flags: {exc}") from None
+    if fmt in ("svg", "png"):
+        from .draw import require_graphviz
+
+        require_graphviz()
+    artifacts.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+    result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
+    graphs = result.graphs
+    if graph_name is not None:
+        graphs = [g for g in graphs if g.name == graph_name]
+        if not graphs:
+            names = ", ".join(g.name for g in result.graphs)
+            raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has {names}")
+    for captured in graphs:
+        target = _per_graph_path(out, captured.name, len(graphs))
+        text = captured.graph.debug_dot(flags if fmt == "dot" else "verbose")
+        model = parse_dot(text, filename=target)
+        if fmt == "dot":
+            artifacts.write_text_atomic(target, text)
+        elif fmt == "json":
+            artifacts.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
+        else:
+            from .draw import render_image
+
+            render_image(model, target, fmt)
+        err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
+        if render_it:
+            _print_model(model, target, limit, None, 2)
+
+
+def _per_graph_path(out: str, name: str, count: int) -> str:
+    if count == 1:
+        return out
+    from .artifacts import safe_name
+
+    root, ext = os.path.splitext(out)
+    return f"{root}_{safe_name(name)}{ext}"

@@ -237,8 +237,52 @@ def record(out_dir: str) -> dict:
             "flags": "torch default (verbose)", "bytes": torch_path.stat().st_size,
         }
         print(f"  torch_mlp.dot {torch_path.stat().st_size:,d} bytes", flush=True)
+    record_scenarios(Path(out_dir), manifest)
     (dump_dir / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+#: Scenario captures recorded besides the defaults: (scenario stem, --param overrides, tag).
+SCENARIO_VARIANTS = [
+    ("mlp_decode", ["batch=16"], "batch16"),
+    ("elementwise_chain", ["n=1200"], "n1200"),
+]
+
+
+def record_scenarios(out_dir: Path, manifest: dict) -> None:
+    """Capture every bundled scenario with its defaults (and a few variants), dump each graph
+    (basic and verbose) and record the capture summary and a short replay report as JSON."""
+    from . import runner
+    from .scenario import load_scenario, parse_params
+
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    dump_dir = out_dir / "dumps"
+    results_dir = out_dir / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [(p.stem, [], "") for p in sorted(root.glob("*.py"))] + SCENARIO_VARIANTS
+    for stem, overrides, tag in jobs:
+        label = stem + (f"_{tag}" if tag else "")
+        try:
+            scen = load_scenario(root / f"{stem}.py")
+            params = parse_params(scen.info.params, overrides)
+            result = runner.capture(scen, params)
+            for captured in result.graphs:
+                graph_tag = "" if captured.name == "step" else "_" + captured.name.replace("=", "")
+                for flags in ("basic", "verbose"):
+                    text = captured.graph.debug_dot(flags)
+                    _write(dump_dir, f"scenario_{label}{graph_tag}_{flags}.dot", text, manifest,
+                           {"what": f"scenarios/{stem}.py {' '.join(overrides)}".strip(),
+                            "graph": captured.name, "flags": flags,
+                            "kinds": captured.kinds})
+            checked = runner.check(result) if scen.info.has_outputs else None
+            eager, graph = runner.time_replay(result, iters=50, warmup=5, rounds=3)
+            report = runner.ReplayReport(eager, graph, checked, result).to_dict()
+            (results_dir / f"replay_{label}.json").write_text(json.dumps(report, indent=2) + "\n")
+            print(f"  replay_{label}.json speedup {report['speedup']:.2f}x "
+                  f"check {'ok' if checked is None or checked.ok else 'FAILED'}", flush=True)
+        except Exception as exc:  # one broken scenario must not stop the others
+            print(f"  {label}: FAILED {type(exc).__name__}: {exc}", flush=True)
+            manifest.setdefault("_failed", {})[label] = f"{type(exc).__name__}: {exc}"
 
 
 def main(argv: list[str] | None = None) -> int:

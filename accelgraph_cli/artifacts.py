@@ -1,0 +1,62 @@
+"""Writing a capture's artifacts: a verbose DOT per graph and a JSON summary, atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from .errors import AccelgraphError
+
+
+def safe_name(name: str) -> str:
+    """A graph name made safe as a file name ("batch=64" stays readable)."""
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_") or "graph"
+
+
+def ensure_folder(folder: str | os.PathLike) -> Path:
+    """Create ``folder`` if needed and check it is writable; AccelgraphError otherwise."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AccelgraphError(f"cannot create output folder {path}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise AccelgraphError(f"output folder {path} is not writable")
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename: never half a file."""
+    path = Path(path)
+    ensure_folder(path.parent if str(path.parent) else ".")
+    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def write_capture(result, out: str | None) -> Path:
+    """Write ``<graph>.dot`` (verbose) for each graph and ``capture.json`` into ``out``.
+
+    Default folder: ``.accelgraph/<scenario stem>/``. Returns the folder.
+    """
+    folder = ensure_folder(out or Path(".accelgraph") / Path(str(result.scenario.path)).stem)
+    summary = result.summary()
+    for entry, captured in zip(summary["graphs"], result.graphs):
+        dot = folder / f"{safe_name(captured.name)}.dot"
+        try:
+            captured.graph.debug_dump(dot, flags="verbose")
+        except OSError as exc:
+            raise AccelgraphError(f"cannot write {dot}: {exc.strerror}") from None
+        entry["dot"] = dot.name
+    write_text_atomic(folder / "capture.json", json.dumps(summary, indent=2) + "\n")
+    return folder

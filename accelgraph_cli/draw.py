@@ -1,0 +1,115 @@
+"""Drawing a GraphModel with Graphviz (svg/png), kinds coloured; pydot writes the DOT.
+
+Graphviz's `dot` program is optional: without it, --format svg/png fails with one line that
+says how to install it. CUDA's own DOT (from debug_dump) is left as CUDA wrote it; this module
+writes a fresh, styled DOT from the model for drawing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .errors import AccelgraphError
+from .model import GraphModel
+
+# Fill colours per node kind (light, so black labels stay readable in print).
+KIND_COLOURS = {
+    "kernel": "#cfe2ff",
+    "memcpy": "#d1f2d1",
+    "memset": "#e6f5c9",
+    "host": "#ffe0b3",
+    "event_record": "#f3d1f4",
+    "event_wait": "#f3d1f4",
+    "mem_alloc": "#fff3b0",
+    "mem_free": "#fde2c8",
+    "empty": "#eeeeee",
+    "graph": "#d9d2f0",
+    "conditional": "#f8d7da",
+}
+
+INSTALL_HINT = (
+    "Graphviz's `dot` program is needed for --format svg/png and was not found on PATH: "
+    "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
+    "`make install` does it where it can), or use --format dot/json"
+)
+
+
+def graphviz_available() -> bool:
+    """True when Graphviz's `dot` is on PATH."""
+    return shutil.which("dot") is not None
+
+
+def require_graphviz() -> str:
+    """The path of `dot`, or AccelgraphError with the install hint."""
+    path = shutil.which("dot")
+    if path is None:
+        raise AccelgraphError(INSTALL_HINT)
+    return path
+
+
+def styled_dot(model: GraphModel) -> str:
+    """DOT text for drawing: one box per node (kind colour, name, launch dims or bytes)."""
+    import pydot
+
+    from .render import node_detail, node_name
+
+    graph = pydot.Dot("accelgraph", graph_type="digraph", rankdir="TB")
+    graph.set_node_defaults(shape="box", style="filled,rounded", fontname="Helvetica",
+                            fontsize="10")
+    _add(graph, model, prefix="", pydot=pydot, node_name=node_name, node_detail=node_detail)
+    return graph.to_string()
+
+
+def _add(graph, model, prefix, pydot, node_name, node_detail) -> None:
+    for node in model.nodes:
+        label_lines = [node.kind.upper()]
+        name = node_name(node, 48)
+        if name and name != node.kind:
+            label_lines.append(name)
+        detail = node_detail(node)
+        if detail:
+            label_lines.append(detail)
+        graph.add_node(pydot.Node(
+            _quote(prefix + node.id), label=_quote("\n".join(label_lines)),
+            fillcolor=_quote(KIND_COLOURS.get(node.kind, "#ffffff")),
+        ))
+        if node.child is not None:
+            sub = pydot.Cluster(_safe_id(prefix + node.id), label=_quote(f"child of {node.id}"),
+                                style="dashed")
+            _add(sub, node.child, prefix + node.id + "/", pydot, node_name, node_detail)
+            graph.add_subgraph(sub)
+    for a, b in model.edges:
+        graph.add_edge(pydot.Edge(_quote(prefix + a), _quote(prefix + b)))
+
+
+def _quote(text: str) -> str:
+    """A DOT string literal; newlines become DOT's \\n line breaks."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _safe_id(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+def render_image(model: GraphModel, path: str, fmt: str) -> str:
+    """Draw ``model`` into ``path`` as ``fmt`` (svg or png) with Graphviz, atomically."""
+    dot = require_graphviz()
+    text = styled_dot(model)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix="." + fmt, dir=directory)
+    os.close(fd)
+    try:
+        proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=text, text=True,
+                              capture_output=True, timeout=600)
+        if proc.returncode != 0:
+            first = (proc.stderr.strip().splitlines() or ["no message"])[0]
+            raise AccelgraphError(f"Graphviz failed drawing {path}: {first}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path

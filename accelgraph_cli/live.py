@@ -1,0 +1,99 @@
+"""GraphModel from a live cudaGraph_t, by walking it with the CUDA graph API.
+
+An independent route to the same model the DOT parser builds from a verbose dump: the GPU tier
+checks that both agree. Kernel names come from the driver API (cuGraphKernelNodeGetParams,
+cuFuncGetName): the runtime's kernel-node query returns nothing usable for CuPy's kernels.
+Node ids follow CUDA's DOT naming, ``graph_<G>_node_<K>``, with K the node's position in
+cudaGraphGetNodes order and G numbering the root graph and its child graphs in visit order.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from . import _cuda
+from .model import GraphModel, Node
+from .runner import graph_nodes, node_kind_name
+
+_MEMCPY_DIRECTION = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "default"}
+
+
+def model_from_graph(graph_handle: int) -> GraphModel:
+    """Walk a cudaGraph_t (and its child graphs) into a GraphModel (source "live")."""
+    return _walk(graph_handle, itertools.count())
+
+
+def _walk(graph_handle, graph_ids) -> GraphModel:
+    runtime, driver = _cuda.bindings()
+    gid = next(graph_ids)
+    nodes = graph_nodes(graph_handle)
+    ids = {}
+    model_nodes = []
+    for position, handle in enumerate(nodes):
+        node_id = f"graph_{gid}_node_{position}"
+        ids[int(handle)] = node_id
+        node_type = _cuda.check("cudaGraphNodeGetType", runtime.cudaGraphNodeGetType(handle))
+        kind = node_kind_name(node_type)
+        node = Node(id=node_id, kind=kind)
+        describe = _DESCRIBE.get(kind)
+        if describe is not None:
+            describe(runtime, driver, handle, node)
+        if kind == "graph":
+            child = _cuda.check(
+                "cudaGraphChildGraphNodeGetGraph", runtime.cudaGraphChildGraphNodeGetGraph(handle)
+            )
+            node.child = _walk(child, graph_ids)
+        model_nodes.append(node)
+    edges = []
+    if nodes:
+        _, _, count = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, 0))
+        if count:
+            sources, targets, count = _cuda.check(
+                "cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, count)
+            )
+            edges = [(ids[int(a)], ids[int(b)]) for a, b in zip(sources[:count], targets[:count])]
+    return GraphModel(nodes=model_nodes, edges=edges, source="live")
+
+
+def _kernel(runtime, driver, handle, node: Node) -> None:
+    params = _cuda.check(
+        "cuGraphKernelNodeGetParams", driver.cuGraphKernelNodeGetParams(driver.CUgraphNode(int(handle)))
+    )
+    node.params["grid"] = (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ))
+    node.params["block"] = (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ))
+    node.params["shared_mem"] = int(params.sharedMemBytes)
+    name = None
+    if int(params.func):
+        err, raw = driver.cuFuncGetName(params.func)
+        if int(err) == 0:
+            name = raw
+    if name is None and int(getattr(params, "kern", 0) or 0):
+        err, raw = driver.cuKernelGetName(params.kern)
+        if int(err) == 0:
+            name = raw
+    if isinstance(name, bytes):
+        name = name.decode(errors="replace")
+    node.name = name
+
+
+def _memcpy(runtime, driver, handle, node: Node) -> None:
+    p = _cuda.check("cudaGraphMemcpyNodeGetParams", runtime.cudaGraphMemcpyNodeGetParams(handle))
+    node.params["direction"] = _MEMCPY_DIRECTION.get(int(p.kind), str(int(p.kind)))
+    extent = p.extent
+    node.params["bytes"] = int(extent.width) * max(1, int(extent.height)) * max(1, int(extent.depth))
+
+
+def _memset(runtime, driver, handle, node: Node) -> None:
+    p = _cuda.check("cudaGraphMemsetNodeGetParams", runtime.cudaGraphMemsetNodeGetParams(handle))
+    node.params.update(
+        value=int(p.value), element_size=int(p.elementSize), width=int(p.width),
+        height=int(p.height), bytes=int(p.elementSize) * int(p.width) * max(1, int(p.height)),
+    )
+
+
+def _mem_alloc(runtime, driver, handle, node: Node) -> None:
+    p = _cuda.check("cudaGraphMemAllocNodeGetParams", runtime.cudaGraphMemAllocNodeGetParams(handle))
+    node.params["bytes"] = int(p.bytesize)
+
+
+_DESCRIBE = {"kernel": _kernel, "memcpy": _memcpy, "memset": _memset, "mem_alloc": _mem_alloc}

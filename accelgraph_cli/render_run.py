@@ -1,0 +1,94 @@
+"""Rendering capture and replay results with rich (no CUDA here: plain dataclasses in)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+def human_bytes(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+def _kinds(kinds: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in kinds.items()) or "-"
+
+
+def print_capture(console: Console, result, folder) -> None:
+    """The table `accelgraph capture` prints: one row per graph, then the pool total."""
+    scen = result.scenario
+    console.print(
+        f"[bold]{scen.info.name}[/]  {scen.info.summary}\n"
+        f"params {result.params}  pool [cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
+    )
+    table = Table(show_edge=False, header_style="bold")
+    for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
+                      ("capture ms", "right"), ("instantiate ms", "right"), ("pool", "right")):
+        table.add_column(col, justify=just)
+    for g in result.graphs:
+        table.add_row(g.name, f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
+                      f"{g.instantiate_ms:.2f}", human_bytes(g.pool_bytes))
+    console.print(table)
+    console.print(
+        f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
+        f"pool memory held: [bold]{human_bytes(result.pool_bytes)}[/] ({result.pool}); "
+        f"artifacts in {folder}"
+    )
+
+
+def _stat(stat, digits=2) -> str:
+    return f"{stat.median:.{digits}f} ({stat.min:.{digits}f}–{stat.max:.{digits}f})"
+
+
+def print_replay(console: Console, report) -> None:
+    """The table `accelgraph replay` prints: eager vs graph, medians with spread, the check."""
+    cap = report.capture
+    console.print(
+        f"[bold]{cap.scenario.info.name}[/]  {cap.node_count:,} nodes in {len(cap.graphs)} "
+        f"graph(s), pool {cap.pool}, {report.graph.iters} iters x {report.graph.rounds} rounds"
+    )
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("per iteration")
+    table.add_column("eager", justify="right")
+    table.add_column("graph", justify="right")
+    table.add_row("GPU µs (events)", _stat(report.eager.gpu_us), _stat(report.graph.gpu_us))
+    table.add_row("host submit µs", _stat(report.eager.host_us), _stat(report.graph.host_us))
+    table.add_row("wall µs", _stat(report.eager.wall_us), _stat(report.graph.wall_us))
+    console.print(table)
+    console.print(f"speedup (GPU time, medians): [bold]{report.speedup:.2f}x[/]")
+    chk = report.check
+    if chk is None:
+        console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+    elif chk.ok:
+        how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
+        console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal after "
+                      f"{chk.steps} step(s), {how}")
+    else:
+        console.print("check: [bold red]FAILED[/]")
+        for m in chk.mismatches:
+            console.print(f"  {m.line()}")
+
+
+@contextlib.contextmanager
+def progress(console: Console, description: str, enabled: bool = True):
+    """A progress bar; yields ``tick(done, total)``. Silent when disabled or not a terminal."""
+    if not enabled or not console.is_terminal:
+        yield lambda done, total: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def tick(done, total):
+            bar.update(task, completed=done, total=total)
+
+        yield tick

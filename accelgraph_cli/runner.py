@@ -1,0 +1,463 @@
+"""The run protocol behind `capture`, `replay`, `dump` and `smoke`.
+
+    warm-up  : a throwaway state runs each step eagerly (compiles kernels, loads modules —
+               neither is capturable), then is dropped;
+    capture  : a fresh state is captured, one Graph per step, with the chosen pool and mode;
+    check    : eager steps on another fresh state vs replays of the captured graphs, outputs
+               compared bitwise (or within --rtol/--atol);
+    timing   : eager steps vs graph replays, CUDA events + host clocks, median over rounds.
+
+Every function here takes a loaded Scenario (see scenario.py) and returns plain dataclasses the
+CLI renders and `--json` prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import _cuda, pools
+from .errors import AccelgraphError, CaptureError
+from .graph import Graph, capture_mode_value
+
+POOL_CHOICES = ("private", "shared", "async")
+RECORD_DIR = ".accelgraph"
+RECORD_FILE = "last_capture.json"
+
+
+@dataclass
+class CapturedGraph:
+    """One graph of a capture, with what it cost and what it holds."""
+
+    name: str
+    graph: Graph
+    node_count: int
+    kinds: dict[str, int]
+    capture_ms: float  # capture_begin .. end of the step's enqueueing
+    instantiate_ms: float  # capture_end (+ instantiate)
+    pool_bytes: int
+
+
+@dataclass
+class CaptureResult:
+    """A scenario captured in this process: its graphs, the state they read and write."""
+
+    scenario: object
+    params: dict
+    pool: str
+    error_mode: str
+    graphs: list[CapturedGraph]
+    pool_bytes: int  # all graph pools, shared ones counted once
+    state: object = None
+    stream: object = None
+    _pools: list = field(default_factory=list)
+
+    @property
+    def node_count(self) -> int:
+        return sum(g.node_count for g in self.graphs)
+
+    def kinds(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for g in self.graphs:
+            for k, v in g.kinds.items():
+                total[k] = total.get(k, 0) + v
+        return dict(sorted(total.items()))
+
+    def replay_all(self) -> None:
+        for g in self.graphs:
+            g.graph.replay()
+
+    def summary(self) -> dict:
+        """Machine-readable figures (no handles)."""
+        return {
+            "scenario": str(self.scenario.path),
+            "params": self.params,
+            "pool": self.pool,
+            "error_mode": self.error_mode,
+            "nodes": self.node_count,
+            "kinds": self.kinds(),
+            "pool_bytes": self.pool_bytes,
+            "graphs": [
+                {
+                    "name": g.name,
+                    "nodes": g.node_count,
+                    "kinds": g.kinds,
+                    "capture_ms": round(g.capture_ms, 4),
+                    "instantiate_ms": round(g.instantiate_ms, 4),
+                    "pool_bytes": g.pool_bytes,
+                }
+                for g in self.graphs
+            ],
+        }
+
+
+def resolve_options(info, pool: str | None, error_mode: str | None) -> tuple[str, str]:
+    """The pool and error mode to use: the option if given, else the scenario's default.
+
+    ``info`` is a ScenarioInfo (or a Scenario, whose ``info`` is used).
+    """
+    info = getattr(info, "info", info)
+    pool = pool or getattr(info, "pool", None) or "private"
+    if pool not in POOL_CHOICES:
+        raise AccelgraphError(f"--pool must be one of {', '.join(POOL_CHOICES)}, not {pool!r}")
+    error_mode = error_mode or getattr(info, "error_mode", None) or "global"
+    try:
+        capture_mode_value(error_mode)
+    except ValueError as exc:
+        raise AccelgraphError(f"--error-mode: {exc}") from None
+    return pool, error_mode
+
+
+def _warm_up(scenario, params, stream) -> None:
+    state = scenario.make_state(params)
+    for name, step in scenario.graph_steps(state).items():
+        _call_step(scenario, name, step)
+    stream.synchronize()
+
+
+def _call_step(scenario, name, step) -> None:
+    try:
+        step()
+    except AccelgraphError:
+        raise
+    except Exception as exc:
+        raise AccelgraphError(
+            f"{_where(scenario, exc)}: step {name!r} raised {type(exc).__name__}: "
+            f"{_first_line(exc)}"
+        ) from exc
+
+
+def capture(
+    scenario,
+    params: dict,
+    *,
+    pool: str | None = None,
+    error_mode: str | None = None,
+    keep_graph: bool = False,
+    warmup: bool = True,
+) -> CaptureResult:
+    """Warm up, then capture every step of ``scenario`` into its own Graph and instantiate it.
+
+    ``pool``: "private" (a pool per graph), "shared" (one pool for all graphs, captured in the
+    scenario's order — largest first for buckets) or "async" (stream-ordered allocation nodes).
+    Debug mode is on, so each graph can be dumped and walked.
+    """
+    cupy = _cuda.require_cuda()
+    pool, error_mode = resolve_options(scenario, pool, error_mode)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        if warmup:
+            _warm_up(scenario, params, stream)
+        state = scenario.make_state(params)
+        steps = scenario.graph_steps(state)
+        stream.synchronize()
+        shared = pools.new_pool("private") if pool == "shared" else None
+        tokens = []
+        captured = []
+        for name, step in steps.items():
+            token = shared if shared else pools.new_pool("async" if pool == "async" else "private")
+            if token not in tokens:
+                tokens.append(token)
+            graph = Graph(keep_graph=keep_graph, pool=token, capture_error_mode=error_mode)
+            graph.enable_debug_mode()
+            t0 = time.perf_counter()
+            graph.capture_begin()
+            try:
+                step()
+            except BaseException as exc:
+                graph.abort_capture()
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                cause = exc.__cause__ if isinstance(exc, AccelgraphError) and exc.__cause__ else exc
+                where = str(exc) if isinstance(exc, AccelgraphError) else (
+                    f"{_where(scenario, exc)}: {type(exc).__name__}: {_first_line(exc)}")
+                raise CaptureError(f"capture of {name!r} failed: {where}", cause) from exc
+            t1 = time.perf_counter()
+            try:
+                graph.capture_end()
+            except CaptureError as exc:
+                raise CaptureError(f"{scenario.path}: capture of {name!r}: {exc}", exc.cause) from exc
+            if keep_graph:
+                graph.instantiate()
+            t2 = time.perf_counter()
+            kinds = node_kinds(graph.graph_handle)
+            captured.append(
+                CapturedGraph(
+                    name=name,
+                    graph=graph,
+                    node_count=sum(kinds.values()),
+                    kinds=kinds,
+                    capture_ms=(t1 - t0) * 1e3,
+                    instantiate_ms=(t2 - t1) * 1e3,
+                    pool_bytes=graph.pool_bytes(),
+                )
+            )
+        held = [pools.get_pool(t) for t in tokens]
+        if pool == "async":
+            pool_bytes = pools.graph_memory_reserved()
+        else:
+            pool_bytes = sum(p.bytes_held() for p in held)
+    return CaptureResult(
+        scenario=scenario,
+        params=params,
+        pool=pool,
+        error_mode=error_mode,
+        graphs=captured,
+        pool_bytes=pool_bytes,
+        state=state,
+        stream=stream,
+        _pools=held,
+    )
+
+
+_KIND_BY_TYPE = {
+    "Kernel": "kernel",
+    "Memcpy": "memcpy",
+    "Memset": "memset",
+    "Host": "host",
+    "Graph": "graph",
+    "Empty": "empty",
+    "WaitEvent": "event_wait",
+    "EventRecord": "event_record",
+    "ExtSemasSignal": "ext_semas_signal",
+    "ExtSemasWait": "ext_semas_wait",
+    "MemAlloc": "mem_alloc",
+    "MemFree": "mem_free",
+    "BatchMemOp": "batch_mem_op",
+    "Conditional": "conditional",
+}
+
+
+def node_kind_name(node_type) -> str:
+    """accelgraph's kind name for a cudaGraphNodeType enum member."""
+    name = getattr(node_type, "name", str(node_type))
+    return _KIND_BY_TYPE.get(name.replace("cudaGraphNodeType", ""), "unknown")
+
+
+def graph_nodes(graph_handle: int) -> list:
+    """The nodes of a cudaGraph_t, in CUDA's order."""
+    runtime, _ = _cuda.bindings()
+    _, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph_handle, 0))
+    if not count:
+        return []
+    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph_handle, count))
+    return list(nodes[:count])
+
+
+def node_kinds(graph_handle: int) -> dict[str, int]:
+    """Counts of nodes per kind in a cudaGraph_t (top level; child graphs count as one node)."""
+    runtime, _ = _cuda.bindings()
+    counts: dict[str, int] = {}
+    for node in graph_nodes(graph_handle):
+        kind = node_kind_name(_cuda.check("cudaGraphNodeGetType", runtime.cudaGraphNodeGetType(node)))
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Mismatch:
+    """One output that replay did not reproduce."""
+
+    output: str
+    elements: int  # how many elements differ (or -1 for a shape/dtype mismatch)
+    total: int
+    max_abs_diff: float
+    detail: str = ""
+
+    def line(self) -> str:
+        if self.elements < 0:
+            return f"output {self.output!r}: {self.detail}"
+        return (
+            f"output {self.output!r}: {self.elements:,} of {self.total:,} elements differ, "
+            f"largest difference {self.max_abs_diff:.6g}"
+        )
+
+
+@dataclass
+class CheckResult:
+    """Eager vs replay, compared output by output."""
+
+    ok: bool
+    outputs: list[str]
+    steps: int
+    mismatches: list[Mismatch]
+    rtol: float
+    atol: float
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "outputs": self.outputs,
+            "steps": self.steps,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "mismatches": [m.__dict__ for m in self.mismatches],
+        }
+
+
+def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: float = 0.0) -> CheckResult:
+    """Run ``steps`` eager steps on a fresh state and ``steps`` replays of the captured graphs
+    on the captured (fresh, untouched) state; compare every output.
+
+    Bitwise by default; with rtol/atol, |a - b| <= atol + rtol * |b| element by element.
+    Call before anything else replays the captured graphs (the check needs the fresh state).
+    """
+    cupy = _cuda.require_cuda()
+    scenario = result.scenario
+    with result.stream:
+        eager_state = scenario.make_state(result.params)
+        eager_steps = scenario.graph_steps(eager_state)
+        for _ in range(steps):
+            for name, step in eager_steps.items():
+                _call_step(scenario, name, step)
+        for _ in range(steps):
+            result.replay_all()
+        result.stream.synchronize()
+        expected = scenario.outputs(eager_state)
+        got = scenario.outputs(result.state)
+        mismatches = []
+        for key in expected:
+            mismatches.extend(_compare(cupy, key, expected[key], got.get(key), rtol, atol))
+    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol)
+
+
+def _compare(cupy, key, want, got, rtol, atol) -> list[Mismatch]:
+    if got is None:
+        return [Mismatch(key, -1, 0, 0.0, "missing from the replayed state")]
+    want = cupy.asarray(want)
+    got = cupy.asarray(got)
+    if want.shape != got.shape or want.dtype != got.dtype:
+        return [Mismatch(key, -1, int(want.size), 0.0,
+                         f"shape/dtype {got.shape}/{got.dtype} != eager {want.shape}/{want.dtype}")]
+    if rtol == 0 and atol == 0:
+        if want.dtype.kind in "fc":
+            same = (want == got) | (cupy.isnan(want) & cupy.isnan(got))
+        else:
+            same = want == got
+    else:
+        same = cupy.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    bad = int((~same).sum())
+    if not bad:
+        return []
+    if want.dtype.kind in "fciu":
+        diff = cupy.abs(got.astype(cupy.float64) - want.astype(cupy.float64))
+        diff = cupy.where(cupy.isnan(diff), cupy.inf, diff)
+        largest = float(diff.max())
+    else:
+        largest = float("nan")
+    return [Mismatch(key, bad, int(want.size), largest)]
+
+
+# -- timing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayReport:
+    """Eager vs graph timings (per iteration of all of the scenario's steps) and the check."""
+
+    eager: object  # timing.Timing
+    graph: object  # timing.Timing
+    check: CheckResult | None
+    capture: CaptureResult
+
+    @property
+    def speedup(self) -> float:
+        g = self.graph.gpu_us.median
+        return self.eager.gpu_us.median / g if g else float("inf")
+
+    def to_dict(self) -> dict:
+        return {
+            **self.capture.summary(),
+            "eager": self.eager.to_dict(),
+            "graph": self.graph.to_dict(),
+            "speedup": round(self.speedup, 4),
+            "check": self.check.to_dict() if self.check else None,
+        }
+
+
+def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int, on_progress=None):
+    """Time eager steps and graph replays of the same work; returns (eager, graph) Timings."""
+    from .timing import measure
+
+    scenario = result.scenario
+    total = 2 * rounds
+    done = [0]
+
+    def tick(_r, _n):
+        done[0] += 1
+        if on_progress:
+            on_progress(done[0], total)
+
+    with result.stream:
+        eager_state = scenario.make_state(result.params)
+        eager_steps = list(scenario.graph_steps(eager_state).values())
+
+        def eager_iteration():
+            for step in eager_steps:
+                step()
+
+        eager = measure(eager_iteration, iters=iters, rounds=rounds, warmup=warmup,
+                        stream=result.stream, on_round=tick)
+        graph = measure(result.replay_all, iters=iters, rounds=rounds, warmup=warmup,
+                        stream=result.stream, on_round=tick)
+    return eager, graph
+
+
+# -- the record of the last capture -----------------------------------------------------------
+
+
+def save_record(path: str, params: dict, pool: str, error_mode: str, keep_graph: bool,
+                directory: str = ".") -> Path:
+    """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO."""
+    folder = Path(directory) / RECORD_DIR
+    folder.mkdir(exist_ok=True)
+    target = folder / RECORD_FILE
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps({
+        "scenario": os.path.abspath(path), "params": params, "pool": pool,
+        "error_mode": error_mode, "keep_graph": keep_graph,
+    }, indent=2) + "\n")
+    os.replace(tmp, target)
+    return target
+
+
+def load_record(directory: str = ".") -> dict:
+    """The last capture recorded in this directory, or AccelgraphError saying to capture first."""
+    target = Path(directory) / RECORD_DIR / RECORD_FILE
+    try:
+        record = json.loads(target.read_text())
+    except FileNotFoundError:
+        raise AccelgraphError(
+            "no SCENARIO given and no capture recorded here: run `accelgraph capture "
+            "SCENARIO` first, or name the scenario"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
+    if not isinstance(record, dict) or "scenario" not in record:
+        raise AccelgraphError(f"{target}: not a capture record; capture again")
+    return record
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
+def _where(scenario, exc: BaseException) -> str:
+    """file:line of the innermost frame of the scenario file in the exception's traceback."""
+    path = os.path.abspath(str(scenario.path))
+    where = str(scenario.path)
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(frame.filename) == path:
+            where = f"{scenario.path}:{frame.lineno}"
+    return where

@@ -1,0 +1,65 @@
+"""capture / replay from the command line, on a machine without a GPU: bad input is diagnosed
+before any GPU is needed; a good scenario ends in one line saying what works without one."""
+
+import pytest
+
+from _paths import ROOT, SCENARIOS, requires_no_gpu
+
+BAD = ROOT / "tests" / "bad_scenarios"
+
+
+@requires_no_gpu
+@pytest.mark.parametrize("verb", ["capture", "replay"])
+def test_gpu_verbs_without_gpu_fail_in_one_line(cli, verb):
+    code, out, err = cli(verb, SCENARIOS / "saxpy.py")
+    assert code == 3
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "need a CUDA GPU" in err and "show and diff work without a GPU" in err
+    assert "Traceback" not in err + out
+
+
+def test_missing_scenario_is_bad_input(cli):
+    code, out, err = cli("capture", "nowhere/missing.py")
+    assert code == 2
+    assert "missing.py" in err
+    assert "Traceback" not in err
+
+
+def test_syntax_error_names_file_and_line(cli):
+    bad = sorted(BAD.glob("*syntax*.py"))
+    assert bad, "tests/bad_scenarios holds a syntax-error scenario"
+    code, out, err = cli("capture", bad[0])
+    assert code == 2
+    assert f"{bad[0].name}:" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        (["--param", "nope=1"], "nope"),
+        (["--param", "n=many"], "n"),
+        (["--param", "n"], "="),
+        (["--pool", "managed"], "private"),
+        (["--error-mode", "strict"], "relaxed"),
+    ],
+)
+def test_bad_options_are_one_line_errors(cli, option, words):
+    code, out, err = cli("capture", SCENARIOS / "elementwise_chain.py", *option)
+    assert code == 2, (code, out, err)
+    assert words in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("iters", ["0", "-5"])
+def test_replay_rejects_non_positive_iters(cli, iters):
+    code, out, err = cli("replay", SCENARIOS / "saxpy.py", "--iters", iters)
+    assert code == 2
+    assert "--iters" in err
+
+
+def test_replay_without_scenario_or_record_says_to_capture_first(cli):
+    code, out, err = cli("replay")
+    assert code == 2
+    assert "accelgraph capture" in err
