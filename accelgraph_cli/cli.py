@@ -328,3 +328,56 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
 
     root, ext = os.path.splitext(out)
     return f"{root}_{safe_name(name)}{ext}"
+
+
+@app.command()
+def smoke(
+    paths: list[str] = typer.Argument(None, help="Scenario files or folders (default: scenarios/)."),
+    iters: int = typer.Option(50, "--iters", "-n", min=1, help="Timed iterations per round."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="Timed rounds."),
+    junit: str = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    baseline: str = typer.Option(None, "--baseline", help="Folder of saved graph models: fail "
+                                 "on structural drift from them."),
+    update_baseline: bool = typer.Option(False, "--update-baseline",
+                                         help="Write the current graphs as the baseline."),
+) -> None:
+    """Capture, replay and check every scenario under PATHS: for CI on GPU runners.
+
+    One failing scenario does not stop the others. Prints a table (scenario, nodes, capture
+    ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
+    scenario in flight and still reports what ran.
+    """
+    from . import _cuda, render_run, smoke as smoke_mod
+    from .artifacts import ensure_folder, write_text_atomic
+
+    files = smoke_mod.discover(paths or ["scenarios"])
+    if update_baseline and not baseline:
+        raise AccelgraphError("--update-baseline needs --baseline DIR")
+    if baseline:
+        ensure_folder(baseline)
+    if junit:
+        ensure_folder(os.path.dirname(os.path.abspath(junit)))
+    _cuda.require_cuda()
+    console = _stdout()
+    rows, interrupted = [], False
+    with render_run.progress(console, "smoke", enabled=not json_out) as tick:
+        try:
+            for i, path in enumerate(files):
+                tick(i, len(files))
+                rows.append(smoke_mod.run_one(path, iters=iters, rounds=rounds, baseline=baseline,
+                                              update_baseline=update_baseline))
+            tick(len(files), len(files))
+        except KeyboardInterrupt:
+            interrupted = True
+    if junit:
+        write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted))
+    if json_out:
+        print(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
+                          "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
+    else:
+        render_run.print_smoke(console, rows, len(files), interrupted)
+    if interrupted:
+        raise typer.Exit(130)
+    if not all(r.ok for r in rows):
+        raise typer.Exit(1)

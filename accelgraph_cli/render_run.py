@@ -92,3 +92,25 @@ def progress(console: Console, description: str, enabled: bool = True):
             bar.update(task, completed=done, total=total)
 
         yield tick
+
+
+def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
+    """The table `accelgraph smoke` prints, then one line per problem."""
+    table = Table(show_edge=False, header_style="bold")
+    for col, just in (("scenario", "left"), ("status", "left"), ("nodes", "right"),
+                      ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
+                      ("drift", "left")):
+        table.add_column(col, justify=just)
+    colours = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    for r in rows:
+        table.add_row(
+            r.scenario, f"[{colours.get(r.status, '')}]{r.status}[/]", f"{r.nodes:,}",
+            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", r.check, r.drift,
+        )
+    console.print(table)
+    for r in rows:
+        if not r.ok:
+            console.print(f"[red]{r.scenario}[/]: {r.message}")
+    passed = sum(r.ok for r in rows)
+    tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""
+    console.print(f"{passed} passed, {len(rows) - passed} failed{tail}")

@@ -1,0 +1,673 @@
+"""Scenario files: inspect them without running anything, load them, and parse --param.
+
+A scenario is a plain Python file (see scenarios/ and the README's "Writing a scenario"):
+
+    '''One-line summary.  (the rest of the docstring explains the workload)'''
+    PARAMS = {"batch": 8, "hidden": 1024}   # literal dict: defaults and --param types
+    POOL = "private"                         # optional: "private" | "shared" | "async"
+    ERROR_MODE = "global"                    # optional: "global" | "thread_local" | "relaxed"
+
+    def setup(batch, hidden): ...            # eager: allocate inputs, load kernels -> state
+    def step(state): ...                     # captured: enqueue work on the current stream
+    # or: def steps(state) -> {name: callable}, one graph per entry
+    def outputs(state): ...                  # optional: {name: cupy array} replay must match
+
+Two stages, so that a broken file is diagnosed on a machine without a GPU:
+
+* :func:`inspect_scenario` reads and parses the file with :mod:`ast` and executes nothing.
+* :func:`load_scenario` executes it (after inspecting) and returns a :class:`Scenario`.
+
+Every problem is a :class:`ScenarioError` whose message is one line naming ``file:line`` and
+saying what to do. This module does not import CuPy.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import keyword
+import os
+import sys
+import traceback
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import AccelgraphError
+
+POOL_KINDS = ("private", "shared", "async")
+"""Memory pools a scenario may ask for: one per graph, one shared by several graphs, or
+CUDA's stream-ordered allocator (allocations become MEM_ALLOC/MEM_FREE graph nodes)."""
+
+CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
+"""cudaStreamCaptureMode names, as torch's capture_error_mode spells them."""
+
+DEFAULT_POOL = "private"
+DEFAULT_ERROR_MODE = "global"
+
+_ERROR_MODE_ALIASES = {"default": "global"}  # PyTorch's "default" is global mode
+_PARAM_TYPES = (bool, int, float, str)
+_TRUE_WORDS = ("true", "yes", "on", "1")
+_FALSE_WORDS = ("false", "no", "off", "0")
+
+
+class ScenarioError(AccelgraphError):
+    """A scenario file cannot be used; ``str(error)`` is one line: ``file:line: what; fix``.
+
+    ``path`` and ``line`` locate the problem when known. When the scenario's own code raised,
+    ``__cause__`` is that exception and ``detail`` its full traceback text.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 detail: str = ""):
+        super().__init__(_one_line(message))
+        self.path = path
+        self.line = line
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """What a scenario file declares, found by parsing it (nothing is executed)."""
+
+    path: Path
+    """The file, as given (relative paths stay relative; messages show it this way)."""
+    name: str
+    """The file stem: ``scenarios/mlp_decode.py`` -> ``mlp_decode``."""
+    summary: str
+    """First line of the module docstring ("" when there is none)."""
+    doc: str
+    """The whole module docstring, dedented ("" when there is none)."""
+    params: dict[str, bool | int | float | str]
+    """PARAMS: parameter defaults, in file order ({} when the file has no PARAMS)."""
+    pool: str
+    """POOL, or :data:`DEFAULT_POOL` when the file does not set it."""
+    error_mode: str
+    """ERROR_MODE, or :data:`DEFAULT_ERROR_MODE` when the file does not set it."""
+    has_outputs: bool
+    """Whether the file defines ``outputs(state)``."""
+    multi_graph: bool
+    """True for ``steps(state)`` (one graph per entry), False for ``step(state)``."""
+    definitions: dict[str, int] = field(default_factory=dict)
+    """Line of each top-level name the contract uses (setup, step/steps, outputs, PARAMS...)."""
+
+    def line_of(self, name: str) -> int:
+        """Line where ``name`` is defined, or 1 when the file does not define it."""
+        return self.definitions.get(name, 1)
+
+
+# --------------------------------------------------------------------------- stage 1: inspect
+
+_CONTRACT_NAMES = ("setup", "step", "steps", "outputs", "PARAMS", "POOL", "ERROR_MODE")
+
+
+def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
+    """Read and parse a scenario file and check it against the contract, executing nothing.
+
+    Checks: the file exists and is UTF-8 Python that parses; PARAMS is a literal dict of
+    str -> int/float/bool/str whose keys ``setup`` accepts; ``setup`` exists; exactly one of
+    ``step``/``steps``; POOL and ERROR_MODE, when set, are string literals naming a known kind.
+    Raises :class:`ScenarioError` (one line, ``file:line``) on the first problem found.
+    Cheap: no imports of the scenario, no CuPy, no GPU.
+    """
+    path = Path(path)
+    where = str(path)
+    if not path.exists():
+        raise ScenarioError(
+            f"{where}: no such file; pass the path of a scenario .py file (e.g. scenarios/saxpy.py)",
+            path=where,
+        )
+    if path.is_dir():
+        raise ScenarioError(
+            f"{where}: is a directory; pass one scenario .py file (smoke takes a directory)",
+            path=where,
+        )
+    if path.suffix != ".py":
+        raise ScenarioError(
+            f"{where}: not a .py file; a scenario is a Python file defining setup() and step()",
+            path=where,
+        )
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            f"{where}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
+            path=where,
+        ) from None
+    except OSError as error:
+        raise ScenarioError(
+            f"{where}: cannot be read ({error.strerror}); check its permissions", path=where
+        ) from None
+
+    try:
+        tree = ast.parse(source, filename=where)
+    except ValueError:  # null bytes (Python < 3.12 raises ValueError, not SyntaxError)
+        raise ScenarioError(
+            f"{where}: contains null bytes, so it is not Python source; save it as text",
+            path=where,
+        ) from None
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = f":{error.offset}" if error.offset else ""
+        raise ScenarioError(
+            f"{where}:{line}{column}: syntax error: {error.msg}; fix it "
+            f"(python -m py_compile {where} reports the same)",
+            path=where,
+            line=line,
+        ) from None
+
+    nodes = _top_level_bindings(tree)
+    definitions = {name: node.lineno for name, node in nodes.items()}
+
+    params = _parse_params_literal(where, nodes.get("PARAMS"))
+    pool = _parse_choice(where, nodes.get("POOL"), "POOL", POOL_KINDS, {}, DEFAULT_POOL)
+    error_mode = _parse_choice(
+        where, nodes.get("ERROR_MODE"), "ERROR_MODE", CAPTURE_ERROR_MODES,
+        _ERROR_MODE_ALIASES, DEFAULT_ERROR_MODE,
+    )
+
+    if "setup" not in nodes:
+        raise ScenarioError(
+            f"{where}:1: no setup() function; define setup(**PARAMS) that allocates the "
+            f"inputs (eagerly, before capture) and returns the state step() works on",
+            path=where, line=1,
+        )
+    has_step, has_steps = "step" in nodes, "steps" in nodes
+    if has_step and has_steps:
+        later = max(definitions["step"], definitions["steps"])
+        raise ScenarioError(
+            f"{where}:{later}: defines both step() (line {definitions['step']}) and steps() "
+            f"(line {definitions['steps']}); keep step(state) for one graph or steps(state) "
+            f"returning {{name: callable}} for several",
+            path=where, line=later,
+        )
+    if not has_step and not has_steps:
+        raise ScenarioError(
+            f"{where}:1: defines neither step(state) nor steps(state); add step(state), the "
+            f"work to capture, or steps(state) returning {{name: callable}} for several graphs",
+            path=where, line=1,
+        )
+
+    _check_function_shapes(where, nodes, params)
+
+    doc = ast.get_docstring(tree) or ""
+    summary = next((line.strip() for line in doc.splitlines() if line.strip()), "")
+    return ScenarioInfo(
+        path=path,
+        name=path.stem,
+        summary=summary,
+        doc=doc,
+        params=params,
+        pool=pool,
+        error_mode=error_mode,
+        has_outputs="outputs" in nodes,
+        multi_graph=has_steps,
+        definitions=definitions,
+    )
+
+
+def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:
+    """The statement that last binds each contract name at module level.
+
+    Looks into top-level if/try/with blocks (``try: import x`` patterns) but not into
+    functions or classes. A later binding wins, as when Python runs the file.
+    """
+    found: dict[str, ast.AST] = {}
+
+    def bind(name: str, node: ast.AST) -> None:
+        if name in _CONTRACT_NAMES:
+            found[name] = node
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, node)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in _target_names(target):
+                        bind(name, node)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                for name in _target_names(node.target):
+                    bind(name, node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bind(alias.asname or alias.name.split(".")[0], node)
+            elif isinstance(node, ast.If):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                visit(node.body)
+
+    visit(tree.body)
+    return found
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _target_names(element)]
+    return []
+
+
+def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
+    if node is None:
+        return {}
+    line = node.lineno
+    example = 'PARAMS = {"batch": 8, "hidden": 1024}'
+    value_node = getattr(node, "value", None)
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or not isinstance(value_node, ast.Dict):
+        raise ScenarioError(
+            f"{where}:{line}: PARAMS must be assigned a literal dict such as {example}, "
+            f"written out in the file (no names, calls or comprehensions)",
+            path=where, line=line,
+        )
+    params: dict[str, Any] = {}
+    for key_node, value_node_item in zip(value_node.keys, value_node.values):
+        item_line = getattr(key_node or value_node_item, "lineno", line)
+        if key_node is None:
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS cannot use ** unpacking; write every key out, "
+                f"e.g. {example}",
+                path=where, line=item_line,
+            )
+        try:
+            key = ast.literal_eval(key_node)
+            value = ast.literal_eval(value_node_item)
+        except ValueError:
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS holds an expression "
+                f"({ast.unparse(key_node)}: {ast.unparse(value_node_item)}); use literal "
+                f"keys and values only, e.g. {example}",
+                path=where, line=item_line,
+            ) from None
+        if not isinstance(key, str) or not key.isidentifier() or keyword.iskeyword(key):
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS key {key!r} is not a valid parameter name; "
+                f"use identifier strings (they become setup()'s keyword arguments)",
+                path=where, line=item_line,
+            )
+        if not isinstance(value, _PARAM_TYPES):
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS[{key!r}] is {type(value).__name__} {value!r}; "
+                f"use an int, float, bool or str literal (--param {key}=... parses to its type)",
+                path=where, line=item_line,
+            )
+        if key in params:
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS lists {key!r} twice; keep one",
+                path=where, line=item_line,
+            )
+        params[key] = value
+    return params
+
+
+def _parse_choice(where: str, node: ast.AST | None, name: str, allowed: tuple[str, ...],
+                  aliases: dict[str, str], default: str) -> str:
+    if node is None:
+        return default
+    line = node.lineno
+    choices = ", ".join(repr(choice) for choice in allowed)
+    value_node = getattr(node, "value", None)
+    value = None
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value_node, ast.Constant):
+        value = value_node.value
+    if not isinstance(value, str):
+        raise ScenarioError(
+            f"{where}:{line}: {name} must be a string literal, one of {choices}",
+            path=where, line=line,
+        )
+    value = aliases.get(value, value)
+    if value not in allowed:
+        raise ScenarioError(
+            f"{where}:{line}: {name} = {value!r} is not one of {choices}; use one of those "
+            f"(or remove {name} to get {default!r})",
+            path=where, line=line,
+        )
+    return value
+
+
+def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) -> None:
+    """Catch signature mistakes that would otherwise surface as a TypeError on the GPU box."""
+    for name in ("setup", "step", "steps", "outputs"):
+        node = nodes.get(name)
+        if isinstance(node, ast.AsyncFunctionDef):
+            raise ScenarioError(
+                f"{where}:{node.lineno}: {name}() is async; make it a plain def "
+                f"(CUDA work is enqueued synchronously on the current stream)",
+                path=where, line=node.lineno,
+            )
+        if isinstance(node, ast.ClassDef):
+            raise ScenarioError(
+                f"{where}:{node.lineno}: {name} is a class; define it as a function",
+                path=where, line=node.lineno,
+            )
+
+    for name in ("step", "steps", "outputs"):
+        node = nodes.get(name)
+        if isinstance(node, ast.FunctionDef) and not _accepts_one_positional(node.args):
+            raise ScenarioError(
+                f"{where}:{node.lineno}: {name}() must take exactly one argument, the state "
+                f"setup() returned: def {name}(state)",
+                path=where, line=node.lineno,
+            )
+
+    setup = nodes.get("setup")
+    if not isinstance(setup, ast.FunctionDef):
+        return  # bound by assignment or import: checked when it is called
+    args = setup.args
+    keyword_names = [a.arg for a in args.args + args.kwonlyargs]
+    if args.kwarg is None:
+        for key in params:
+            if key not in keyword_names:
+                line = nodes["PARAMS"].lineno
+                raise ScenarioError(
+                    f"{where}:{line}: PARAMS has {key!r} but setup() (line {setup.lineno}) "
+                    f"takes no parameter {key!r}; add it to setup's parameters or drop it "
+                    f"from PARAMS",
+                    path=where, line=line,
+                )
+    positional_defaults = len(args.defaults)
+    required = [a.arg for a in args.args[: len(args.args) - positional_defaults]]
+    required += [
+        a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None
+    ]
+    for arg in args.posonlyargs:
+        raise ScenarioError(
+            f"{where}:{setup.lineno}: setup() parameter {arg.arg!r} is positional-only; "
+            f"setup is called with keywords (setup(**params)), so remove the '/'",
+            path=where, line=setup.lineno,
+        )
+    for name in required:
+        if name not in params:
+            raise ScenarioError(
+                f"{where}:{setup.lineno}: setup() parameter {name!r} has no default and is "
+                f"not in PARAMS; add {name!r} to PARAMS (or give it a default)",
+                path=where, line=setup.lineno,
+            )
+
+
+def _accepts_one_positional(args: ast.arguments) -> bool:
+    positional = args.posonlyargs + args.args
+    required = len(positional) - len(args.defaults)
+    required_kwonly = sum(1 for default in args.kw_defaults if default is None)
+    if required_kwonly:
+        return False
+    return required <= 1 and (len(positional) >= 1 or args.vararg is not None)
+
+
+# --------------------------------------------------------------------------- stage 2: load
+
+_module_counter = itertools.count()
+
+
+@dataclass
+class Scenario:
+    """A loaded scenario: its :class:`ScenarioInfo` plus the callables of the contract."""
+
+    info: ScenarioInfo
+    module: types.ModuleType
+    setup: Callable[..., Any]
+    step: Callable[[Any], Any] | None
+    steps: Callable[[Any], dict] | None
+    outputs_fn: Callable[[Any], dict] | None
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def path(self) -> Path:
+        return self.info.path
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Parameter defaults (a fresh copy; safe to modify)."""
+        return dict(self.info.params)
+
+    def make_state(self, params: dict[str, Any] | None = None) -> Any:
+        """Run ``setup(**params)`` eagerly and return the state it builds.
+
+        ``params`` is the result of :func:`parse_params` (or None for the defaults); keys it
+        lacks take their defaults. An exception in setup becomes a :class:`ScenarioError`
+        naming the scenario's file:line. Costs whatever setup costs (allocation, H2D copies,
+        kernel compilation on the first call in a process).
+        """
+        merged = dict(self.info.params)
+        for key, value in (params or {}).items():
+            if key not in merged:
+                raise ScenarioError(
+                    f"{self.info.path}: unknown parameter {key!r}; known: "
+                    f"{_known_keys(self.info.params)}",
+                    path=str(self.info.path),
+                )
+            merged[key] = value
+        return self._call(self.setup, "setup()", **merged)
+
+    def graph_steps(self, state: Any) -> dict[str, Callable[[], Any]]:
+        """The work to capture, as {graph name: zero-argument callable}, in capture order.
+
+        ``{"step": ...}`` for a ``step(state)`` scenario; for a ``steps(state)`` scenario,
+        the dict it returns. Each callable, when it raises, raises a :class:`ScenarioError`
+        naming the scenario's file:line (the original exception is its ``__cause__``).
+        """
+        if self.step is not None:
+            return {"step": functools.partial(self._call, self.step, "step()", state)}
+        line = self.info.line_of("steps")
+        graphs = self._call(self.steps, "steps()", state)
+        if not isinstance(graphs, dict) or not graphs:
+            raise ScenarioError(
+                f"{self.info.path}:{line}: steps() returned {type(graphs).__name__}; return a "
+                f"non-empty dict {{graph name: callable taking no arguments}}",
+                path=str(self.info.path), line=line,
+            )
+        wrapped = {}
+        for key, call in graphs.items():
+            if not isinstance(key, str) or not callable(call):
+                raise ScenarioError(
+                    f"{self.info.path}:{line}: steps() entry {key!r} -> {call!r} is not "
+                    f"str -> callable; map each graph name to a function of no arguments",
+                    path=str(self.info.path), line=line,
+                )
+            wrapped[key] = functools.partial(self._call, call, f"steps()[{key!r}]")
+        return wrapped
+
+    def outputs(self, state: Any) -> dict[str, Any]:
+        """``outputs(state)``: the arrays replay must reproduce ({} when not defined)."""
+        if self.outputs_fn is None:
+            return {}
+        result = self._call(self.outputs_fn, "outputs()", state)
+        line = self.info.line_of("outputs")
+        if not isinstance(result, dict) or not all(isinstance(k, str) for k in result):
+            raise ScenarioError(
+                f"{self.info.path}:{line}: outputs() returned {type(result).__name__}; "
+                f"return a dict {{name: cupy array}}",
+                path=str(self.info.path), line=line,
+            )
+        for key, value in result.items():
+            if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+                raise ScenarioError(
+                    f"{self.info.path}:{line}: outputs()[{key!r}] is "
+                    f"{type(value).__name__}, not an array; return device arrays",
+                    path=str(self.info.path), line=line,
+                )
+        return result
+
+    def error_from(self, error: BaseException, during: str) -> ScenarioError:
+        """A one-line :class:`ScenarioError` for an exception raised by the scenario's code.
+
+        Names the innermost frame in the scenario file (and, when the exception came from
+        deeper code such as kernels.py, where it was raised). For runners that call scenario
+        code themselves.
+        """
+        return located_error(self.info.path, error, during)
+
+    def _call(self, function: Callable, during: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ScenarioError:
+            raise
+        except Exception as error:
+            raise self.error_from(error, during) from error
+
+
+def load_scenario(path: str | os.PathLike) -> Scenario:
+    """Inspect, then execute a scenario file as a fresh module and return a :class:`Scenario`.
+
+    Each call executes the file again under a unique module name, so two loads never share
+    module state. The file's folder is put on ``sys.path`` so that it can import helper
+    modules beside it. An exception while executing it (a failing import, say) becomes a
+    :class:`ScenarioError` naming the file:line that raised it.
+    """
+    info = inspect_scenario(path)
+    where = str(info.path)
+    source = info.path.read_text(encoding="utf-8")
+    folder = str(info.path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+    module_name = f"_accelgraph_scenario_{next(_module_counter)}_{_safe_identifier(info.name)}"
+    module = types.ModuleType(module_name, info.doc or None)
+    module.__file__ = str(info.path.resolve())
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up here
+    try:
+        # Compiled from the text already inspected; no __pycache__ is written beside it.
+        exec(compile(source, where, "exec"), module.__dict__)  # noqa: S102 (running it is the point)
+    except (Exception, SystemExit) as error:
+        sys.modules.pop(module_name, None)
+        raise located_error(info.path, error, "importing the scenario") from error
+
+    def member(name: str) -> Callable | None:
+        value = getattr(module, name, None)
+        if value is not None and not callable(value):
+            line = info.line_of(name)
+            raise ScenarioError(
+                f"{where}:{line}: {name} is {type(value).__name__}, not a function; "
+                f"define it with def {name}(...)",
+                path=where, line=line,
+            )
+        return value
+
+    return Scenario(
+        info=info,
+        module=module,
+        setup=member("setup"),
+        step=member("step"),
+        steps=member("steps"),
+        outputs_fn=member("outputs"),
+    )
+
+
+def located_error(path: str | os.PathLike, error: BaseException, during: str) -> ScenarioError:
+    """Turn an exception raised while running a scenario's code into a one-line ScenarioError.
+
+    The location is the innermost traceback frame in the scenario file ``path``; when the
+    exception was raised deeper (a library), that place is named too, e.g.
+    ``scenarios/jacobi.py:31: setup() raised ValueError: ... (raised in kernels.py:210)``.
+    """
+    scenario_file = os.path.realpath(os.fspath(path))
+    frames = traceback.extract_tb(error.__traceback__)
+    in_scenario = [f for f in frames if os.path.realpath(f.filename) == scenario_file]
+    line = in_scenario[-1].lineno if in_scenario else None
+    if line is None and isinstance(error, SyntaxError) and error.lineno:
+        line = error.lineno
+    where = f"{path}:{line}" if line else f"{path}"
+    message = _one_line(str(error)) or "(no message)"
+    text = f"{where}: {during} raised {type(error).__name__}: {message}"
+    if frames and (not in_scenario or frames[-1] is not in_scenario[-1]):
+        deepest = frames[-1]
+        text += f" (raised in {Path(deepest.filename).name}:{deepest.lineno})"
+    detail = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return ScenarioError(text, path=str(path), line=line, detail=detail)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict:
+    """Apply ``--param key=value`` strings to ``defaults``; values parse to the default's type.
+
+    int accepts ``8``, ``-3``, ``1_000`` and ``0x10``; float anything ``float()`` takes; bool
+    true/false, yes/no, on/off, 1/0 (any case); str takes the text as is. A later override of
+    the same key wins. Returns a new dict; raises :class:`ScenarioError` for a missing ``=``,
+    an unknown key (listing the known ones) or a value that does not parse.
+    """
+    params = dict(defaults)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ScenarioError(
+                f"--param {item!r}: expected KEY=VALUE, e.g. --param batch=8; "
+                f"known keys: {_known_keys(defaults)}"
+            )
+        if key not in defaults:
+            raise ScenarioError(
+                f"--param {item!r}: unknown key {key!r}; known keys: {_known_keys(defaults)}"
+            )
+        params[key] = _parse_value(key, text, defaults[key])
+    return params
+
+
+def format_params(params: dict[str, Any]) -> str:
+    """``{"batch": 8, "act": "gelu"}`` -> ``"batch=8 act=gelu"`` (the --param spelling)."""
+    return " ".join(f"{key}={value}" for key, value in params.items())
+
+
+def _parse_value(key: str, text: str, default: Any) -> Any:
+    kind = type(default)
+    stripped = text.strip()
+    try:
+        if kind is bool:
+            lowered = stripped.lower()
+            if lowered in _TRUE_WORDS:
+                return True
+            if lowered in _FALSE_WORDS:
+                return False
+            raise ValueError(text)
+        if kind is int:
+            try:
+                return int(stripped)  # decimal, also "08" and "1_000"
+            except ValueError:
+                return int(stripped, 0)  # 0x10, 0o17, 0b101
+        if kind is float:
+            return float(stripped)
+        return text
+    except ValueError:
+        expected = {
+            bool: "a bool (true/false, yes/no, on/off, 1/0)",
+            int: "an int (e.g. 8)",
+            float: "a float (e.g. 0.5)",
+        }[kind]
+        raise ScenarioError(
+            f"--param {key}={text!r}: {key} expects {expected} like its default "
+            f"{default!r}, got {text!r}"
+        ) from None
+
+
+def _known_keys(defaults: dict[str, Any]) -> str:
+    if not defaults:
+        return "none (this scenario has no PARAMS)"
+    return ", ".join(f"{key} ({type(value).__name__}, default {value!r})"
+                     for key, value in defaults.items())
+
+
+def _one_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return lines[0] if lines else ""
+    return f"{lines[0]} [+{len(lines) - 1} more lines]"
+
+
+def _safe_identifier(text: str) -> str:
+    cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in text)
+    return cleaned or "scenario"

@@ -1,0 +1,163 @@
+"""`accelgraph smoke`: capture, replay and check every scenario under some paths (for CI).
+
+One failing scenario never stops the others; each gets a row (ok / check failed / error with
+its one-line reason). Results render as a table, JSON, or JUnit XML for CI dashboards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from xml.etree import ElementTree
+
+from .errors import AccelgraphError
+
+
+@dataclass
+class SmokeRow:
+    """The outcome for one scenario."""
+
+    scenario: str
+    status: str  # "ok", "failed" (check or drift), "error" (could not capture/replay)
+    nodes: int = 0
+    graphs: int = 0
+    capture_ms: float = 0.0
+    speedup: float = 0.0
+    check: str = "-"  # "ok", "failed", "none" (no outputs), "-" (not reached)
+    drift: str = "-"  # "none", "changed", "new baseline", "-" (no baseline asked)
+    message: str = ""
+    seconds: float = 0.0
+    details: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def discover(paths: list[str]) -> list[Path]:
+    """Scenario files under ``paths`` (files, or folders searched for *.py not starting with _).
+
+    A path that does not exist, or a folder with no scenario, is an AccelgraphError.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+            if not files:
+                raise AccelgraphError(f"{path}: no scenario files (*.py) in this folder")
+            found.extend(files)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise AccelgraphError(f"{path}: no such file or folder")
+    unique: list[Path] = []
+    for p in found:
+        if p not in unique:
+            unique.append(p)
+    return unique
+
+
+def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
+            update_baseline: bool = False) -> SmokeRow:
+    """Capture, check and time one scenario with its default parameters; never raises for a
+    problem with the scenario itself (KeyboardInterrupt still propagates)."""
+    from . import runner
+    from .scenario import load_scenario, parse_params
+
+    row = SmokeRow(scenario=str(path), status="error")
+    start = time.perf_counter()
+    try:
+        scen = load_scenario(path)
+        params = parse_params(scen.info.params, [])
+        result = runner.capture(scen, params)
+        row.nodes = result.node_count
+        row.graphs = len(result.graphs)
+        row.capture_ms = sum(g.capture_ms + g.instantiate_ms for g in result.graphs)
+        status = "ok"
+        if scen.info.has_outputs:
+            checked = runner.check(result)
+            row.check = "ok" if checked.ok else "failed"
+            if not checked.ok:
+                status = "failed"
+                row.details = [m.line() for m in checked.mismatches]
+                row.message = row.details[0]
+        else:
+            row.check = "none"
+        if baseline is not None:
+            drift, lines = compare_baseline(result, Path(baseline), update_baseline)
+            row.drift = drift
+            if drift == "changed":
+                status = "failed"
+                row.details.extend(lines)
+                row.message = row.message or lines[0]
+        eager, graph = runner.time_replay(result, iters=iters, warmup=min(5, iters), rounds=rounds)
+        row.speedup = eager.gpu_us.median / graph.gpu_us.median if graph.gpu_us.median else 0.0
+        row.status = status
+    except AccelgraphError as exc:
+        row.message = str(exc)
+    except Exception as exc:  # an unexpected failure inside a scenario's own code
+        row.message = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    row.seconds = time.perf_counter() - start
+    return row
+
+
+def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]]:
+    """Compare each captured graph with ``folder/<scenario>[_<graph>].json``.
+
+    Returns ("none" | "changed" | "new baseline", lines describing changes). With ``update``
+    (or when no baseline exists yet) the current models are written as the baseline.
+    """
+    import json
+
+    from .artifacts import safe_name, write_text_atomic
+    from .diff import diff_models
+    from .dotparse import parse_dot
+    from .loading import load_graph_file
+
+    stem = Path(str(result.scenario.path)).stem
+    verdict, lines = "none", []
+    for captured in result.graphs:
+        suffix = "" if captured.name == "step" else "_" + safe_name(captured.name)
+        target = folder / f"{stem}{suffix}.json"
+        model = parse_dot(captured.graph.debug_dot("verbose"))
+        if update or not target.exists():
+            write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
+            if verdict == "none":
+                verdict = "new baseline"
+            continue
+        difference = diff_models(load_graph_file(target), model)
+        if not difference.identical:
+            verdict = "changed"
+            lines.append(f"{captured.name}: graph drifted from {target}: {difference.summary_line()}")
+    return verdict, lines
+
+
+def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
+    """JUnit XML: one testsuite "accelgraph smoke", one testcase per scenario."""
+    failures = sum(r.status == "failed" for r in rows)
+    errors = sum(r.status == "error" for r in rows)
+    suite = ElementTree.Element(
+        "testsuite", name="accelgraph smoke", tests=str(len(rows)), failures=str(failures),
+        errors=str(errors), time=f"{sum(r.seconds for r in rows):.3f}",
+    )
+    for r in rows:
+        case = ElementTree.SubElement(
+            suite, "testcase", classname="accelgraph.smoke", name=Path(r.scenario).stem,
+            file=r.scenario, time=f"{r.seconds:.3f}",
+        )
+        props = ElementTree.SubElement(case, "properties")
+        for key in ("nodes", "graphs", "capture_ms", "speedup", "check", "drift"):
+            ElementTree.SubElement(props, "property", name=key, value=str(getattr(r, key)))
+        if r.status == "failed":
+            el = ElementTree.SubElement(case, "failure", message=r.message)
+            el.text = "\n".join(r.details)
+        elif r.status == "error":
+            ElementTree.SubElement(case, "error", message=r.message)
+    if interrupted:
+        ElementTree.SubElement(suite, "system-err").text = "interrupted before all scenarios ran"
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

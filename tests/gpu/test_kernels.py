@@ -1,0 +1,266 @@
+"""GPU tier: every kernel in kernels/ against a NumPy reference (float32, odd sizes).
+
+Tolerances: GEMM and reductions accumulate in float32 in a different order from NumPy, so
+they are compared with rtol/atol; kernels whose arithmetic NumPy can replay operation by
+operation (add_mod1, jacobi_step, the tiled GEMM's row independence) are compared bitwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+from accelgraph_cli import kernels
+
+RNG = np.random.default_rng(1234)
+
+
+def uniform(*shape, low=-1.0, high=1.0):
+    return RNG.uniform(low, high, size=shape).astype(np.float32)
+
+
+def to_device(a):
+    return cupy.asarray(a)
+
+
+def to_host(a):
+    cupy.cuda.get_current_stream().synchronize()
+    return cupy.asnumpy(a)
+
+
+# --------------------------------------------------------------------------- references
+
+def gelu_ref(v):
+    v = v.astype(np.float64)
+    return 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v**3)))
+
+
+def softmax_ref(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def layernorm_ref(x, gamma, beta, eps):
+    x = x.astype(np.float64)
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def jacobi_ref(src):
+    """Same float32 operations in the same order as kernels/stencil.cu."""
+    dst = src.copy()
+    ns = src[:-2, 1:-1] + src[2:, 1:-1]
+    we = src[1:-1, :-2] + src[1:-1, 2:]
+    dst[1:-1, 1:-1] = np.float32(0.25) * (ns + we)
+    return dst
+
+
+# --------------------------------------------------------------------------- sources
+
+def test_every_source_compiles_and_exports_its_kernels():
+    expected = {
+        "gemm.cu": ["sgemm_tiled", "bias_gelu"],
+        "saxpy.cu": ["saxpy"],
+        "elementwise.cu": ["add_mod1", "axpby"],
+        "softmax.cu": ["softmax_rows", "layernorm_rows"],
+        "stencil.cu": ["jacobi_step"],
+    }
+    for filename, names in expected.items():
+        assert kernels.kernel_names(filename) == names
+        kernels.preload(filename)
+        for name in names:
+            kernel = kernels.get_kernel(filename, name)
+            assert kernel.attributes["max_threads_per_block"] >= 256
+    # Cached: the same object comes back without recompiling.
+    assert kernels.load_module("gemm.cu") is kernels.load_module("gemm.cu")
+
+
+def test_compile_error_names_the_file(tmp_path, monkeypatch):
+    (tmp_path / "broken.cu").write_text('extern "C" __global__ void k(float* x) { x[0] = ; }\n')
+    monkeypatch.setenv(kernels.KERNELS_DIR_ENV, str(tmp_path))
+    with pytest.raises(kernels.KernelError, match="broken.cu failed to compile"):
+        kernels.load_module("broken.cu")
+
+
+# --------------------------------------------------------------------------- gemm.cu
+
+@pytest.mark.parametrize(
+    "m, n, k", [(1, 1, 1), (7, 5, 3), (17, 33, 65), (64, 48, 40), (100, 3, 257), (33, 130, 17)]
+)
+def test_sgemm_matches_numpy(m, n, k):
+    a, b = uniform(m, k), uniform(k, n)
+    c = kernels.sgemm(to_device(a), to_device(b), cupy.empty((m, n), dtype=cupy.float32))
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(to_host(c), want, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+def test_sgemm_alpha_beta_and_beta_zero_ignores_garbage():
+    m, n, k = 19, 23, 29
+    a, b, c0 = uniform(m, k), uniform(k, n), uniform(m, n)
+    c = to_device(c0)
+    kernels.sgemm(to_device(a), to_device(b), c, alpha=0.5, beta=2.0)
+    want = 0.5 * (a.astype(np.float64) @ b) + 2.0 * c0
+    np.testing.assert_allclose(to_host(c), want, rtol=1e-5, atol=1e-4)
+
+    garbage = cupy.full((m, n), cupy.nan, dtype=cupy.float32)
+    kernels.sgemm(to_device(a), to_device(b), garbage, beta=0.0)
+    assert np.isfinite(to_host(garbage)).all()
+
+
+def test_sgemm_rows_do_not_depend_on_batch_size():
+    x, w = to_device(uniform(64, 200)), to_device(uniform(200, 96))
+    full = kernels.sgemm(x, w, cupy.empty((64, 96), dtype=cupy.float32))
+    for rows in (1, 8, 33):
+        part = kernels.sgemm(x[:rows], w, cupy.empty((rows, 96), dtype=cupy.float32))
+        np.testing.assert_array_equal(to_host(part), to_host(full)[:rows])
+
+
+def test_sgemm_rejects_bad_shapes_and_dtypes():
+    a = cupy.zeros((4, 5), dtype=cupy.float32)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        kernels.sgemm(a, cupy.zeros((4, 5), dtype=cupy.float32), cupy.zeros((4, 5), cupy.float32))
+    with pytest.raises(ValueError, match="float32"):
+        kernels.sgemm(a.astype(cupy.float64), a.T.copy(), cupy.zeros((4, 4), cupy.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        kernels.sgemm(a, a.T, cupy.zeros((4, 4), cupy.float32))
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (8, 4096), (5, 1000)])
+def test_bias_gelu_matches_numpy(rows, cols):
+    x, bias = uniform(rows, cols, low=-4, high=4), uniform(cols)
+    out = kernels.bias_gelu(to_device(x), to_device(bias), cupy.empty((rows, cols), cupy.float32))
+    want = gelu_ref(x + bias)
+    np.testing.assert_allclose(to_host(out), want, rtol=1e-5, atol=1e-6)
+
+    in_place = to_device(x)
+    assert kernels.bias_gelu(in_place, to_device(bias)) is in_place
+    np.testing.assert_array_equal(to_host(in_place), to_host(out))
+
+
+# --------------------------------------------------------------------------- saxpy.cu, elementwise.cu
+
+@pytest.mark.parametrize("n", [1, 1000, 3_000_001])  # the last exceeds the capped grid
+def test_saxpy_matches_numpy(n):
+    x, y = uniform(n), uniform(n)
+    got = kernels.saxpy(0.75, to_device(x), to_device(y))
+    np.testing.assert_allclose(to_host(got), np.float32(0.75) * x + y, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 255, 257, 100_003])
+def test_add_mod1_is_bitwise_numpy(n):
+    x = uniform(n, low=0.0, high=1.0)
+    got = to_device(x)
+    want = x.copy()
+    for c in (0.3, 0.61803398, 0.999):
+        kernels.add_mod1(got, c)
+        v = want + np.float32(c)
+        want = v - np.floor(v)
+    result = to_host(got)
+    np.testing.assert_array_equal(result, want)
+    assert ((result >= 0) & (result < 1)).all()
+
+
+def test_axpby_and_in_place_accumulate():
+    n = 4099
+    x, y = uniform(n), uniform(n)
+    out = kernels.axpby(2.0, to_device(x), -0.5, to_device(y), cupy.empty(n, cupy.float32))
+    np.testing.assert_allclose(to_host(out), 2.0 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    total = to_device(x)
+    kernels.axpby(1.0, total, 1.0, to_device(y), total)
+    np.testing.assert_allclose(to_host(total), x + y, rtol=1e-6, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- softmax.cu
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (5, 300), (4, 1000), (2, 4097)])
+def test_softmax_rows_matches_numpy(rows, cols):
+    x = uniform(rows, cols, low=-5, high=5)
+    got = to_host(kernels.softmax_rows(to_device(x), cupy.empty((rows, cols), cupy.float32)))
+    np.testing.assert_allclose(got, softmax_ref(x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_softmax_rows_is_stable_and_deterministic():
+    x = to_device(uniform(6, 513, low=-1, high=1) * 500)  # exp would overflow without the max
+    first = to_host(kernels.softmax_rows(x, cupy.empty_like(x)))
+    second = to_host(kernels.softmax_rows(x, cupy.empty_like(x)))
+    assert np.isfinite(first).all()
+    np.testing.assert_array_equal(first, second)
+    in_place = x.copy()
+    kernels.softmax_rows(in_place)
+    np.testing.assert_array_equal(to_host(in_place), first)
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 2), (3, 7), (5, 300), (4, 1024), (2, 4097)])
+def test_layernorm_rows_matches_numpy(rows, cols):
+    x = uniform(rows, cols, low=-3, high=5)  # non-zero mean: the two-pass form matters
+    gamma, beta = uniform(cols, low=0.5, high=1.5), uniform(cols)
+    got = kernels.layernorm_rows(to_device(x), to_device(gamma), to_device(beta),
+                                 cupy.empty((rows, cols), cupy.float32), eps=1e-5)
+    np.testing.assert_allclose(to_host(got), layernorm_ref(x, gamma, beta, 1e-5),
+                               rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- stencil.cu
+
+@pytest.mark.parametrize("ny, nx", [(3, 3), (5, 7), (33, 17), (512, 512)])
+def test_jacobi_step_is_bitwise_numpy(ny, nx):
+    src = uniform(ny, nx, low=0, high=1)
+    got = kernels.jacobi_step(to_device(src), cupy.empty((ny, nx), cupy.float32))
+    np.testing.assert_array_equal(to_host(got), jacobi_ref(src))
+
+
+def test_jacobi_step_needs_two_buffers():
+    grid = cupy.zeros((8, 8), dtype=cupy.float32)
+    with pytest.raises(ValueError, match="two buffers"):
+        kernels.jacobi_step(grid, grid)
+
+
+# --------------------------------------------------------------------------- under capture
+
+def test_wrappers_capture_and_replay_bitwise():
+    """The launch wrappers work under stream capture and replay computes what eager does."""
+    x, w, bias = to_device(uniform(5, 64)), to_device(uniform(64, 96)), to_device(uniform(96))
+    h = cupy.empty((5, 96), cupy.float32)
+    p = cupy.empty((5, 96), cupy.float32)
+
+    def work():
+        kernels.sgemm(x, w, h)
+        kernels.bias_gelu(h, bias)
+        kernels.softmax_rows(h, p)
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        work()
+        eager = to_host(p)
+        p.fill(0)
+        stream.begin_capture()
+        work()
+        graph = stream.end_capture()
+        graph.launch()
+        stream.synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(p), eager)
+
+
+def test_host_function_runs_eagerly_and_on_every_replay():
+    calls = []
+    host = kernels.HostFunction(lambda: calls.append(1))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    host.launch(stream)
+    stream.synchronize()
+    assert len(calls) == 1
+
+    with stream:
+        stream.begin_capture()
+        host.launch()  # the current stream: the capturing one
+        graph = stream.end_capture()
+    assert len(calls) == 1  # captured, not run
+    for _ in range(5):  # CuPy's own launch_host_func would use freed memory from replay 2
+        graph.launch(stream)
+    stream.synchronize()
+    assert len(calls) == 6
