@@ -90,6 +90,9 @@ def memory_ops(cupy) -> Graph:
     host[:] = np.arange(n, dtype=np.float32)
     _warm(cupy, dst)
     calls = []
+    from .kernels import HostFunction
+
+    host_fn = HostFunction(lambda: calls.append(1))  # replay-safe, unlike launch_host_func
     g = Graph(keep_graph=True)
     with g:
         stream = cupy.cuda.get_current_stream()
@@ -98,9 +101,9 @@ def memory_ops(cupy) -> Graph:
                             stream.ptr)
         runtime.memcpyAsync(staging.data.ptr, pinned.ptr, n * 4, runtime.memcpyHostToDevice,
                             stream.ptr)
-        stream.launch_host_func(lambda _arg: calls.append(1), None)
+        host_fn.launch(stream)
         dst += staging
-    g._keep = (src, dst, staging, pinned, calls)
+    g._keep = (src, dst, staging, pinned, calls, host_fn)
     return g
 
 

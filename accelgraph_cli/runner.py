@@ -172,15 +172,12 @@ def capture(
                 graph.abort_capture()
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                cause = exc.__cause__ if isinstance(exc, AccelgraphError) and exc.__cause__ else exc
-                where = str(exc) if isinstance(exc, AccelgraphError) else (
-                    f"{_where(scenario, exc)}: {type(exc).__name__}: {_first_line(exc)}")
-                raise CaptureError(f"capture of {name!r} failed: {where}", cause) from exc
+                raise _capture_failure(scenario, name, exc) from exc
             t1 = time.perf_counter()
             try:
                 graph.capture_end()
             except CaptureError as exc:
-                raise CaptureError(f"{scenario.path}: capture of {name!r}: {exc}", exc.cause) from exc
+                raise _capture_failure(scenario, name, exc) from exc
             if keep_graph:
                 graph.instantiate()
             t2 = time.perf_counter()
@@ -446,6 +443,26 @@ def load_record(directory: str = ".") -> dict:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _capture_failure(scenario, name: str, exc: BaseException) -> CaptureError:
+    """A CaptureError that says what went wrong in words, where, and what to do."""
+    from .diagnose import explain
+
+    cause = exc
+    while isinstance(cause, AccelgraphError) and (cause.__cause__ or getattr(cause, "cause", None)):
+        cause = getattr(cause, "cause", None) or cause.__cause__
+    diagnosis = explain(exc, str(scenario.path))
+    if diagnosis is not None:
+        if diagnosis.where is None:
+            step_name = "steps" if scenario.info.multi_graph else "step"
+            diagnosis.where = f"{scenario.path}:{scenario.info.line_of(step_name)}"
+        return CaptureError(f"capture of {name!r} failed: {diagnosis.line()}", cause)
+    if isinstance(exc, AccelgraphError):
+        detail = str(exc)
+    else:
+        detail = f"{_where(scenario, exc)}: {type(exc).__name__}: {_first_line(exc)}"
+    return CaptureError(f"capture of {name!r} failed: {detail}", cause)
 
 
 def _first_line(exc: BaseException) -> str:
