@@ -67,8 +67,11 @@ demo: $(VENV)/.installed
 	  $(VENV)/bin/accelgraph show tests/data/dumps/forkjoin_verbose.dot; \
 	fi
 
+# The venv's python where `make install` made one, else the system python3 with carried wheels
+# (the GPU machine, which has no network).
+BENCH_PY := $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 bench: $(GPU_SITE)/.installed
-	$(GPU_ENV) $(PYTHON) bench/run_all.py
+	$(GPU_ENV) $(BENCH_PY) bench/run_all.py
 
 lint: $(VENV)/.installed
 	$(VPY) -m ruff check accelgraph_cli tests bench scenarios
