@@ -246,9 +246,9 @@ def show(
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
-    from .loading import load_graph_file
+    from .dotparse import load_model
 
-    model = load_graph_file(file)
+    model = load_model(file)
     if json_out:
         print(json.dumps(model.to_json(), indent=2))
         return

@@ -117,7 +117,7 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     from .artifacts import safe_name, write_text_atomic
     from .diff import diff_models
     from .dotparse import parse_dot
-    from .loading import load_graph_file
+    from .dotparse import load_model
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []
@@ -130,7 +130,7 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
             if verdict == "none":
                 verdict = "new baseline"
             continue
-        difference = diff_models(load_graph_file(target), model)
+        difference = diff_models(load_model(target), model)
         if not difference.identical:
             verdict = "changed"
             lines.append(f"{captured.name}: graph drifted from {target}: {difference.summary_line()}")
