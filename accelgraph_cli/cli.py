@@ -381,3 +381,68 @@ def smoke(
         raise typer.Exit(130)
     if not all(r.ok for r in rows):
         raise typer.Exit(1)
+
+
+@app.command()
+def diff(
+    a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, or a "
+                            "scenario .py."),
+    b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="PARAM",
+                                     help="Parameter to leave out of matching and the report "
+                                     "(repeatable or comma-separated: grid,block,bytes...)."),
+    param: list[str] = typer.Option([], "--param", "-p", metavar="K=V",
+                                    help="Scenario parameter for both sides (scenarios only)."),
+    a_param: list[str] = typer.Option([], "--a-param", metavar="K=V",
+                                      help="Scenario parameter for side A only."),
+    b_param: list[str] = typer.Option([], "--b-param", metavar="K=V",
+                                      help="Scenario parameter for side B only."),
+    graph_name: str = typer.Option(None, "--graph", help="Which graph of a multi-graph "
+                                   "scenario (default: its only graph)."),
+    pool: str = POOL_OPTION,
+    error_mode: str = MODE_OPTION,
+    limit: int = typer.Option(20, "--limit", min=1, help="Most items listed per section."),
+    json_out: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
+) -> None:
+    """What changed between two CUDA graphs: nodes added, removed, changed; edges; shape.
+
+    Nodes are matched by what they do (kind, demangled kernel name, launch dimensions, bytes,
+    copy direction; never pointers) and where they sit in the graph, so renumbered dumps and
+    basic-vs-verbose dumps of one graph are identical. A scenario is captured first (GPU), so
+    `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`
+    shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read.
+    """
+    from .diff import diff_models
+    from .render_diff import render_diff
+
+    ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
+    side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
+    result = diff_models(side_a, side_b, ignore=ignored)
+    if json_out:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
+    raise typer.Exit(result.exit_code)
+
+
+def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
+    """A GraphModel for one side of a diff: a file is read; a scenario is captured."""
+    from .dotparse import load_model, parse_dot
+
+    if not path.endswith(".py"):
+        if params:
+            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not {path}")
+        return load_model(path)
+    from . import runner
+
+    scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode)
+    result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
+    graphs = {g.name: g for g in result.graphs}
+    if graph_name is None and len(graphs) > 1:
+        raise AccelgraphError(f"{path} captures {len(graphs)} graphs ({', '.join(graphs)}); "
+                              "pick one with --graph")
+    chosen = graphs.get(graph_name) if graph_name else next(iter(graphs.values()))
+    if chosen is None:
+        raise AccelgraphError(f"--graph {graph_name!r}: {path} has {', '.join(graphs)}")
+    return parse_dot(chosen.graph.debug_dot("verbose"), filename=f"{path} ({chosen.name})")

@@ -133,7 +133,7 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
         difference = diff_models(load_model(target), model)
         if not difference.identical:
             verdict = "changed"
-            lines.append(f"{captured.name}: graph drifted from {target}: {difference.summary_line()}")
+            lines.append(f"{captured.name}: graph drifted from {target}: {render_verdict(difference).plain}")
     return verdict, lines
 
 
