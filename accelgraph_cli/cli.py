@@ -142,6 +142,8 @@ def capture(
     """
     from . import artifacts, render_run, runner
 
+    if out is not None:
+        artifacts.ensure_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)

@@ -1,0 +1,131 @@
+"""Bad input, every verb: one clear line on stderr, the documented exit code, no traceback,
+no partial output file. Runs without a GPU (GPU verbs fail on bad input before needing one)."""
+
+import gzip
+
+import pytest
+
+from _paths import DUMPS, ROOT, SCENARIOS
+
+BAD = ROOT / "tests" / "bad_scenarios"
+
+
+def _one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one error line, got:\n{err}"
+    assert "Traceback" not in err
+    assert lines[0].startswith("accelgraph: error:"), lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    empty = tmp_path / "empty.dot"
+    empty.write_text("")
+    binary = tmp_path / "binary.dot"
+    binary.write_bytes(bytes(range(256)) * 8)
+    not_dot = tmp_path / "notes.dot"
+    not_dot.write_text("this is a shopping list, not a graph\n")
+    wrong_json = tmp_path / "model.json"
+    wrong_json.write_text('{"format": "accelgraph-model", "nodes": 3}')
+    broken_gz = tmp_path / "dump.dot.gz"
+    broken_gz.write_bytes(gzip.compress(b"digraph dot {")[:-8])
+    return {
+        "missing": tmp_path / "missing.dot",
+        "empty": empty,
+        "binary": binary,
+        "not dot": not_dot,
+        "wrong json": wrong_json,
+        "broken gzip": broken_gz,
+        "directory": tmp_path,
+    }
+
+
+@pytest.mark.parametrize("case", ["missing", "empty", "binary", "not dot", "wrong json",
+                                  "broken gzip", "directory"])
+@pytest.mark.parametrize("verb", ["show", "diff"])
+def test_unreadable_graph_files(cli, files, verb, case):
+    path = files[case]
+    args = [verb, path] if verb == "show" else [verb, path, path]
+    code, out, err = cli(*args)
+    assert code == 2, (code, out, err)
+    line = _one_line_error(err)
+    assert path.name in line
+
+
+def test_truncated_recorded_dump(cli, tmp_path):
+    source = DUMPS / "forkjoin_verbose.dot"
+    if not source.exists():
+        pytest.skip("recorded dumps not present (make fixtures on a GPU machine)")
+    text = source.read_text()
+    cut = tmp_path / "cut.dot"
+    cut.write_text(text[: len(text) // 2])
+    code, out, err = cli("show", cut)
+    assert code == 2
+    assert "cut.dot" in _one_line_error(err)
+
+
+SCENARIO_CASES = {
+    "syntax error": (BAD / "syntax_error.py", "syntax_error.py:"),
+    "no step": (BAD / "no_step.py", "no_step.py"),
+    "missing file": (ROOT / "nowhere.py", "nowhere.py"),
+    "not python": (SCENARIOS.parent / "README.md", "README.md"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCENARIO_CASES))
+@pytest.mark.parametrize("verb", ["capture", "replay", "dump", "smoke"])
+def test_bad_scenario_files(cli, tmp_path, verb, case):
+    path, words = SCENARIO_CASES[case]
+    if case in ("syntax error", "no step") and not path.exists():
+        pytest.skip(f"{path} not present")
+    args = {
+        "capture": ["capture", path],
+        "replay": ["replay", path],
+        "dump": ["dump", path, "--out", tmp_path / "g.dot"],
+        "smoke": ["smoke", path],
+    }[verb]
+    code, out, err = cli(*args)
+    if verb == "smoke" and case in ("syntax error", "no step", "not python"):
+        # smoke reports per scenario; without a GPU it stops first with exit 3.
+        assert code in (1, 3), (code, err)
+        return
+    assert code == 2, (code, out, err)
+    assert words in _one_line_error(err)
+    assert not (tmp_path / "g.dot").exists()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["replay", SCENARIOS / "saxpy.py", "--iters", "0"], "--iters"),
+        (["replay", SCENARIOS / "saxpy.py", "--iters", "-3"], "--iters"),
+        (["replay", SCENARIOS / "saxpy.py", "--rounds", "0"], "--rounds"),
+        (["replay", SCENARIOS / "saxpy.py", "--rtol", "-1"], "--rtol"),
+        (["capture", SCENARIOS / "saxpy.py", "--pool", "unified"], "--pool"),
+        (["capture", SCENARIOS / "saxpy.py", "--error-mode", "loose"], "relaxed"),
+        (["capture", SCENARIOS / "saxpy.py", "--param", "n=lots"], "n"),
+        (["capture", SCENARIOS / "saxpy.py", "--param", "nonsense=1"], "nonsense"),
+        (["dump", SCENARIOS / "saxpy.py", "--out", "g.dot", "--format", "pdf"], "--format"),
+        (["dump", SCENARIOS / "saxpy.py", "--out", "g.dot", "--flags", "everything"], "--flags"),
+        (["smoke", "--iters", "0"], "--iters"),
+        (["show", DUMPS / "x.dot", "--limit", "0"], "--limit"),
+        (["capture"], "SCENARIO"),
+        (["frobnicate"], "frobnicate"),
+    ],
+)
+def test_bad_options(cli, args, words):
+    code, out, err = cli(*args)
+    assert code == 2, (code, out, err)
+    assert words.lower() in _one_line_error(err).lower()
+
+
+def test_unwritable_out(cli, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    code, out, err = cli("capture", SCENARIOS / "saxpy.py", "--out", blocker / "sub")
+    assert code == 2
+    assert "a-file" in _one_line_error(err)
+    code, out, err = cli("dump", SCENARIOS / "saxpy.py", "--out", blocker / "sub" / "g.dot")
+    assert code == 2
+    assert "a-file" in _one_line_error(err)
