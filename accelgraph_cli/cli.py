@@ -185,9 +185,22 @@ def replay(
     checked = None
     if check and scen.info.has_outputs:
         checked = runner.check(result, steps=check_steps, rtol=rtol, atol=atol)
+    rounds_done = [0, 2 * rounds]
     with render_run.progress(_stdout(), "timing eager vs graph", enabled=not json_out) as tick:
-        eager, graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
-                                          on_progress=tick)
+
+        def progress(done, total):
+            rounds_done[:] = [done, total]
+            tick(done, total)
+
+        try:
+            eager, graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
+                                              on_progress=progress)
+        except KeyboardInterrupt:
+            verdict = "not run" if checked is None else ("ok" if checked.ok else "FAILED")
+            err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
+                              f"{rounds_done[1]} timed rounds (eager first, then graph); "
+                              f"check: {verdict}")
+            raise typer.Exit(130) from None
     report = runner.ReplayReport(eager, graph, checked, result)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
