@@ -46,11 +46,11 @@ def _walk(graph_handle, graph_ids) -> GraphModel:
         model_nodes.append(node)
     edges = []
     if nodes:
-        _, _, count = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, 0))
+        # CUDA 12 returns (from, to, count); CUDA 13 adds edge data: (from, to, data, count).
+        count = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, 0))[-1]
         if count:
-            sources, targets, count = _cuda.check(
-                "cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, count)
-            )
+            found = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, count))
+            sources, targets = found[0], found[1]
             edges = [(ids[int(a)], ids[int(b)]) for a, b in zip(sources[:count], targets[:count])]
     return GraphModel(nodes=model_nodes, edges=edges, source="live")
 
