@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 import typer
 from rich.console import Console
@@ -32,7 +31,7 @@ app = typer.Typer(
 err_console = Console(stderr=True, highlight=False)
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> "typer.Exit":
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise."""
     err_console.print(f"[bold red]accelgraph: error:[/] {message}", soft_wrap=True)
     return typer.Exit(code)
@@ -100,7 +99,8 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     Without a SCENARIO, the last capture recorded in this directory is used, with its
     parameters, pool and mode; options given now override them.
     """
-    from . import _cuda, runner, scenario as scenario_mod
+    from . import _cuda, runner
+    from . import scenario as scenario_mod
 
     if scenario_path is None:
         record = runner.load_record()
@@ -297,7 +297,8 @@ def dump(
     Captures with the same pool and mode options as `capture`, writes the file atomically and
     renders the graph in the terminal.
     """
-    from . import artifacts, graph as graph_mod, runner
+    from . import artifacts, runner
+    from . import graph as graph_mod
     from .dotparse import parse_dot
 
     if fmt not in DUMP_FORMATS:
@@ -363,7 +364,8 @@ def smoke(
     ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
     scenario in flight and still reports what ran.
     """
-    from . import _cuda, render_run, smoke as smoke_mod
+    from . import _cuda, render_run
+    from . import smoke as smoke_mod
     from .artifacts import ensure_folder, write_text_atomic
 
     files = smoke_mod.discover(paths or ["scenarios"])

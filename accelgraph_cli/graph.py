@@ -271,7 +271,7 @@ class Graph:
                 pools.release(self._pool)
                 self._pool = None
 
-    def __enter__(self) -> "Graph":
+    def __enter__(self) -> Graph:
         """Synchronize the device, then begin capture on the current stream."""
         cupy = _cuda.require_cuda()
         # As the reference does: no earlier work may still be in flight when capture starts.

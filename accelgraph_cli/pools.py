@@ -26,7 +26,7 @@ from . import _cuda
 POOL_KINDS = ("private", "async")
 
 _serial = itertools.count(1)
-_registry: dict[tuple[int, int], "GraphPool"] = {}
+_registry: dict[tuple[int, int], GraphPool] = {}
 _lock = threading.Lock()
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,10 +124,7 @@ def _call_step(scenario, name, step) -> None:
     except AccelgraphError:
         raise
     except Exception as exc:
-        raise AccelgraphError(
-            f"{_where(scenario, exc)}: step {name!r} raised {type(exc).__name__}: "
-            f"{_first_line(exc)}"
-        ) from exc
+        raise scenario.error_from(exc, f"step {name!r}") from exc
 
 
 def capture(
@@ -461,20 +457,5 @@ def _capture_failure(scenario, name: str, exc: BaseException) -> CaptureError:
     if isinstance(exc, AccelgraphError):
         detail = str(exc)
     else:
-        detail = f"{_where(scenario, exc)}: {type(exc).__name__}: {_first_line(exc)}"
+        detail = str(scenario.error_from(exc, f"step {name!r}"))
     return CaptureError(f"capture of {name!r} failed: {detail}", cause)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else ""
-
-
-def _where(scenario, exc: BaseException) -> str:
-    """file:line of the innermost frame of the scenario file in the exception's traceback."""
-    path = os.path.abspath(str(scenario.path))
-    where = str(scenario.path)
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) == path:
-            where = f"{scenario.path}:{frame.lineno}"
-    return where

@@ -116,8 +116,8 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 
     from .artifacts import safe_name, write_text_atomic
     from .diff import diff_models
-    from .dotparse import parse_dot
-    from .dotparse import load_model
+    from .dotparse import load_model, parse_dot
+    from .render_diff import render_verdict
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []
@@ -133,7 +133,8 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
         difference = diff_models(load_model(target), model)
         if not difference.identical:
             verdict = "changed"
-            lines.append(f"{captured.name}: graph drifted from {target}: {render_verdict(difference).plain}")
+            verdict_line = render_verdict(difference).plain
+            lines.append(f"{captured.name}: graph drifted from {target}: {verdict_line}")
     return verdict, lines
 
 

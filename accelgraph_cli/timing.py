@@ -21,7 +21,7 @@ class Stat:
     values: list[float]
 
     @classmethod
-    def of(cls, values: list[float]) -> "Stat":
+    def of(cls, values: list[float]) -> Stat:
         return cls(statistics.median(values), min(values), max(values), list(values))
 
     @property

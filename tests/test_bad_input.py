@@ -4,7 +4,6 @@ no partial output file. Runs without a GPU (GPU verbs fail on bad input before n
 import gzip
 
 import pytest
-
 from _paths import DUMPS, ROOT, SCENARIOS
 
 BAD = ROOT / "tests" / "bad_scenarios"

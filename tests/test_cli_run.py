@@ -2,7 +2,6 @@
 before any GPU is needed; a good scenario ends in one line saying what works without one."""
 
 import pytest
-
 from _paths import ROOT, SCENARIOS, requires_no_gpu
 
 BAD = ROOT / "tests" / "bad_scenarios"

@@ -4,8 +4,8 @@ import re
 
 import pytest
 import typer
-
 from _paths import ROOT
+
 from accelgraph_cli.cli import app
 
 README = (ROOT / "README.md").read_text()

@@ -3,8 +3,8 @@
 from xml.etree import ElementTree
 
 import pytest
-
 from _paths import SCENARIOS, requires_no_gpu
+
 from accelgraph_cli.errors import AccelgraphError
 from accelgraph_cli.smoke import SmokeRow, discover, junit_xml
 
