@@ -1,0 +1,294 @@
+"""Rendering a GraphDiff in the terminal with rich: the changes first, long runs collapsed.
+
+Order of the output: a one-line verdict with the counts; a table of the numbers that moved
+(nodes per kind, edges, levels, max width, critical path) with deltas; then the changed
+nodes (param: old -> new), the added nodes, the removed nodes, and the edges rewired
+between matched nodes. Nodes that look the same are listed once with "× N" — 300 added
+copies of one kernel are one line. Every list stops at ``limit`` lines with "… N more".
+
+Like render.py, this returns renderables and leaves width and colour to the caller's
+Console; markers (+ - ~) carry the meaning, colour only repeats it, so piped output reads
+the same.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from .diff import GraphDiff, NodeChange
+from .model import GraphModel, Node
+from .render import format_bytes, kind_style, node_detail, node_name, short_id
+
+# Default number of lines per list (changed / added / removed / edges).
+DEFAULT_LIMIT = 20
+
+# How many node ids a collapsed line names before it elides the rest.
+_IDS_SHOWN = 3
+
+_ADDED_STYLE = "green"
+_REMOVED_STYLE = "red"
+_CHANGED_STYLE = "yellow"
+
+
+def render_diff(
+    diff: GraphDiff,
+    limit: int | None = DEFAULT_LIMIT,
+    label_a: str | None = None,
+    label_b: str | None = None,
+):
+    """The whole diff as one renderable: verdict, numbers, then changed/added/removed/edges.
+
+    ``limit`` caps each list (None: no cap); ``label_a``/``label_b`` name the inputs (file
+    names, scenarios) in the heading. Identical graphs render as the verdict and the table.
+    """
+    parts: list = []
+    if label_a or label_b:
+        heading = Table.grid(padding=(0, 1))
+        heading.add_column(style="bold", no_wrap=True)
+        heading.add_column(overflow="fold")
+        heading.add_row("A", label_a or "")
+        heading.add_row("B", label_b or "")
+        parts.append(heading)
+    parts.append(render_verdict(diff))
+    parts.append(render_numbers(diff))
+    parts.extend(_change_sections(diff, limit, depth=0))
+    return Group(*parts)
+
+
+def render_verdict(diff: GraphDiff) -> Text:
+    """One line: "identical" with the sizes, or the counts of each kind of change."""
+    if diff.identical:
+        text = Text("identical", style="bold green")
+        text.append(
+            f": {diff.stats_a.nodes:,} nodes and {diff.stats_a.edges:,} edges match" + _ignore_note(diff)
+        )
+        return text
+    text = Text("different", style="bold yellow")
+    text.append(": ")
+    pieces = [
+        (f"+{len(diff.added):,} added", _ADDED_STYLE),
+        (f"-{len(diff.removed):,} removed", _REMOVED_STYLE),
+        (f"~{len(diff.changed):,} changed", _CHANGED_STYLE),
+        (f"{diff.unchanged:,} unchanged", ""),
+    ]
+    for i, (piece, style) in enumerate(pieces):
+        if i:
+            text.append(" · ")
+        text.append(piece, style=style)
+    if diff.edges_added or diff.edges_removed:
+        added, removed = len(diff.edges_added), len(diff.edges_removed)
+        text.append(f" · edges +{added:,} -{removed:,} between matched nodes")
+    text.append(_ignore_note(diff))
+    return text
+
+
+def _ignore_note(diff: GraphDiff) -> str:
+    return f" (ignoring {', '.join(sorted(diff.ignore))})" if diff.ignore else ""
+
+
+def render_numbers(diff: GraphDiff) -> Table:
+    """Nodes (and per kind), edges, levels, max width, critical path: A, B and the delta."""
+    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2), header_style="bold")
+    table.add_column("", no_wrap=True)
+    table.add_column("A", justify="right", no_wrap=True)
+    table.add_column("B", justify="right", no_wrap=True)
+    table.add_column("Δ", justify="right", no_wrap=True)
+    sa, sb = diff.stats_a, diff.stats_b
+    table.add_row("nodes", f"{sa.nodes:,}", f"{sb.nodes:,}", _delta(sa.nodes, sb.nodes))
+    for kind, (count_a, count_b) in diff.kind_deltas().items():
+        table.add_row(
+            Text("  " + kind, style=kind_style(kind)),
+            f"{count_a:,}",
+            f"{count_b:,}",
+            _delta(count_a, count_b),
+        )
+    for name, value_a, value_b in (
+        ("edges", sa.edges, sb.edges),
+        ("levels", sa.levels, sb.levels),
+        ("max width", sa.max_width, sb.max_width),
+        ("critical path", sa.critical_path, sb.critical_path),
+    ):
+        table.add_row(name, f"{value_a:,}", f"{value_b:,}", _delta(value_a, value_b))
+    return table
+
+
+def _delta(a: int, b: int) -> Text:
+    if a == b:
+        return Text("")
+    return Text(f"{b - a:+,}", style="bold " + (_ADDED_STYLE if b > a else _REMOVED_STYLE))
+
+
+# ------------------------------------------------------------------ node listings
+
+
+def _change_sections(diff: GraphDiff, limit: int | None, depth: int) -> list:
+    parts: list = []
+    if diff.changed:
+        parts.append(_heading(f"Changed ({len(diff.changed):,})", _CHANGED_STYLE))
+        parts.extend(_changed_rows(diff, limit, depth))
+    if diff.added:
+        parts.append(_heading(f"Added ({len(diff.added):,})", _ADDED_STYLE))
+        parts.append(_node_groups(diff.b, diff.added, "+", _ADDED_STYLE, limit))
+    if diff.removed:
+        parts.append(_heading(f"Removed ({len(diff.removed):,})", _REMOVED_STYLE))
+        parts.append(_node_groups(diff.a, diff.removed, "-", _REMOVED_STYLE, limit))
+    if diff.edges_added or diff.edges_removed:
+        parts.append(
+            _heading(
+                f"Edges between matched nodes (+{len(diff.edges_added):,} -{len(diff.edges_removed):,})",
+                "bold",
+            )
+        )
+        parts.append(_edge_rows(diff, limit))
+    return parts
+
+
+def _heading(title: str, style: str) -> Text:
+    return Text("\n" + title, style="bold " + style if style != "bold" else "bold")
+
+
+def _listing_table() -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)  # marker
+    table.add_column(justify="right", no_wrap=True)  # "300 ×"
+    table.add_column(no_wrap=True)  # kind
+    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=10)  # name + detail
+    table.add_column(no_wrap=True, overflow="ellipsis", style="dim")  # ids
+    return table
+
+
+def _describe(node: Node) -> str:
+    name = node_name(node)
+    detail = node_detail(node)
+    return f"{name} {detail}".strip() if name else detail
+
+
+def _ids_text(ids: list[str]) -> str:
+    shorts = [short_id(i) for i in ids]
+    if len(shorts) <= _IDS_SHOWN:
+        return ", ".join(shorts)
+    return f"{shorts[0]}, {shorts[1]} … {shorts[-1]}"
+
+
+def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit):
+    """Nodes grouped by what they look like (kind, name, launch/size), first seen first."""
+    groups: dict[tuple, list[str]] = {}
+    for node_id in node_ids:
+        node = model.node(node_id)
+        groups.setdefault((node.kind, _describe(node)), []).append(node_id)
+    table = _listing_table()
+    items = list(groups.items())
+    shown = _cap(items, limit)
+    for (kind, description), ids in shown:
+        table.add_row(
+            Text(marker, style=style),
+            f"{len(ids):,} ×" if len(ids) > 1 else "",
+            Text(kind, style=kind_style(kind)),
+            description,
+            _ids_text(ids),
+        )
+    _more_row(table, len(items) - len(shown), columns=5)
+    return table
+
+
+def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
+    """Changed nodes grouped by identical change; nested child-graph diffs indented below."""
+    groups: dict[tuple, list[NodeChange]] = {}
+    for change in diff.changed:
+        key = (
+            change.kind,
+            change.name,
+            tuple(sorted((k, repr(v)) for k, v in change.params.items())),
+            id(change) if change.child is not None else None,  # child diffs stay separate
+        )
+        groups.setdefault(key, []).append(change)
+    items = list(groups.values())
+    shown = _cap(items, limit)
+    out: list = []
+    table = _listing_table()
+    for changes in shown:
+        first = changes[0]
+        node = diff.a.node(first.a_id)
+        what = Text(node_name(node) or "")
+        for key, (old, new) in sorted(first.params.items()):
+            what.append(f"  {key} ")
+            what.append(_value_text(key, old), style=_REMOVED_STYLE)
+            what.append(" -> ")
+            what.append(_value_text(key, new), style=_ADDED_STYLE)
+        if first.child is not None:
+            what.append("  child graph: ")
+            what.append_text(render_verdict(first.child))
+        ids = [f"{short_id(c.a_id)}->{short_id(c.b_id)}" for c in changes]
+        table.add_row(
+            Text("~", style=_CHANGED_STYLE),
+            f"{len(changes):,} ×" if len(changes) > 1 else "",
+            Text(first.kind, style=kind_style(first.kind)),
+            what,
+            ", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
+        )
+        if first.child is not None and depth < 3:
+            # Flush what is listed so far, then the nested diff indented under its node.
+            out.append(table)
+            nested = _change_sections(first.child, limit, depth + 1)
+            out.append(Padding(Group(*nested), (0, 0, 0, 4)))
+            table = _listing_table()
+    _more_row(table, len(items) - len(shown), columns=5)
+    if table.row_count:
+        out.append(table)
+    return out
+
+
+def _edge_rows(diff: GraphDiff, limit: int | None) -> Table:
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    rows = [("+", _ADDED_STYLE, diff.b, edge) for edge in diff.edges_added]
+    rows += [("-", _REMOVED_STYLE, diff.a, edge) for edge in diff.edges_removed]
+    shown = _cap(rows, limit)
+    for marker, style, model, (src, dst) in shown:
+        text = Text()
+        text.append_text(_edge_end(model, src))
+        text.append(" -> ")
+        text.append_text(_edge_end(model, dst))
+        side = "B" if model is diff.b else "A"
+        text.append(f"  (ids of {side})", style="dim")
+        table.add_row(Text(marker, style=style), text)
+    _more_row(table, len(rows) - len(shown), columns=2)
+    return table
+
+
+def _edge_end(model: GraphModel, node_id: str) -> Text:
+    node = model.node(node_id)
+    text = Text(short_id(node_id) + " ", style="bold")
+    text.append(node.kind, style=kind_style(node.kind))
+    name = node_name(node, max_len=40)
+    if name:
+        text.append(" " + name)
+    return text
+
+
+def _cap(items: list, limit: int | None) -> list:
+    if limit is None or len(items) <= limit:
+        return items
+    return items[: max(limit, 0)]
+
+
+def _more_row(table: Table, hidden: int, columns: int) -> None:
+    if hidden > 0:
+        cells = [""] * columns
+        cells[min(3, columns - 1)] = Text(f"… {hidden:,} more", style="dim")
+        table.add_row(*cells)
+
+
+def _value_text(key: str, value) -> str:
+    """A parameter value as a user reads it: dims "(8,4,4)" or "8", sizes in bytes and KiB."""
+    if isinstance(value, tuple):
+        if len(value) == 3 and value[1:] == (1, 1):
+            return str(value[0])
+        return "(" + ",".join(str(v) for v in value) + ")"
+    if key == "bytes" and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,} B" if value < 1024 else f"{value:,} B ({format_bytes(value)})"
+    return str(value)

@@ -1,0 +1,780 @@
+"""`accelgraph diff`'s core: structural matching (diff.py) and its rendering (render_diff.py).
+
+Two tiers. Unit tests build GraphModels in Python to pin the matching rules down with
+answers known by construction. Fixture tests read DOT dumps recorded on the GPU
+(tests/data/dumps, written by `make fixtures`) and check the promises on real CUDA output:
+a dump diffs identical with itself, with its basic/verbose twin and with a renumbered copy,
+and mutated copies (made here from the parsed recorded model) give exactly the expected
+added/removed/changed counts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from accelgraph_cli.diff import DIFF_JSON_FORMAT, align, diff_models, param_changes
+from accelgraph_cli.errors import EXIT_FAILED, EXIT_OK
+from accelgraph_cli.model import GraphModel, Node
+from accelgraph_cli.render_diff import render_diff
+
+DUMPS = Path(__file__).parent / "data" / "dumps"
+READY = DUMPS / "READY"
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+def kernel(i: int, name: str = "cupy_add", **params) -> Node:
+    """A kernel node as the parser makes them (pointers/handles under ptr_/handle_ keys)."""
+    base = {
+        "grid": (4, 1, 1),
+        "block": (256, 1, 1),
+        "shared_mem": 0,
+        "ptr_kernel_params": hex(0x7F0000000000 + 64 * i),  # differs per capture: ignored
+        "handle_func": hex(0x55550000 + i),
+    }
+    base.update(params)
+    return Node(f"graph_0_node_{i}", "kernel", name, base, topo_id=i)
+
+
+def chain_model(n: int, names=("cupy_add", "cupy_multiply")) -> GraphModel:
+    """n kernels in one chain, names cycling through ``names``."""
+    nodes = [kernel(i, names[i % len(names)]) for i in range(n)]
+    edges = [(nodes[i].id, nodes[i + 1].id) for i in range(n - 1)]
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def fork_join_model(layers: int = 2, branches: int = 3) -> GraphModel:
+    """init -> per layer: `branches` parallel (multiply -> sqrt) -> one accumulate each."""
+    nodes: list[Node] = []
+    edges: list[tuple[str, str]] = []
+
+    def add(name: str) -> str:
+        node = kernel(len(nodes), name)
+        nodes.append(node)
+        return node.id
+
+    previous = add("init")
+    for _ in range(layers):
+        ends = []
+        for _ in range(branches):
+            head = add("cupy_multiply")
+            edges.append((previous, head))
+            tail = add("cupy_sqrt")
+            edges.append((head, tail))
+            ends.append(tail)
+        join = add("cupy_add")
+        edges.extend((end, join) for end in ends)
+        previous = join
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def clone(model: GraphModel) -> GraphModel:
+    """A deep copy with the same ids (mutations in tests must not touch the original)."""
+    return GraphModel(copy.deepcopy(model.nodes), list(model.edges), source=model.source)
+
+
+def renumbered(model: GraphModel, seed: int = 0) -> GraphModel:
+    """The same graph with node ids permuted and nodes/edges in a shuffled order; pointers
+    and handles re-drawn, as in a second capture. Child graphs are renumbered too."""
+    rng = random.Random(seed)
+    ids = [node.id for node in model.nodes]
+    shuffled = ids[:]
+    rng.shuffle(shuffled)
+    new_id = dict(zip(ids, shuffled))
+    nodes = []
+    for node in model.nodes:
+        params = {
+            k: (hex(rng.randrange(1 << 40)) if k.startswith(("ptr_", "handle_")) else v)
+            for k, v in node.params.items()
+        }
+        child = renumbered(node.child, seed + 1) if node.child is not None else None
+        nodes.append(Node(new_id[node.id], node.kind, node.name, params, child, node.topo_id))
+    rng.shuffle(nodes)
+    edges = [(new_id[s], new_id[d]) for s, d in model.edges]
+    rng.shuffle(edges)
+    return GraphModel(nodes, edges, source=model.source)
+
+
+def without_params(model: GraphModel) -> GraphModel:
+    """What a basic dump knows of a graph: kinds and names, no launch dims or sizes."""
+    nodes = [Node(n.id, n.kind, n.name, {}, n.child, n.topo_id) for n in model.nodes]
+    return GraphModel(nodes, list(model.edges), source="dot-basic")
+
+
+def remove_node(model: GraphModel, node_id: str) -> GraphModel:
+    """A copy without ``node_id``; its parents are connected to its children (as a capture
+    that skips one launch records it)."""
+    parents, children = model.parents(node_id), model.children(node_id)
+    out = clone(model)
+    out.nodes = [n for n in out.nodes if n.id != node_id]
+    out.edges = [e for e in out.edges if node_id not in e]
+    out.edges += [(p, c) for p in parents for c in children if (p, c) not in out.edges]
+    out.invalidate()
+    return out
+
+
+def set_param(model: GraphModel, node_id: str, key: str, value) -> GraphModel:
+    out = clone(model)
+    out.node(node_id).params[key] = value
+    return out
+
+
+def insert_after(model: GraphModel, node_id: str, copies: list[Node]) -> GraphModel:
+    """A copy with ``copies`` chained in right after ``node_id`` (before its children)."""
+    out = clone(model)
+    children = out.children(node_id)
+    out.edges = [e for e in out.edges if e[0] != node_id]
+    previous = node_id
+    for k, template in enumerate(copies):
+        node = copy.deepcopy(template)
+        node.id = f"inserted_{k}"
+        out.nodes.append(node)
+        out.edges.append((previous, node.id))
+        previous = node.id
+    out.edges += [(previous, c) for c in children]
+    out.invalidate()
+    return out
+
+
+def branch_chain(model: GraphModel, tail: str) -> list[str]:
+    """The simple chain ending at ``tail``: walk up while each node has one parent whose only
+    child it is. Returns ids from head to tail."""
+    chain = [tail]
+    while True:
+        parents = model.parents(chain[-1])
+        if len(parents) != 1 or len(model.children(parents[0])) != 1:
+            break
+        chain.append(parents[0])
+    chain.reverse()
+    return chain
+
+
+def add_parallel_branch(model: GraphModel, join: str) -> tuple[GraphModel, int]:
+    """Duplicate the branch that ends in join's first parent, as one more parallel branch
+    (same predecessors, same join). Returns the copy and the number of nodes added."""
+    branch = branch_chain(model, model.parents(join)[0])
+    heads_parents = model.parents(branch[0])
+    out = clone(model)
+    new_ids = {node_id: f"extra_{k}" for k, node_id in enumerate(branch)}
+    for node_id in branch:
+        node = copy.deepcopy(model.node(node_id))
+        node.id = new_ids[node_id]
+        out.nodes.append(node)
+    out.edges += [(p, new_ids[branch[0]]) for p in heads_parents]
+    out.edges += [(new_ids[a], new_ids[b]) for a, b in pairwise(branch)]
+    out.edges.append((new_ids[branch[-1]], join))
+    out.invalidate()
+    return out, len(branch)
+
+
+def serialise_branches(model: GraphModel, join: str) -> tuple[GraphModel, int, int]:
+    """Run the branch ending in join's second parent after the one ending in its first:
+    first tail -> second head replaces (predecessors -> second head) and (first tail -> join).
+    Returns the copy and the numbers of edges added and removed."""
+    first_tail, second_tail = model.parents(join)[:2]
+    second_head = branch_chain(model, second_tail)[0]
+    dropped = [(p, second_head) for p in model.parents(second_head)] + [(first_tail, join)]
+    out = clone(model)
+    out.edges = [e for e in out.edges if e not in dropped] + [(first_tail, second_head)]
+    out.invalidate()
+    return out, 1, len(dropped)
+
+
+def counts(diff) -> tuple[int, int, int, int, int]:
+    return (
+        len(diff.added),
+        len(diff.removed),
+        len(diff.changed),
+        len(diff.edges_added),
+        len(diff.edges_removed),
+    )
+
+
+def text_of(renderable, width: int = 100) -> str:
+    console = Console(width=width, force_terminal=False, no_color=True, record=True)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+# ---------------------------------------------------------------- identical graphs
+
+
+@pytest.mark.parametrize(
+    "model",
+    [chain_model(1), chain_model(50), fork_join_model(3, 4), GraphModel([], [])],
+    ids=["one-node", "chain", "fork-join", "empty"],
+)
+def test_a_graph_is_identical_to_itself_and_to_a_renumbered_copy(model):
+    for other in (model, clone(model), renumbered(model, 1), renumbered(model, 2)):
+        diff = diff_models(model, other)
+        assert diff.identical, counts(diff)
+        assert diff.exit_code == EXIT_OK
+        assert len(diff.matches) == len(model.nodes)
+        assert counts(diff) == (0, 0, 0, 0, 0)
+
+
+def test_pointers_and_handles_never_make_a_difference():
+    a = chain_model(20)
+    b = clone(a)
+    for node in b.nodes:
+        node.params["ptr_kernel_params"] = "0xdeadbeef"
+        node.params["handle_func"] = "0x1"
+    assert diff_models(a, b).identical
+
+
+def test_detail_missing_on_one_side_is_not_a_change():
+    # A basic dump has kinds and names only; the verbose dump of the same graph has them all.
+    verbose = fork_join_model(2, 3)
+    basic = without_params(verbose)
+    assert diff_models(basic, verbose).identical
+    assert diff_models(verbose, renumbered(basic)).identical
+    # A parameter that is None on one side counts as missing too.
+    partial = clone(verbose)
+    partial.nodes[3].params["grid"] = None
+    del partial.nodes[4].params["block"]
+    assert diff_models(verbose, partial).identical
+
+
+def test_missing_detail_does_not_hide_a_real_change_next_to_it():
+    a = chain_model(10)
+    b = without_params(a)
+    b.nodes[4].params = {"shared_mem": 1024}  # the one param both sides know, and it differs
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    assert diff.changed[0].params == {"shared_mem": (0, 1024)}
+
+
+# ------------------------------------------------------------------- known changes
+
+
+def test_one_kernel_with_a_different_grid_is_changed_with_old_and_new():
+    a = chain_model(200)
+    b = set_param(a, "graph_0_node_117", "grid", (8, 2, 1))
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    change = diff.changed[0]
+    assert (change.a_id, change.b_id) == ("graph_0_node_117", "graph_0_node_117")
+    assert change.kind == "kernel" and change.name == "cupy_multiply"
+    assert change.params == {"grid": ((4, 1, 1), (8, 2, 1))}
+    assert not diff.identical and diff.exit_code == EXIT_FAILED
+
+
+def test_a_changed_grid_is_found_in_a_renumbered_copy_too():
+    a = fork_join_model(4, 3)
+    b = renumbered(set_param(a, "graph_0_node_9", "grid", (64, 1, 1)), seed=5)
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    change = diff.changed[0]
+    # The three branches of a layer are interchangeable: any of its sqrt kernels is right.
+    assert change.a_id in {"graph_0_node_9", "graph_0_node_11", "graph_0_node_13"}
+    assert b.node(change.b_id).params["grid"] == (64, 1, 1)
+    assert change.params == {"grid": ((4, 1, 1), (64, 1, 1))}
+
+
+def test_sibling_whose_params_changed_keeps_its_partner():
+    # Three look-alike branches; two get new grids. Each must pair with its own original.
+    a = fork_join_model(1, 3)
+    b = set_param(set_param(a, "graph_0_node_1", "grid", (8, 1, 1)), "graph_0_node_3", "block", (128, 1, 1))
+    diff = diff_models(a, b)
+    assert {(c.a_id, c.b_id) for c in diff.changed} == {
+        ("graph_0_node_1", "graph_0_node_1"),
+        ("graph_0_node_3", "graph_0_node_3"),
+    }
+    assert counts(diff) == (0, 0, 2, 0, 0)
+
+
+def test_ignore_leaves_a_parameter_out_of_matching_and_report():
+    a = chain_model(100)
+    b = clone(a)
+    for node in b.nodes:  # a size sweep: every kernel's grid doubles
+        node.params["grid"] = (8, 1, 1)
+    b.nodes[10].params["shared_mem"] = 512
+    swept = diff_models(a, b)
+    assert counts(swept) == (0, 0, 100, 0, 0)
+    ignoring = diff_models(a, b, ignore={"grid"})
+    assert counts(ignoring) == (0, 0, 1, 0, 0)
+    assert ignoring.changed[0].params == {"shared_mem": (0, 512)}
+    assert diff_models(a, b, ignore={"grid", "shared_mem"}).identical
+
+
+def test_one_node_removed_from_a_chain():
+    a = chain_model(300)
+    b = remove_node(a, "graph_0_node_150")
+    diff = diff_models(a, b)
+    assert diff.removed == ["graph_0_node_150"]
+    # The bypass edge 149 -> 151 is new between matched nodes.
+    assert diff.edges_added == [("graph_0_node_149", "graph_0_node_151")]
+    assert counts(diff) == (0, 1, 0, 1, 0)
+    assert diff.stats_b.critical_path - diff.stats_a.critical_path == -1
+
+
+def test_chain_lengthened_by_k_nodes():
+    a = chain_model(400, names=("cupy_add",))
+    k = 37
+    b = insert_after(a, "graph_0_node_399", [a.nodes[0]] * k)
+    diff = diff_models(a, b)
+    assert counts(diff) == (k, 0, 0, 0, 0)
+    assert set(diff.added) == {f"inserted_{i}" for i in range(k)}
+    assert diff.to_json()["delta"]["critical_path"] == k
+
+
+def test_different_nodes_inserted_in_the_middle():
+    a = chain_model(400)
+    memcpy = Node("m", "memcpy", None, {"direction": "DtoH", "bytes": 4096})
+    b = insert_after(a, "graph_0_node_200", [memcpy, memcpy])
+    diff = diff_models(a, b)
+    assert sorted(diff.added) == ["inserted_0", "inserted_1"]
+    assert diff.edges_removed == [("graph_0_node_200", "graph_0_node_201")]
+    assert counts(diff) == (2, 0, 0, 0, 1)
+    assert diff.to_json()["delta"]["kinds"] == {"memcpy": 2}
+
+
+def test_parallel_branch_added():
+    a = fork_join_model(3, 3)
+    join = "graph_0_node_14"  # the join of the second layer
+    b, added = add_parallel_branch(a, join)
+    diff = diff_models(a, b)
+    assert added == 2
+    assert counts(diff) == (2, 0, 0, 0, 0)
+    assert diff.stats_b.max_width == diff.stats_a.max_width + 1
+
+
+def test_parallel_branches_serialised():
+    a = fork_join_model(3, 3)
+    b, edges_added, edges_removed = serialise_branches(a, "graph_0_node_14")
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 0, edges_added, edges_removed)
+    assert diff.stats_b.critical_path == diff.stats_a.critical_path + 2
+
+
+def test_one_hundred_nodes_added_and_removed_at_once():
+    a = chain_model(3000)
+    b = clone(a)
+    for i in range(1000, 1100):  # renamed kernels: 100 removed, 100 added
+        b.nodes[i].name = "other_kernel"
+    diff = diff_models(a, b)
+    assert counts(diff)[:3] == (100, 100, 0)
+
+
+def test_memcpy_size_and_direction_changes():
+    nodes = [
+        kernel(0),
+        Node("graph_0_node_1", "memcpy", None, {"direction": "HtoD", "bytes": 4096, "ptr_src": "0x1"}),
+        kernel(2),
+    ]
+    a = GraphModel(nodes, [("graph_0_node_0", "graph_0_node_1"), ("graph_0_node_1", "graph_0_node_2")])
+    b = set_param(set_param(a, "graph_0_node_1", "bytes", 8192), "graph_0_node_1", "direction", "DtoD")
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    assert diff.changed[0].params == {"bytes": (4096, 8192), "direction": ("HtoD", "DtoD")}
+    assert param_changes(a.node("graph_0_node_1"), b.node("graph_0_node_1"), frozenset({"bytes"})) == {
+        "direction": ("HtoD", "DtoD")
+    }
+
+
+def test_child_graphs_are_diffed_recursively():
+    def with_child(inner: GraphModel) -> GraphModel:
+        parent = chain_model(3)
+        parent.nodes.append(Node("graph_0_node_3", "graph", None, {}, child=inner))
+        parent.edges.append(("graph_0_node_2", "graph_0_node_3"))
+        return parent
+
+    inner = chain_model(5)
+    a = with_child(inner)
+    assert diff_models(a, with_child(renumbered(inner))).identical
+    changed_inner = set_param(inner, "graph_0_node_2", "block", (512, 1, 1))
+    diff = diff_models(a, with_child(changed_inner))
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    change = diff.changed[0]
+    assert change.kind == "graph" and change.params == {}
+    assert counts(change.child) == (0, 0, 1, 0, 0)
+    assert change.child.changed[0].params == {"block": ((256, 1, 1), (512, 1, 1))}
+    nested = diff.to_json()["changed"][0]["child"]
+    assert nested["changed"][0]["params"] == {"block": {"old": [256, 1, 1], "new": [512, 1, 1]}}
+
+
+def test_unrelated_graphs_diff_into_added_and_removed():
+    a = chain_model(50, names=("alpha",))
+    b = chain_model(40, names=("beta",))
+    diff = diff_models(a, b)
+    assert counts(diff) == (40, 50, 0, 0, 0)
+    assert diff.to_json()["delta"]["nodes"] == -10
+
+
+def test_generic_dot_with_a_cycle_is_matched_structurally():
+    # DOT that is not CUDA's may hold cycles; the order is then restarted on the cycle.
+    nodes = [Node(f"x{i}", "unknown", f"label{i % 2}") for i in range(5)]
+    edges = [("x0", "x1"), ("x1", "x2"), ("x2", "x0"), ("x3", "x4")]
+    a = GraphModel(nodes, edges, source="dot-generic")
+    b = GraphModel(list(reversed(copy.deepcopy(nodes))), list(reversed(edges)), source="dot-generic")
+    assert diff_models(a, b).identical
+    b.edges.append(("x4", "x0"))
+    b.invalidate()
+    assert counts(diff_models(a, b)) == (0, 0, 0, 1, 0)
+
+
+# ---------------------------------------------------------------- the JSON form
+
+
+def test_to_json_is_stable_and_complete():
+    a = fork_join_model(2, 2)
+    b = remove_node(set_param(a, "graph_0_node_1", "grid", (2, 1, 1)), "graph_0_node_4")
+    document = diff_models(a, b).to_json()
+    assert json.loads(json.dumps(document)) == document  # plain JSON types only
+    assert document["format"] == DIFF_JSON_FORMAT and document["version"] == 1
+    assert list(document) == [
+        "format",
+        "version",
+        "identical",
+        "ignore",
+        "summary",
+        "a",
+        "b",
+        "delta",
+        "changed",
+        "added",
+        "removed",
+        "edges_added",
+        "edges_removed",
+    ]
+    assert document["identical"] is False
+    assert document["summary"] == {
+        "added": 0,
+        "removed": 1,
+        "changed": 1,
+        "unchanged": 9,
+        "edges_added": 1,
+        "edges_removed": 0,  # the bypass 3 -> 5 of the removed node 4
+    }
+    assert document["changed"] == [
+        {
+            "a": "graph_0_node_1",
+            "b": "graph_0_node_1",
+            "kind": "kernel",
+            "name": "cupy_multiply",
+            "params": {"grid": {"old": [4, 1, 1], "new": [2, 1, 1]}},
+        }
+    ]
+    removed = document["removed"][0]
+    assert removed["id"] == "graph_0_node_4" and removed["kind"] == "kernel"
+    assert "ptr_kernel_params" not in removed["params"] and removed["params"]["grid"] == [4, 1, 1]
+    assert document["edges_added"] == [["graph_0_node_3", "graph_0_node_5"]]
+    assert document["a"] == {
+        "nodes": 11,
+        "edges": 12,
+        "levels": 7,
+        "max_width": 2,
+        "critical_path": 7,
+        "kinds": {"kernel": 11},
+    }
+    assert document["delta"] == {
+        "nodes": -1,
+        "edges": -1,
+        "levels": 0,
+        "max_width": 0,
+        "critical_path": 0,
+        "kinds": {"kernel": -1},
+    }
+    matches = diff_models(a, b).to_json(include_matches=True)["matches"]
+    assert len(matches) == 10 and ["graph_0_node_0", "graph_0_node_0"] in matches
+
+
+# ------------------------------------------------------------------------ align
+
+
+def _lcs_length(a: list, b: list) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        previous_diagonal, row[0] = 0, 0
+        for j, y in enumerate(b, 1):
+            previous_diagonal, row[j] = (
+                row[j],
+                (previous_diagonal + 1 if x == y else max(row[j], row[j - 1])),
+            )
+    return row[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), max_size=30),
+    st.lists(st.integers(0, 3), max_size=30),
+)
+def test_align_finds_a_longest_common_subsequence(a, b):
+    pairs = align(a, b)
+    assert all(a[i] == b[j] for i, j in pairs)
+    assert all(p[0] < q[0] and p[1] < q[1] for p, q in pairwise(pairs))
+    assert len(pairs) == _lcs_length(a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), max_size=40),
+    st.lists(st.integers(0, 3), max_size=40),
+)
+def test_align_past_its_edit_budget_still_returns_a_common_subsequence(a, b):
+    pairs = align(a, b, max_edit_distance=1)
+    assert all(a[i] == b[j] for i, j in pairs)
+    assert all(p[0] < q[0] and p[1] < q[1] for p, q in pairwise(pairs))
+
+
+def test_align_is_exact_on_a_long_repetitive_sequence_with_scattered_edits():
+    a = [0, 1, 2] * 3000
+    b = list(a)
+    del b[7000]
+    b.insert(4000, 9)
+    del b[1000]
+    pairs = align(a, b)
+    assert len(pairs) == len(a) - 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 10_000))
+def test_renumbered_fork_joins_are_identical(layers, branches, seed):
+    model = fork_join_model(layers, branches)
+    assert diff_models(model, renumbered(model, seed)).identical
+
+
+# ---------------------------------------------------------------------- rendering
+
+
+def test_render_puts_counts_first_and_collapses_identical_additions():
+    a = chain_model(20)
+    b = insert_after(a, "graph_0_node_19", [kernel(0, "cupy_add")] * 300)
+    b = set_param(b, "graph_0_node_5", "grid", (16, 1, 1))
+    b = remove_node(b, "graph_0_node_10")
+    out = text_of(render_diff(diff_models(a, b), label_a="a.dot", label_b="b.dot"))
+    lines = out.splitlines()
+    assert lines[0].split() == ["A", "a.dot"] and lines[1].split() == ["B", "b.dot"]
+    assert lines[2].startswith("different: +300 added · -1 removed · ~1 changed · 18 unchanged")
+    table = {line.split()[0]: line.split()[1:] for line in lines[3:12] if line.strip()}
+    assert table["nodes"] == ["20", "319", "+299"]
+    assert table["kernel"] == ["20", "319", "+299"]
+    assert "Changed (1)" in out and "grid 4 -> 16" in out and "#5->#5" in out
+    assert "Added (300)" in out
+    assert next(line for line in lines if "300 ×" in line).split()[:5] == [
+        "+",
+        "300",
+        "×",
+        "kernel",
+        "cupy_add",
+    ]
+    assert "Removed (1)" in out and "#10" in out
+    assert out.index("Changed") < out.index("Added") < out.index("Removed") < out.index("Edges")
+
+
+def test_render_limit_ends_lists_with_n_more():
+    a = chain_model(10, names=("k0",))
+    b = clone(a)
+    for i, node in enumerate(b.nodes):
+        node.params["grid"] = (i + 100, 1, 1)  # ten different changes: ten lines
+    out = text_of(render_diff(diff_models(a, b), limit=3))
+    assert out.count("~ ") == 3
+    assert "… 7 more" in out
+
+
+def test_render_identical_and_narrow_terminals():
+    model = fork_join_model(2, 3)
+    out = text_of(render_diff(diff_models(model, renumbered(model))))
+    assert out.startswith("identical: 15 nodes and 18 edges match")
+    assert "Changed" not in out and "Added" not in out
+    b = set_param(model, "graph_0_node_1", "grid", (8, 4, 4))
+    b.nodes[2].name = "a_kernel_with_a_very_long_name_that_cannot_fit_in_forty_columns"
+    for width in (40, 60, 100):
+        out = text_of(render_diff(diff_models(model, b)), width=width)
+        assert max(len(line) for line in out.splitlines()) <= width
+        assert "(8,4,4)" in out or width < 60
+
+
+def test_render_nested_child_graph_changes():
+    inner = chain_model(4)
+    a = GraphModel([Node("graph_0_node_0", "graph", None, {}, child=inner)], [])
+    b = GraphModel(
+        [
+            Node(
+                "graph_0_node_0",
+                "graph",
+                None,
+                {},
+                child=set_param(inner, "graph_0_node_1", "grid", (2, 1, 1)),
+            )
+        ],
+        [],
+    )
+    out = text_of(render_diff(diff_models(a, b)))
+    assert "child graph: different: +0 added · -0 removed · ~1 changed" in out
+    assert "grid 4 -> 2" in out
+
+
+# ------------------------------------------------------------------------- speed
+
+
+def test_ten_thousand_node_diff_stays_well_under_a_second():
+    # A guard against accidental quadratic behaviour (the bench measures properly).
+    a = chain_model(10_000)
+    b = remove_node(set_param(a, "graph_0_node_2000", "grid", (8, 1, 1)), "graph_0_node_7000")
+    start = time.perf_counter()
+    diff = diff_models(a, renumbered(b))
+    elapsed = time.perf_counter() - start
+    assert counts(diff) == (0, 1, 1, 1, 0)
+    assert elapsed < 2.0, f"diff of two 10,000-node chains took {elapsed:.2f} s"
+
+
+# ------------------------------------------------ recorded dumps (CUDA's own output)
+
+needs_dumps = pytest.mark.skipif(
+    not READY.exists(),
+    reason="recorded dumps not in place (tests/data/dumps/READY missing; run `make fixtures` "
+    "on a GPU machine)",
+)
+
+
+def _recorded(name: str) -> GraphModel:
+    from accelgraph_cli.dotparse import load_model
+
+    path = DUMPS / name
+    if not path.exists():
+        path = DUMPS / (name + ".gz")
+    if not path.exists():
+        pytest.skip(f"{name} was not recorded (see tests/data/dumps/MANIFEST.json)")
+    return load_model(path)
+
+
+def _recorded_names() -> list[str]:
+    if not READY.exists():
+        return ["<none>"]
+    return sorted(p.name for p in DUMPS.iterdir() if p.name.endswith((".dot", ".dot.gz")))
+
+
+@needs_dumps
+@pytest.mark.parametrize("name", _recorded_names())
+def test_every_recorded_dump_is_identical_to_itself_and_to_a_renumbered_copy(name):
+    model = _recorded(name)
+    assert diff_models(model, model).identical
+    assert diff_models(model, _recorded(name)).identical  # parsed twice: new objects
+    diff = diff_models(model, renumbered(model, seed=len(name)))
+    assert diff.identical, counts(diff)
+
+
+def _twins() -> list[str]:
+    names = _recorded_names()
+    return sorted(
+        n.replace("_basic", "_{}")
+        for n in names
+        if "_basic" in n and n.replace("_basic", "_verbose") in names
+    ) or ["<none>"]
+
+
+@needs_dumps
+@pytest.mark.parametrize("pattern", _twins())
+def test_basic_and_verbose_dumps_of_one_graph_are_identical(pattern):
+    basic = _recorded(pattern.format("basic"))
+    verbose = _recorded(pattern.format("verbose"))
+    assert basic.source == "dot-basic" and verbose.source == "dot-verbose"
+    for a, b in ((basic, verbose), (verbose, basic), (basic, renumbered(verbose, 3))):
+        diff = diff_models(a, b)
+        assert diff.identical, counts(diff)
+
+
+def _kernels(model: GraphModel) -> list[Node]:
+    return [n for n in model.nodes if n.kind == "kernel"]
+
+
+@needs_dumps
+def test_recorded_chain_mutations():
+    model = _recorded("chain_verbose.dot")
+    kernels = _kernels(model)
+    assert len(kernels) == len(model.nodes) >= 6
+    middle = model.topological_order()[len(model.nodes) // 2]
+
+    # One node removed: its neighbours are bridged, which is one new edge between matched nodes.
+    diff = diff_models(model, remove_node(model, middle))
+    assert diff.removed == [middle]
+    assert counts(diff) == (0, 1, 0, 1, 0)
+
+    # One kernel launched with a different grid.
+    node = model.node(middle)
+    old_grid = node.params["grid"]
+    new_grid = (old_grid[0] * 2, old_grid[1], old_grid[2])
+    diff = diff_models(model, set_param(model, middle, "grid", new_grid))
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    assert diff.changed[0].a_id == middle
+    assert diff.changed[0].params == {"grid": (old_grid, new_grid)}
+    assert diff_models(model, set_param(model, middle, "grid", new_grid), ignore={"grid"}).identical
+
+    # The chain lengthened by k copies of its last kernel.
+    last = model.topological_order()[-1]
+    k = 5
+    diff = diff_models(model, insert_after(model, last, [model.node(last)] * k))
+    assert counts(diff) == (k, 0, 0, 0, 0)
+
+
+@needs_dumps
+def test_recorded_forkjoin_mutations():
+    model = _recorded("forkjoin_verbose.dot")
+    joins = [n.id for n in model.nodes if len(model.parents(n.id)) >= 2]
+    assert joins, "a fork/join dump has a node with several parents"
+    join = joins[0]
+
+    b, added = add_parallel_branch(model, join)
+    diff = diff_models(model, b)
+    assert counts(diff) == (added, 0, 0, 0, 0)
+    assert diff.stats_b.max_width >= diff.stats_a.max_width
+
+    b, edges_added, edges_removed = serialise_branches(model, join)
+    diff = diff_models(model, b)
+    assert counts(diff) == (0, 0, 0, edges_added, edges_removed)
+    assert diff.stats_b.critical_path > diff.stats_a.critical_path
+
+
+@needs_dumps
+def test_recorded_memops_copy_size_change():
+    model = _recorded("memops_verbose.dot")
+    copies = [n for n in model.nodes if n.kind == "memcpy" and isinstance(n.params.get("bytes"), int)]
+    if not copies:
+        pytest.skip("memops_verbose.dot has no memcpy node with a byte count")
+    target = copies[0]
+    b = renumbered(set_param(model, target.id, "bytes", target.params["bytes"] * 2), seed=7)
+    diff = diff_models(model, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    assert diff.changed[0].a_id == target.id
+    assert diff.changed[0].params == {"bytes": (target.params["bytes"], target.params["bytes"] * 2)}
+
+
+@needs_dumps
+def test_recorded_child_graph_change_is_reported_inside_its_node():
+    model = _recorded("kinds_verbose.dot")
+    owners = [n for n in model.nodes if n.child is not None and _kernels(n.child)]
+    if not owners:
+        pytest.skip("kinds_verbose.dot has no child graph with a kernel")
+    owner = owners[0]
+    b = clone(model)
+    inner = b.node(owner.id).child
+    target = _kernels(inner)[0]
+    target.params["block"] = (target.params["block"][0] * 2, 1, 1)
+    diff = diff_models(model, b)
+    assert counts(diff) == (0, 0, 1, 0, 0)
+    assert diff.changed[0].a_id == owner.id
+    assert list(diff.changed[0].child.changed[0].params) == ["block"]
+
+
+@needs_dumps
+def test_recorded_10k_chain_diffs_in_well_under_a_second():
+    model = _recorded("chain10k_verbose.dot")
+    order = model.topological_order()
+    b = remove_node(set_param(model, order[2500], "grid", (1024, 1, 1)), order[7500])
+    start = time.perf_counter()
+    diff = diff_models(model, b)
+    elapsed = time.perf_counter() - start
+    assert counts(diff) == (0, 1, 1, 1, 0)
+    assert elapsed < 2.0, f"{elapsed:.2f} s"
