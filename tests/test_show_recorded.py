@@ -1,0 +1,69 @@
+"""`accelgraph show` / `dump`-side parsing on dumps recorded on the GPU by `make fixtures`.
+
+The manifest written there holds, for every scenario dump, the node counts per kind that CUDA
+itself reported (cudaGraphNodeGetType on the live graph), so the parser is checked against
+CUDA, not against itself.
+"""
+
+import json
+
+import pytest
+
+from _paths import DUMPS
+from accelgraph_cli.dotparse import load_model
+
+MANIFEST = DUMPS / "MANIFEST.json"
+pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="recorded dumps not present "
+                                "(run `make fixtures` on a GPU machine)")
+
+
+def _manifest():
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
+
+
+SCENARIO_DUMPS = sorted(name for name, info in _manifest().items()
+                        if isinstance(info, dict) and "kinds" in info)
+
+
+@pytest.mark.parametrize("name", SCENARIO_DUMPS)
+def test_parsed_kinds_match_what_cuda_reported(name):
+    model = load_model(DUMPS / name)
+    expected = _manifest()[name]["kinds"]
+    assert model.kind_counts() == {k: v for k, v in expected.items() if v}, name
+
+
+@pytest.mark.parametrize("name", SCENARIO_DUMPS)
+def test_show_prints_the_summary_of_each_recorded_scenario(cli, name):
+    code, out, err = cli("show", DUMPS / name, "--limit", "30")
+    assert code == 0, err
+    model = load_model(DUMPS / name)
+    assert f"{len(model.nodes):,}" in out
+    for kind in model.kind_counts():
+        assert kind in out.lower() or kind.replace("_", " ") in out.lower()
+
+
+def test_show_json_round_trips(cli, tmp_path):
+    source = DUMPS / "forkjoin_verbose.dot"
+    code, out, err = cli("show", source, "--json")
+    assert code == 0, err
+    saved = tmp_path / "model.json"
+    saved.write_text(out)
+    again = load_model(saved)
+    original = load_model(source)
+    assert [(n.id, n.kind, n.name) for n in again.nodes] == [
+        (n.id, n.kind, n.name) for n in original.nodes]
+    assert again.edges == original.edges
+
+
+def test_show_focus_draws_a_neighbourhood(cli):
+    model = load_model(DUMPS / "forkjoin_verbose.dot")
+    fork = next(n.id for n in model.nodes if len(model.children(n.id)) > 1)
+    code, out, err = cli("show", DUMPS / "forkjoin_verbose.dot", "--focus", fork, "--depth", "1")
+    assert code == 0, err
+    assert "┌" in out and "└" in out
+
+
+def test_show_focus_unknown_node_is_one_line(cli):
+    code, out, err = cli("show", DUMPS / "forkjoin_verbose.dot", "--focus", "graph_9_node_999")
+    assert code == 2
+    assert "no such node" in err
