@@ -173,12 +173,15 @@ def torch_mlp(path: Path) -> bool:
         for _ in range(3):
             model(x)
     torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
+    try:  # torch >= 2.10 drops the cudaGraph_t at capture end unless asked to keep it
+        graph = torch.cuda.CUDAGraph(keep_graph=True)
+    except TypeError:
+        graph = torch.cuda.CUDAGraph()
     graph.enable_debug_mode()
     with torch.cuda.graph(graph):
         model(x)
     graph.debug_dump(str(path))
-    return True
+    return path.exists()
 
 
 def _write(dump_dir: Path, name: str, text: str, manifest: dict, info: dict) -> None:

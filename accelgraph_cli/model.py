@@ -1,0 +1,518 @@
+"""GraphModel: a CUDA graph as plain Python data — nodes, edges, and what follows from them.
+
+Every way accelgraph reads a graph (CUDA's DOT dumps, JSON snapshots, a live captured graph)
+ends in a GraphModel, and every way it shows or compares one (render, diff) starts from it.
+Nothing here touches CUDA. The derived views (topological order, levels, critical path...)
+are computed once per model in O(V+E) and cached; call ``invalidate()`` after mutating
+``nodes`` or ``edges`` in place.
+
+Parameter conventions (``Node.params``): values are str/int/float/bool/None or tuples of those,
+never lists or dicts, so the JSON form round-trips exactly. Keys that name pointers or handles
+start with ``ptr_`` or ``handle_``: they change from run to run, and ``stable_params`` (hence
+``node_signature`` and the structural diff) ignores them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import AccelgraphError
+
+KINDS = (
+    "kernel",
+    "memcpy",
+    "memset",
+    "host",
+    "event_record",
+    "event_wait",
+    "mem_alloc",
+    "mem_free",
+    "empty",
+    "graph",
+    "conditional",
+    "ext_semas_signal",
+    "ext_semas_wait",
+    "batch_mem_op",
+    "unknown",
+)
+
+# Prefixes of parameter keys whose values differ between runs (addresses, handles).
+UNSTABLE_PARAM_PREFIXES = ("ptr_", "handle_")
+
+JSON_FORMAT = "accelgraph-model"
+JSON_VERSION = 1
+
+
+class ModelLoadError(AccelgraphError, ValueError):
+    """A file or document could not be turned into a GraphModel (the message says where/why)."""
+
+
+@dataclass
+class Node:
+    """One node of a CUDA graph.
+
+    ``id`` is the name in the dump (``graph_0_node_3``) or ``n3`` for live graphs; ``kind`` is one
+    of KINDS; ``name`` is the kernel name as written (possibly mangled) or a short label;
+    ``child`` is the nested graph of a child-graph node or the body of a conditional node.
+    """
+
+    id: str
+    kind: str
+    name: str | None = None
+    params: dict = field(default_factory=dict)
+    child: GraphModel | None = None
+    topo_id: int | None = None
+
+    @property
+    def display_name(self) -> str | None:
+        """The demangled kernel name when known, else the name as written."""
+        return self.params.get("demangled") or self.name
+
+
+@dataclass
+class _Index:
+    """Adjacency and derived views of one GraphModel, built once (see GraphModel._ensure_index)."""
+
+    fingerprint: tuple
+    position: dict  # id -> index in nodes
+    parents: list  # index -> list of parent indices (in edge order)
+    children: list  # index -> list of child indices
+    order: list | None = None  # topological order, as indices
+    level: list | None = None  # index -> level number
+    chain_len: list | None = None  # index -> longest chain ending here (in nodes)
+    chain_prev: list | None = None  # index -> predecessor on that chain, or -1
+    acyclic: bool = True
+
+
+@dataclass
+class GraphModel:
+    """A CUDA graph: its nodes, its dependency edges (from_id, to_id), and where it came from.
+
+    ``source`` says how it was obtained: "dot-verbose", "dot-basic", "dot-generic" (DOT that is
+    not a CUDA dump, parsed generically), "json" or "live".
+    """
+
+    nodes: list[Node]
+    edges: list[tuple[str, str]]
+    source: str = ""
+    _index: _Index | None = field(default=None, init=False, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- index and lookup
+
+    def invalidate(self) -> None:
+        """Forget cached derived views; needed only after mutating nodes/edges in place."""
+        self._index = None
+
+    def _ensure_index(self) -> _Index:
+        # The fingerprint catches appends/removals; in-place replacement needs invalidate().
+        fingerprint = (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
+        index = self._index
+        if index is not None and index.fingerprint == fingerprint:
+            return index
+        position: dict[str, int] = {}
+        for i, node in enumerate(self.nodes):
+            if node.id in position:
+                raise ValueError(f"duplicate node id {node.id!r} in graph")
+            position[node.id] = i
+        parents: list[list[int]] = [[] for _ in self.nodes]
+        children: list[list[int]] = [[] for _ in self.nodes]
+        for src, dst in self.edges:
+            try:
+                s, d = position[src], position[dst]
+            except KeyError as missing:
+                raise ValueError(f"edge {src} -> {dst} names unknown node {missing}") from None
+            children[s].append(d)
+            parents[d].append(s)
+        index = _Index(fingerprint, position, parents, children)
+        self._index = index
+        return index
+
+    def node(self, node_id: str) -> Node:
+        """The node with this id (KeyError if there is none)."""
+        return self.nodes[self._ensure_index().position[node_id]]
+
+    def has_node(self, node_id: str) -> bool:
+        """Whether a node with this id exists at this level (child graphs not searched)."""
+        return node_id in self._ensure_index().position
+
+    def parents(self, node_id: str) -> list[str]:
+        """Ids of the nodes this node depends on, in edge order."""
+        index = self._ensure_index()
+        return [self.nodes[p].id for p in index.parents[index.position[node_id]]]
+
+    def children(self, node_id: str) -> list[str]:
+        """Ids of the nodes that depend on this node, in edge order."""
+        index = self._ensure_index()
+        return [self.nodes[c].id for c in index.children[index.position[node_id]]]
+
+    def roots(self) -> list[str]:
+        """Ids of nodes with no parents, in node order."""
+        index = self._ensure_index()
+        return [n.id for n, ps in zip(self.nodes, index.parents) if not ps]
+
+    def sinks(self) -> list[str]:
+        """Ids of nodes with no children, in node order."""
+        index = self._ensure_index()
+        return [n.id for n, cs in zip(self.nodes, index.children) if not cs]
+
+    # ------------------------------------------------------------ order, levels, paths
+
+    def _ensure_order(self) -> _Index:
+        """Kahn's algorithm plus levels and longest chains, all in one O(V+E) pass."""
+        index = self._ensure_index()
+        if index.order is not None:
+            return index
+        n = len(self.nodes)
+        indegree = [len(ps) for ps in index.parents]
+        # Ties are broken by node order (a FIFO over ready nodes), which for CUDA dumps is
+        # creation order, so the order reads like the program that captured the graph.
+        ready = [i for i in range(n) if indegree[i] == 0]
+        order: list[int] = []
+        head = 0
+        while head < len(ready):
+            i = ready[head]
+            head += 1
+            order.append(i)
+            for c in index.children[i]:
+                indegree[c] -= 1
+                if indegree[c] == 0:
+                    ready.append(c)
+        acyclic = len(order) == n
+        if not acyclic:
+            # Generic DOT can hold cycles; keep every node, the cyclic ones last in node order,
+            # so the views below stay defined (edges closing a cycle are then simply ignored).
+            placed = set(order)
+            order.extend(i for i in range(n) if i not in placed)
+        rank = [0] * n
+        for r, i in enumerate(order):
+            rank[i] = r
+        level = [0] * n
+        chain_len = [1] * n
+        chain_prev = [-1] * n
+        for i in order:
+            best_level = -1
+            best_len = 0
+            best_prev = -1
+            for p in index.parents[i]:
+                if rank[p] >= rank[i]:
+                    continue  # back edge of a cycle
+                best_level = max(best_level, level[p])
+                # Prefer the earliest parent in order on ties, so the path is deterministic.
+                if chain_len[p] > best_len or (chain_len[p] == best_len and rank[p] < rank[best_prev]):
+                    best_len = chain_len[p]
+                    best_prev = p
+            level[i] = best_level + 1
+            chain_len[i] = best_len + 1
+            chain_prev[i] = best_prev
+        index.order, index.level = order, level
+        index.chain_len, index.chain_prev, index.acyclic = chain_len, chain_prev, acyclic
+        return index
+
+    def is_acyclic(self) -> bool:
+        """True for every CUDA graph; generic DOT may contain cycles."""
+        return self._ensure_order().acyclic
+
+    def topological_order(self) -> list[str]:
+        """Node ids, every node after all its parents; ties keep node order.
+
+        On a cyclic (generic DOT) graph the nodes on or after a cycle come last, in node order.
+        """
+        index = self._ensure_order()
+        return [self.nodes[i].id for i in index.order]
+
+    def level_of(self, node_id: str) -> int:
+        """Level of a node: 0 for roots, else 1 + the highest level among its parents."""
+        index = self._ensure_order()
+        return index.level[index.position[node_id]]
+
+    def levels(self) -> list[list[str]]:
+        """Node ids grouped by level (earliest possible start), each group in topological order."""
+        index = self._ensure_order()
+        if not self.nodes:
+            return []
+        groups: list[list[str]] = [[] for _ in range(max(index.level) + 1)]
+        for i in index.order:
+            groups[index.level[i]].append(self.nodes[i].id)
+        return groups
+
+    def level_widths(self) -> list[int]:
+        """Number of nodes on each level: how many could run at once if all were ready."""
+        return [len(group) for group in self.levels()]
+
+    def max_width(self) -> int:
+        """The widest level (0 for an empty graph)."""
+        return max(self.level_widths(), default=0)
+
+    def critical_path(self) -> list[str]:
+        """The longest dependency chain, as node ids from a root to a sink (counted in nodes).
+
+        Among equally long chains, the one ending first in topological order wins; along the
+        chain, the earliest parent wins. Child graphs count as one node.
+        """
+        index = self._ensure_order()
+        if not self.nodes:
+            return []
+        end = max(index.order, key=lambda i: index.chain_len[i])  # first maximum in order
+        path = []
+        while end != -1:
+            path.append(self.nodes[end].id)
+            end = index.chain_prev[end]
+        path.reverse()
+        return path
+
+    # ------------------------------------------------------------------- aggregates
+
+    def kind_counts(self, recursive: bool = False) -> dict[str, int]:
+        """Number of nodes per kind, in KINDS order, kinds with no node left out.
+
+        ``recursive=True`` adds the nodes of child graphs and conditional bodies.
+        """
+        counts: Counter = Counter()
+        for graph in self.walk() if recursive else (self,):
+            counts.update(node.kind for node in graph.nodes)
+        ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
+        ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
+        return ordered
+
+    def walk(self):
+        """Yield this graph, then every nested child graph (depth first, in node order)."""
+        stack = [self]
+        while stack:
+            graph = stack.pop()
+            yield graph
+            stack.extend(n.child for n in reversed(graph.nodes) if n.child is not None)
+
+    def total_nodes(self) -> int:
+        """Number of nodes including those of nested child graphs."""
+        return sum(len(g.nodes) for g in self.walk())
+
+    def bytes_allocated(self) -> int:
+        """Sum of ``bytes`` over mem_alloc nodes, nested graphs included (0 when none/unknown)."""
+        return sum(
+            int(node.params.get("bytes") or 0)
+            for graph in self.walk()
+            for node in graph.nodes
+            if node.kind == "mem_alloc"
+        )
+
+    # ------------------------------------------------------------------------ JSON
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict: ``{"format": "accelgraph-model", "version": 1, ...}``.
+
+        Tuples become lists; ``from_json`` turns lists back into tuples, so
+        ``GraphModel.from_json(m.to_json()) == m`` for any model that follows the parameter
+        conventions. Child graphs are nested under their node's ``"child"``.
+        """
+        document = {"format": JSON_FORMAT, "version": JSON_VERSION}
+        document.update(_graph_to_json(self))
+        return document
+
+    @classmethod
+    def from_json(cls, document: Any, where: str = "<json>") -> GraphModel:
+        """Rebuild a model from ``to_json()`` output; ModelLoadError (naming ``where``) otherwise."""
+        if not isinstance(document, dict) or document.get("format") != JSON_FORMAT:
+            raise ModelLoadError(
+                f'{where}: not an accelgraph model (expected a JSON object with "format": "{JSON_FORMAT}")'
+            )
+        version = document.get("version")
+        if version != JSON_VERSION:
+            raise ModelLoadError(
+                f"{where}: accelgraph model version {version!r} is not supported "
+                f"(this accelgraph reads version {JSON_VERSION})"
+            )
+        return _graph_from_json(document, where)
+
+
+# ---------------------------------------------------------------------- module helpers
+
+
+def is_stable_param(key: str) -> bool:
+    """False for pointer/handle keys (``ptr_*``, ``handle_*``) that differ from run to run."""
+    return not key.startswith(UNSTABLE_PARAM_PREFIXES)
+
+
+def stable_params(node: Node) -> dict:
+    """The node's params without pointers/handles and without ``demangled`` (a name form)."""
+    return {k: v for k, v in node.params.items() if is_stable_param(k) and k != "demangled"}
+
+
+def node_signature(node: Node) -> tuple:
+    """A hashable summary of what a node does: (kind, display name, stable params, child).
+
+    Two nodes with equal signatures do the same work with different addresses. For a child
+    graph or conditional node, the nested graph's structure (its nodes' signatures in
+    topological order and its edges as positions in that order) is part of the signature.
+    """
+    params = tuple(sorted(stable_params(node).items()))
+    child = graph_signature(node.child) if node.child is not None else None
+    return (node.kind, node.display_name, params, child)
+
+
+def graph_signature(model: GraphModel) -> tuple:
+    """A hashable summary of a graph's structure that ignores node ids, pointers and handles."""
+    order = model.topological_order()
+    rank = {node_id: r for r, node_id in enumerate(order)}
+    signatures = tuple(node_signature(model.node(node_id)) for node_id in order)
+    edges = tuple(sorted((rank[a], rank[b]) for a, b in model.edges))
+    return (signatures, edges)
+
+
+def _to_jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_to_jsonable(v) for v in value]
+    return value
+
+
+def _from_jsonable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_from_jsonable(v) for v in value)
+    return value
+
+
+def _graph_to_json(model: GraphModel) -> dict:
+    nodes = []
+    for node in model.nodes:
+        entry: dict[str, Any] = {"id": node.id, "kind": node.kind}
+        if node.name is not None:
+            entry["name"] = node.name
+        if node.topo_id is not None:
+            entry["topo_id"] = node.topo_id
+        if node.params:
+            entry["params"] = {k: _to_jsonable(v) for k, v in node.params.items()}
+        if node.child is not None:
+            entry["child"] = _graph_to_json(node.child)
+        nodes.append(entry)
+    return {
+        "source": model.source,
+        "nodes": nodes,
+        "edges": [[a, b] for a, b in model.edges],
+    }
+
+
+def _graph_from_json(document: dict, where: str) -> GraphModel:
+    def bad(what: str) -> ModelLoadError:
+        return ModelLoadError(f"{where}: malformed accelgraph model: {what}")
+
+    raw_nodes, raw_edges = document.get("nodes"), document.get("edges")
+    if not isinstance(raw_nodes, list) or not isinstance(raw_edges, list):
+        raise bad('"nodes" and "edges" must be lists')
+    source = document.get("source", "")
+    if not isinstance(source, str):
+        raise bad('"source" must be a string')
+    nodes = []
+    for i, entry in enumerate(raw_nodes):
+        if not isinstance(entry, dict):
+            raise bad(f"node #{i} is not an object")
+        node_id, kind = entry.get("id"), entry.get("kind")
+        if not isinstance(node_id, str) or not isinstance(kind, str):
+            raise bad(f'node #{i} needs string "id" and "kind"')
+        name, topo_id, params = entry.get("name"), entry.get("topo_id"), entry.get("params", {})
+        if name is not None and not isinstance(name, str):
+            raise bad(f'node {node_id}: "name" must be a string')
+        if topo_id is not None and (not isinstance(topo_id, int) or isinstance(topo_id, bool)):
+            raise bad(f'node {node_id}: "topo_id" must be an integer')
+        if not isinstance(params, dict):
+            raise bad(f'node {node_id}: "params" must be an object')
+        child = entry.get("child")
+        if child is not None:
+            if not isinstance(child, dict):
+                raise bad(f'node {node_id}: "child" must be an object')
+            child = _graph_from_json(child, where)
+        nodes.append(
+            Node(
+                id=node_id,
+                kind=kind,
+                name=name,
+                params={k: _from_jsonable(v) for k, v in params.items()},
+                child=child,
+                topo_id=topo_id,
+            )
+        )
+    edges = []
+    for i, edge in enumerate(raw_edges):
+        if not isinstance(edge, list) or len(edge) != 2 or not all(isinstance(end, str) for end in edge):
+            raise bad(f"edge #{i} is not a [from_id, to_id] pair of strings")
+        edges.append((edge[0], edge[1]))
+    model = GraphModel(nodes=nodes, edges=edges, source=source)
+    try:
+        model._ensure_index()
+    except ValueError as problem:
+        raise bad(str(problem)) from None
+    return model
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive nodes of a simple chain that repeat one block of ``period`` nodes.
+
+    ``ids`` holds every node of the run in chain order; a lone node is a Run of one.
+    """
+
+    ids: tuple
+    period: int = 1
+
+    @property
+    def repeats(self) -> int:
+        """How many times the block repeats (len(ids) // period)."""
+        return len(self.ids) // self.period
+
+    @property
+    def block(self) -> tuple:
+        """The ids of the first block: one of each distinct node in the run."""
+        return self.ids[: self.period]
+
+
+def chain_runs(model: GraphModel, max_period: int = 8, alone: frozenset = frozenset()) -> list[Run]:
+    """Every node in exactly one Run: repeated blocks of simple chains, collapsed.
+
+    A simple chain links u -> v where that is u's only out-edge and v's only in-edge. Along
+    each maximal simple chain, a block of 1..``max_period`` nodes whose ``node_signature``
+    sequence repeats back to back at least twice becomes one Run (the period covering the
+    most nodes wins, then the shorter): a 10,000-kernel chain of one kernel is one Run of
+    period 1, an add/multiply alternation one Run of period 2. Nodes in ``alone`` always get
+    a Run of their own. Runs come in topological order of their first node. O(V·max_period).
+    """
+    order = model.topological_order()
+    index = model._ensure_order()
+    position = index.position
+    segments: list[list[str]] = []
+    segment_of: dict[str, list[str]] = {}
+    for node_id in order:
+        i = position[node_id]
+        parents = index.parents[i]
+        segment = None
+        if len(parents) == 1 and node_id not in alone:
+            parent = model.nodes[parents[0]].id
+            if len(index.children[parents[0]]) == 1 and parent in segment_of and parent not in alone:
+                segment = segment_of[parent]
+        if segment is None:
+            segment = []
+            segments.append(segment)
+        segment.append(node_id)
+        segment_of[node_id] = segment
+    codes: dict[tuple, int] = {}
+    runs: list[Run] = []
+    for segment in segments:
+        sig = [codes.setdefault(node_signature(model.node(n)), len(codes)) for n in segment]
+        i, n = 0, len(segment)
+        while i < n:
+            best_cover, best_period = 0, 1
+            for period in range(1, min(max_period, (n - i) // 2) + 1):
+                k = 1
+                while (
+                    i + (k + 1) * period <= n
+                    and sig[i + k * period : i + (k + 1) * period] == sig[i : i + period]
+                ):
+                    k += 1
+                if k >= 2 and k * period > best_cover:
+                    best_cover, best_period = k * period, period
+            if best_cover:
+                runs.append(Run(tuple(segment[i : i + best_cover]), best_period))
+                i += best_cover
+            else:
+                runs.append(Run((segment[i],), 1))
+                i += 1
+    return runs

@@ -1,0 +1,230 @@
+"""GraphModel: lookups, order, levels, critical path, aggregates, signatures, JSON.
+
+These tests build models directly in Python (no CUDA text involved); parsing of real CUDA
+dumps is tested in test_dotparse.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from accelgraph_cli.model import (
+    KINDS,
+    GraphModel,
+    ModelLoadError,
+    Node,
+    chain_runs,
+    graph_signature,
+    node_signature,
+    stable_params,
+)
+
+
+def kernel(node_id: str, name: str = "k", grid=(1, 1, 1), **extra) -> Node:
+    return Node(node_id, "kernel", name, {"grid": grid, "block": (128, 1, 1), "shared_mem": 0, **extra})
+
+
+def diamond() -> GraphModel:
+    """a -> (b, c) -> d, plus a memcpy e hanging off c: the fork/join shape of two streams."""
+    nodes = [
+        kernel("a", "init"),
+        kernel("b", "left"),
+        kernel("c", "right"),
+        kernel("d", "join"),
+        Node("e", "memcpy", None, {"direction": "DtoH", "bytes": 4096, "ptr_dst": "0x7f00"}),
+    ]
+    edges = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("c", "e")]
+    return GraphModel(nodes, edges, source="live")
+
+
+def chain(n: int, name: str = "step") -> GraphModel:
+    nodes = [kernel(f"n{i}", name) for i in range(n)]
+    edges = [(f"n{i}", f"n{i + 1}") for i in range(n - 1)]
+    return GraphModel(nodes, edges, source="live")
+
+
+def test_lookup_parents_children_roots_sinks():
+    m = diamond()
+    assert m.node("c").name == "right"
+    assert m.parents("d") == ["b", "c"]
+    assert m.children("c") == ["d", "e"]
+    assert m.roots() == ["a"]
+    assert m.sinks() == ["d", "e"]
+    with pytest.raises(KeyError):
+        m.node("zzz")
+
+
+def test_topological_order_levels_width():
+    m = diamond()
+    assert m.topological_order() == ["a", "b", "c", "d", "e"]
+    assert m.levels() == [["a"], ["b", "c"], ["d", "e"]]
+    assert m.level_widths() == [1, 2, 2]
+    assert m.max_width() == 2
+    assert m.level_of("e") == 2
+
+
+def test_critical_path_counts_nodes_and_prefers_first():
+    m = diamond()
+    # a->b->d, a->c->d and a->c->e are all 3 long; the first in order wins.
+    assert m.critical_path() == ["a", "b", "d"]
+    m.nodes.append(kernel("f", "tail"))
+    m.edges.append(("e", "f"))
+    assert m.critical_path() == ["a", "c", "e", "f"]
+
+
+def test_skip_edge_does_not_shorten_levels():
+    m = GraphModel([kernel("x"), kernel("y"), kernel("z")], [("x", "z"), ("x", "y"), ("y", "z")])
+    assert m.levels() == [["x"], ["y"], ["z"]]
+    assert m.critical_path() == ["x", "y", "z"]
+
+
+def test_empty_graph():
+    m = GraphModel([], [])
+    assert m.levels() == [] and m.max_width() == 0 and m.critical_path() == []
+    assert m.kind_counts() == {} and m.bytes_allocated() == 0
+
+
+def test_cycle_is_reported_not_raised():
+    m = GraphModel([Node(i, "unknown", i) for i in "pqr"], [("p", "q"), ("q", "r"), ("r", "q")])
+    assert not m.is_acyclic()
+    assert sorted(m.topological_order()) == ["p", "q", "r"]
+    assert m.topological_order()[0] == "p"
+
+
+def test_bad_edge_and_duplicate_ids_are_errors():
+    with pytest.raises(ValueError, match="unknown node"):
+        GraphModel([kernel("a")], [("a", "b")]).levels()
+    with pytest.raises(ValueError, match="duplicate"):
+        GraphModel([kernel("a"), kernel("a")], []).levels()
+
+
+def test_kind_counts_bytes_and_nesting():
+    inner = GraphModel(
+        [Node("i0", "mem_alloc", None, {"bytes": 1 << 20}), Node("i1", "mem_free")], [("i0", "i1")]
+    )
+    m = GraphModel(
+        [
+            Node("a", "mem_alloc", None, {"bytes": 4096, "ptr_dptr": "0x1"}),
+            kernel("b"),
+            Node("c", "graph", None, child=inner),
+            Node("d", "mem_free"),
+        ],
+        [("a", "b"), ("b", "c"), ("c", "d")],
+    )
+    assert m.kind_counts() == {"kernel": 1, "mem_alloc": 1, "mem_free": 1, "graph": 1}
+    assert list(m.kind_counts()) == [k for k in KINDS if k in m.kind_counts()]
+    assert m.kind_counts(recursive=True)["mem_alloc"] == 2
+    assert m.bytes_allocated() == 4096 + (1 << 20)
+    assert m.total_nodes() == 6
+    assert [len(g.nodes) for g in m.walk()] == [4, 2]
+
+
+def test_signature_ignores_pointers_and_ids():
+    a = Node("x", "memcpy", None, {"direction": "DtoD", "bytes": 64, "ptr_src": "0x1", "handle_node": "0x9"})
+    b = Node("y", "memcpy", None, {"direction": "DtoD", "bytes": 64, "ptr_src": "0x2", "handle_node": "0x8"})
+    c = Node("z", "memcpy", None, {"direction": "DtoD", "bytes": 128})
+    assert stable_params(a) == {"direction": "DtoD", "bytes": 64}
+    assert node_signature(a) == node_signature(b) != node_signature(c)
+    mangled = Node("k", "kernel", "_Z1fv", {"demangled": "f()"})
+    assert node_signature(mangled)[1] == "f()"
+
+
+def test_graph_signature_is_independent_of_ids():
+    one = diamond()
+    two = diamond()
+    for node in two.nodes:
+        node.id = "other_" + node.id
+    two.edges = [("other_" + a, "other_" + b) for a, b in two.edges]
+    two.invalidate()
+    assert graph_signature(one) == graph_signature(two)
+
+
+def test_chain_runs_collapse_identical_chain_only():
+    m = chain(6)
+    m.nodes[3].name = "different"
+    m.invalidate()
+    runs = chain_runs(m)
+    assert [(r.ids, r.period, r.repeats) for r in runs] == [
+        (("n0", "n1", "n2"), 1, 3),
+        (("n3",), 1, 1),
+        (("n4", "n5"), 1, 2),
+    ]
+    # A fork breaks a run: b and c are both children of a.
+    assert [r.ids for r in chain_runs(diamond())] == [("a",), ("b",), ("c",), ("d",), ("e",)]
+
+
+def test_chain_runs_find_repeating_blocks():
+    m = chain(10_001)
+    for i, node in enumerate(m.nodes):
+        node.name = ("add", "mul")[i % 2]
+    runs = chain_runs(m)
+    assert [(len(r.ids), r.period, r.repeats) for r in runs] == [(10_000, 2, 5_000), (1, 1, 1)]
+    assert [m.node(i).name for i in runs[0].block] == ["add", "mul"]
+    # A node kept alone splits the run around it.
+    runs = chain_runs(m, alone=frozenset(["n4"]))
+    assert [len(r.ids) for r in runs] == [4, 1, 9_996]
+
+
+def test_json_round_trip_exact_with_nested_child():
+    inner = GraphModel([kernel("i0", "_Z5innerv", demangled="inner()")], [], source="dot-verbose")
+    m = diamond()
+    m.nodes.append(Node("g", "graph", None, {"ptr_x": "0x1"}, child=inner, topo_id=7))
+    m.edges.append(("d", "g"))
+    document = m.to_json()
+    assert document["format"] == "accelgraph-model" and document["version"] == 1
+    text = json.dumps(document)
+    back = GraphModel.from_json(json.loads(text))
+    assert back == m
+    assert back.node("a").params["grid"] == (1, 1, 1)  # tuples come back as tuples
+    assert back.node("g").child.nodes[0].params["demangled"] == "inner()"
+    assert back.critical_path() == m.critical_path()
+
+
+@pytest.mark.parametrize(
+    "document, message",
+    [
+        ([], "not an accelgraph model"),
+        ({"format": "other"}, "not an accelgraph model"),
+        ({"format": "accelgraph-model", "version": 99, "nodes": [], "edges": []}, "version 99"),
+        ({"format": "accelgraph-model", "version": 1, "nodes": {}, "edges": []}, "must be lists"),
+        ({"format": "accelgraph-model", "version": 1, "nodes": [{"id": 1}], "edges": []}, "string"),
+        (
+            {
+                "format": "accelgraph-model",
+                "version": 1,
+                "nodes": [{"id": "a", "kind": "kernel"}],
+                "edges": [["a", "b"]],
+            },
+            "unknown node",
+        ),
+        (
+            {"format": "accelgraph-model", "version": 1, "nodes": [], "edges": [["a"]]},
+            "pair",
+        ),
+    ],
+)
+def test_from_json_rejects_wrong_shapes(document, message):
+    with pytest.raises(ModelLoadError, match=message):
+        GraphModel.from_json(document, where="snap.json")
+
+
+def test_derived_views_are_fast_on_50k_nodes():
+    n = 50_000
+    # A ladder: two parallel chains with a rung every 10 nodes, so levels have width 2.
+    nodes = [kernel(f"a{i}") for i in range(n // 2)] + [kernel(f"b{i}") for i in range(n // 2)]
+    edges = [(f"a{i}", f"a{i + 1}") for i in range(n // 2 - 1)]
+    edges += [(f"b{i}", f"b{i + 1}") for i in range(n // 2 - 1)]
+    edges += [(f"a{i}", f"b{i + 1}") for i in range(0, n // 2 - 1, 10)]
+    m = GraphModel(nodes, edges)
+    start = time.perf_counter()
+    order = m.topological_order()
+    levels = m.levels()
+    path = m.critical_path()
+    counts = m.kind_counts()
+    elapsed = time.perf_counter() - start
+    assert len(order) == n and len(levels) == n // 2 and len(path) == n // 2
+    assert m.max_width() == 2 and counts == {"kernel": n}
+    assert elapsed < 0.5, f"derived views took {elapsed:.3f}s for {n} nodes"

@@ -1,0 +1,238 @@
+"""Rendering at a fixed width, checked on the text a user would read.
+
+Console(width=100, force_terminal=False, no_color=True, record=True) is what a pipe gets:
+plain text, so the assertions read the same words a user sees.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from accelgraph_cli.dotparse import load_model
+from accelgraph_cli.model import GraphModel, Node
+from accelgraph_cli.render import (
+    format_bytes,
+    node_detail,
+    render_focus,
+    render_graph,
+    render_listing,
+    render_summary,
+    short_id,
+)
+
+# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
+DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
+
+
+def text_of(renderable, width: int = 100) -> str:
+    console = Console(width=width, force_terminal=False, no_color=True, record=True)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def kernel(i: int, name: str = "cupy_add", **params) -> Node:
+    base = {"grid": (4, 1, 1), "block": (256, 1, 1), "shared_mem": 0}
+    base.update(params)
+    return Node(f"graph_0_node_{i}", "kernel", name, base, topo_id=i)
+
+
+def chain_model(n: int) -> GraphModel:
+    nodes = [kernel(i) for i in range(n)]
+    edges = [(f"graph_0_node_{i}", f"graph_0_node_{i + 1}") for i in range(n - 1)]
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def fork_join_model() -> GraphModel:
+    nodes = [
+        kernel(0, "init"),
+        kernel(1, "left"),
+        kernel(2, "right", grid=(8, 4, 4), block=(32, 4, 1), shared_mem=256),
+        Node("graph_0_node_3", "memcpy", None, {"direction": "DtoH", "bytes": 2048}),
+        kernel(4, "join"),
+    ]
+    edges = [
+        ("graph_0_node_0", "graph_0_node_1"),
+        ("graph_0_node_0", "graph_0_node_2"),
+        ("graph_0_node_2", "graph_0_node_3"),
+        ("graph_0_node_1", "graph_0_node_4"),
+        ("graph_0_node_3", "graph_0_node_4"),
+    ]
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def test_helpers():
+    assert short_id("graph_3_node_17") == "#17" and short_id("n5") == "n5"
+    assert format_bytes(512) == "512 B" and format_bytes(1536) == "1.5 KiB"
+    assert format_bytes(4 << 20) == "4.0 MiB"
+    assert node_detail(kernel(0, grid=(8, 4, 4), block=(32, 1, 1), shared_mem=64)) == (
+        "<<<(8,4,4), 32, 64>>>"
+    )
+    assert node_detail(Node("m", "memcpy", None, {"direction": "HtoD", "bytes": 2048})) == ("HtoD · 2.0 KiB")
+
+
+def test_summary_reports_the_numbers():
+    text = text_of(render_summary(fork_join_model()))
+    assert "Nodes          5  (kernel 4 · memcpy 1)" in text
+    assert "Edges          5" in text
+    assert "Levels         4  (max width 2)" in text
+    assert "Critical path  4 nodes" in text
+    assert "CUDA DOT dump (verbose)" in text
+
+
+def test_summary_says_when_input_was_not_a_cuda_dump():
+    model = GraphModel([Node("a", "unknown", "a")], [], source="dot-generic")
+    assert "not a CUDA graph dump; parsed generically" in text_of(render_summary(model))
+
+
+def test_listing_rows_in_level_order_with_dims_and_parents():
+    lines = text_of(render_listing(fork_join_model())).splitlines()
+    assert lines[0].split() == ["level", "node", "×", "kind", "name", "launch", "/", "size", "after"]
+    assert lines[1].split() == ["0", "#0", "kernel", "init", "<<<4,", "256,", "0>>>", "—"]
+    assert lines[2].split() == ["1", "#1", "kernel", "left", "<<<4,", "256,", "0>>>", "#0"]
+    # Same level: the level number is not repeated.
+    assert lines[3].split() == ["#2", "kernel", "right", "<<<(8,4,4),", "(32,4,1),", "256>>>", "#0"]
+    assert lines[4].split() == ["2", "#3", "memcpy", "DtoH", "·", "2.0", "KiB", "#2"]
+    assert lines[5].split() == ["3", "#4", "kernel", "join", "<<<4,", "256,", "0>>>", "#1,", "#3"]
+
+
+def test_ten_thousand_kernel_chain_collapses_to_one_row():
+    lines = text_of(render_listing(chain_model(10_000))).splitlines()
+    assert len(lines) == 2  # header + one row
+    assert lines[1].split() == [
+        "0–9999",
+        "#0…#9999",
+        "×",
+        "10,000",
+        "kernel",
+        "cupy_add",
+        "<<<4,",
+        "256,",
+        "0>>>",
+        "—",
+    ]
+
+
+def test_alternating_chain_collapses_to_one_row_with_its_block():
+    model = chain_model(10_000)
+    for node in model.nodes[1::2]:
+        node.name = "cupy_multiply"
+    lines = text_of(render_listing(model)).splitlines()
+    assert len(lines) == 2
+    assert lines[1].split()[:7] == ["0–9999", "#0…#9999", "×", "5,000", "kernel", "cupy_add", "→"]
+    assert "cupy_multiply" in lines[1]
+
+
+def test_run_breaks_where_the_signature_changes():
+    model = chain_model(12)
+    model.nodes[5].params["grid"] = (8, 1, 1)
+    rows = text_of(render_listing(model)).splitlines()[1:]
+    assert [r.split()[1] for r in rows] == ["#0…#4", "#5", "#6…#11"]
+    assert "× 5" in rows[0] and "× 6" in rows[2]
+
+
+def test_listing_limit_adds_more_line():
+    model = fork_join_model()
+    lines = text_of(render_listing(model, limit=2)).splitlines()
+    assert len(lines) == 4
+    assert lines[-1].strip() == "… 3 more"
+
+
+def test_listing_names_are_demangled_and_shortened():
+    node = kernel(0, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_")
+    node.params["demangled"] = (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >"
+        "(int, at::native::FillFunctor<float>)"
+    )
+    text = text_of(render_listing(GraphModel([node], [])))
+    assert "at::native::vectorized_elementwise_kernel<4, …>" in text
+    assert "_ZN2at" not in text and "(int," not in text
+
+
+def test_listing_respects_narrow_width():
+    text = text_of(render_listing(fork_join_model()), width=60)
+    assert all(len(line) <= 60 for line in text.splitlines())
+    assert "#4" in text
+
+
+def test_focus_draws_fork_and_join():
+    text = text_of(render_focus(fork_join_model(), "graph_0_node_2", depth=1))
+    # The focused node, its parent and its child are drawn; the other branch is not.
+    assert "#2 kernel" in text and "#0 kernel" in text and "#3 memcpy" in text
+    assert "#1 kernel" not in text and "#4 kernel" not in text
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if "#0 kernel" in line)
+    mid = next(i for i, line in enumerate(lines) if "#2 kernel" in line)
+    low = next(i for i, line in enumerate(lines) if "#3 memcpy" in line)
+    assert top < mid < low  # parents above children
+
+
+def test_whole_small_graph_drawing_has_boxes_and_join_lines():
+    text = text_of(render_graph(fork_join_model()))
+    for label in ("#0 kernel", "#1 kernel", "#2 kernel", "#3 memcpy", "#4 kernel"):
+        assert label in text
+    assert text.count("┌") >= 5 and "┴" in text and "┬" in text
+    lines = text.splitlines()
+    row_of = {
+        label: next(i for i, line in enumerate(lines) if label in line)
+        for label in ("#1", "#2", "#4")
+    }
+    assert row_of["#1"] == row_of["#2"] < row_of["#4"]  # the fork is side by side
+    assert all(len(line) <= 100 for line in lines)
+
+
+def test_drawing_a_ten_thousand_chain_is_one_box():
+    text = text_of(render_graph(chain_model(10_000)))
+    assert text.count("┌") == 1 and "#0…#9999 kernel × 10,000" in text and "cupy_add" in text
+
+
+def test_focus_inside_a_long_chain_splits_the_run():
+    text = text_of(render_focus(chain_model(10_000), "graph_0_node_500", depth=3))
+    assert "#497…#499 kernel" in text and "#500 kernel" in text and "#501…#503 kernel" in text
+
+
+def test_drawing_too_wide_becomes_more_box():
+    wide = GraphModel(
+        [kernel(0, "root")] + [kernel(i, f"branch_kernel_{i}") for i in range(1, 30)],
+        [("graph_0_node_0", f"graph_0_node_{i}") for i in range(1, 30)],
+    )
+    text = text_of(render_graph(wide), width=100)
+    assert "more" in text and all(len(line) <= 100 for line in text.splitlines())
+
+
+# ---------------------------------------------------------------- on recorded dumps
+
+
+def _dump(name: str) -> Path:
+    path = DUMPS / name
+    if not path.exists():
+        pytest.skip(f"{path} not recorded (run `make fixtures` on a GPU machine)")
+    return path
+
+
+def _recorded(prefix: str) -> Path:
+    found = sorted(DUMPS.glob(prefix + "*")) if DUMPS.is_dir() else []
+    if not found:
+        pytest.skip(f"{prefix}* not recorded in {DUMPS} (run `make fixtures` on a GPU machine)")
+    return found[0]
+
+
+def test_recorded_chain10k_lists_as_one_row():
+    # fixtures.chain alternates x += 0.5 and x *= 1.0001: one block of two, 5,000 times.
+    model = load_model(_recorded("chain10k_verbose.dot"))
+    lines = text_of(render_listing(model)).splitlines()
+    assert len(lines) == 2
+    assert "× 5,000" in lines[1] and "cupy_add" in lines[1] and "cupy_multiply" in lines[1]
+    assert text_of(render_graph(model)).count("┌") == 1
+
+
+def test_recorded_forkjoin_draws_three_branches_side_by_side():
+    model = load_model(_recorded("forkjoin_verbose.dot"))
+    lines = text_of(render_graph(model)).splitlines()
+    titles = [line for line in lines if line.count(" kernel") == 3]
+    assert len(titles) == 2  # the three multiplies, then the three square roots
+    summary = text_of(render_summary(model))
+    assert "Levels         5  (max width 3)" in summary
