@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,19 +29,28 @@ def ensure_folder(folder: str | os.PathLike) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike, suffix: str = ""):
+    """Yield a temporary path beside ``path``; on success it is renamed onto ``path``, on any
+    error it is removed. Whatever writes the file (Python, CUDA, Graphviz), a reader never
+    sees half of it and a failure leaves nothing behind."""
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file and a rename: never half a file."""
     path = Path(path)
     ensure_folder(path.parent if str(path.parent) else ".")
-    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
     return path
 
 

@@ -7,11 +7,10 @@ writes a fresh, styled DOT from the model for drawing.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import tempfile
 
+from .artifacts import atomic_output
 from .errors import AccelgraphError
 from .model import GraphModel
 
@@ -99,17 +98,10 @@ def render_image(model: GraphModel, path: str, fmt: str) -> str:
     """Draw ``model`` into ``path`` as ``fmt`` (svg or png) with Graphviz, atomically."""
     dot = require_graphviz()
     text = styled_dot(model)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix="." + fmt, dir=directory)
-    os.close(fd)
-    try:
+    with atomic_output(path, suffix="." + fmt) as tmp:
         proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=text, text=True,
                               capture_output=True, timeout=600)
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["no message"])[0]
             raise AccelgraphError(f"Graphviz failed drawing {path}: {first}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -414,17 +414,11 @@ class Graph:
         """
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)
+        from .artifacts import atomic_output
+
         path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=".dot", dir=directory)
-        os.close(fd)
-        try:
+        with atomic_output(path, suffix=".dot") as tmp:
             _write_dot(graph, tmp, bits)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
         return path
 
     def debug_dot(self, flags="verbose") -> str:
