@@ -1,0 +1,37 @@
+"""Drawing with Graphviz: kinds coloured, files written atomically, a clear line without it."""
+
+import pytest
+
+from accelgraph_cli import draw
+from accelgraph_cli.errors import AccelgraphError
+from accelgraph_cli.model import GraphModel, Node
+
+
+def _model():
+    return GraphModel(
+        [Node("a", "kernel", "k1", {"grid": (4, 1, 1), "block": (256, 1, 1), "shared_mem": 0}),
+         Node("b", "memcpy", None, {"direction": "DtoD", "bytes": 4096})],
+        [("a", "b")],
+    )
+
+
+def test_styled_dot_colours_kinds_and_keeps_edges():
+    text = draw.styled_dot(_model())
+    assert draw.KIND_COLOURS["kernel"] in text and draw.KIND_COLOURS["memcpy"] in text
+    assert '"a" -> "b"' in text
+    assert "KERNEL" in text and "MEMCPY" in text
+
+
+@pytest.mark.skipif(not draw.graphviz_available(), reason="Graphviz (dot) not installed")
+def test_svg_is_written_atomically(tmp_path):
+    target = tmp_path / "g.svg"
+    draw.render_image(_model(), str(target), "svg")
+    assert target.read_text().lstrip().startswith(("<?xml", "<svg"))
+    assert [p.name for p in tmp_path.iterdir()] == ["g.svg"]
+
+
+def test_missing_graphviz_is_one_clear_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(draw.shutil, "which", lambda _name: None)
+    with pytest.raises(AccelgraphError, match="apt-get install graphviz"):
+        draw.render_image(_model(), str(tmp_path / "g.png"), "png")
+    assert list(tmp_path.iterdir()) == []
