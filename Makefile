@@ -61,10 +61,14 @@ demo: $(VENV)/.installed
 	  $(VENV)/bin/accelgraph replay --iters 500; \
 	  $(VENV)/bin/accelgraph dump --out demo-out/fork_join.dot; \
 	else \
-	  echo "No CUDA GPU here: showing a fork/join graph recorded on an NVIDIA H200 (tests/data/dumps/forkjoin_verbose.dot)."; \
-	  echo "On a GPU machine, make demo captures, replays and dumps scenarios/fork_join.py instead."; \
-	  echo; \
-	  $(VENV)/bin/accelgraph show tests/data/dumps/forkjoin_verbose.dot; \
+	  echo "No CUDA GPU here: make demo captures, replays and dumps scenarios/fork_join.py on a GPU machine."; \
+	  if [ -f tests/data/dumps/forkjoin_verbose.dot ]; then \
+	    echo "Showing a fork/join graph recorded on a GPU instead (tests/data/dumps/forkjoin_verbose.dot)."; \
+	    echo; $(VENV)/bin/accelgraph show tests/data/dumps/forkjoin_verbose.dot; \
+	  else \
+	    echo "No recorded dump is bundled yet (make fixtures on a GPU machine records them into tests/data/dumps)."; \
+	    echo "accelgraph show works on any CUDA graph dump you have: $(VENV)/bin/accelgraph show FILE.dot"; \
+	  fi; \
 	fi
 
 # The venv's python where `make install` made one, else the system python3 with carried wheels
