@@ -119,7 +119,8 @@ def replay_rows(n, iters, rounds):
                 ag.capture_begin()
                 tchain()
                 ag.capture_end()
-                rows.append(("torch.accelerator.Graph.replay", torch_loop(torch, ag.replay, iters, rounds, 10)))
+                timed = torch_loop(torch, ag.replay, iters, rounds, 10)
+                rows.append(("torch.accelerator.Graph.replay", timed))
     return [{"workload": f"chain N={n}", "how": how, "us_median": m, "us_min": lo, "us_max": hi,
              "iters": iters, "rounds": rounds} for how, (m, lo, hi) in rows]
 
@@ -141,8 +142,10 @@ def mlp_rows(iters, rounds, batch=8, hidden=1024):
             result.stream.begin_capture(2)  # relaxed: CuPy's own pool may grow under capture
             bare_step()
             bare = result.stream.end_capture()
-        rows.append(("bare CuPy Graph.launch", cupy_loop(cupy, bare.launch, result.stream, iters, rounds, 10)))
-        rows.append(("accelgraph Graph.replay", cupy_loop(cupy, result.replay_all, result.stream, iters, rounds, 10)))
+        stream = result.stream
+        rows.append(("bare CuPy Graph.launch", cupy_loop(cupy, bare.launch, stream, iters, rounds, 10)))
+        rows.append(("accelgraph Graph.replay",
+                     cupy_loop(cupy, result.replay_all, stream, iters, rounds, 10)))
     torch = _torch()
     if torch is not None:
         torch.manual_seed(0)
@@ -285,7 +288,8 @@ def markdown(r) -> str:
     lines = [f"GPU peers, {r['device']}, {r['date']} (CuPy {r['cupy']}, torch {r['torch']})", "",
              "| workload | how | µs per iteration, median (min–max) | vs bare CuPy graph |",
              "|---|---|---:|---:|"]
-    bare = {row["workload"]: row["us_median"] for row in r["replay"] if row["how"] == "bare CuPy Graph.launch"}
+    bare = {row["workload"]: row["us_median"] for row in r["replay"]
+            if row["how"] == "bare CuPy Graph.launch"}
     for row in r["replay"]:
         ratio = row["us_median"] / bare[row["workload"]] if row["workload"] in bare else float("nan")
         lines.append(f"| {row['workload']} | {row['how']} | {row['us_median']:.2f} "
@@ -295,7 +299,8 @@ def markdown(r) -> str:
     cbare = {row["nodes"]: row["ms_median"] for row in r["capture"] if row["how"] == "bare CuPy"}
     for row in r["capture"]:
         lines.append(f"| {row['nodes']:,} | {row['how']} | {row['ms_median']:.1f} "
-                     f"({row['ms_min']:.1f}–{row['ms_max']:.1f}) | {row['ms_median'] / cbare[row['nodes']]:.3f} |")
+                     f"({row['ms_min']:.1f}–{row['ms_max']:.1f}) | "
+                     f"{row['ms_median'] / cbare[row['nodes']]:.3f} |")
     m = r["bucket_memory"]
     torch_bytes = m.get("torch_shared_pool_reserved_bytes")
     torch_text = f"{torch_bytes:,} B reserved" if isinstance(torch_bytes, int) else "n/a"

@@ -8,8 +8,8 @@ CUDA, not against itself.
 import json
 
 import pytest
-
 from _paths import DUMPS
+
 from accelgraph_cli.dotparse import load_model
 
 MANIFEST = DUMPS / "MANIFEST.json"

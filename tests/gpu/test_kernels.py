@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
-from accelgraph_cli import kernels
+from accelgraph_cli import kernels  # noqa: E402  (after the importorskip above)
 
 RNG = np.random.default_rng(1234)
 
