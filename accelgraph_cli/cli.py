@@ -55,7 +55,8 @@ def root(
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `accelgraph` script: run the app, mapping errors to exit codes."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode, click returns a command's typer.Exit code instead of raising.
+        code = app(args=argv, standalone_mode=False)
     except AccelgraphError as exc:
         fail(str(exc), exc.exit_code)
         return exc.exit_code
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             fail(f"{exc.format_message()}{where}", EXIT_BAD_INPUT)
             return EXIT_BAD_INPUT
         raise
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 # -- shared options -------------------------------------------------------------------------

@@ -62,3 +62,19 @@ def test_replay_without_scenario_or_record_says_to_capture_first(cli):
     code, out, err = cli("replay")
     assert code == 2
     assert "accelgraph capture" in err
+
+
+def test_verbs_that_exit_1_return_1(cli, tmp_path):
+    """typer.Exit codes reach the shell (click returns them instead of raising)."""
+    import json
+
+    from accelgraph_cli.model import GraphModel, Node
+
+    a = GraphModel([Node("n0", "kernel", "k", {"grid": (1, 1, 1)})], [])
+    b = GraphModel([Node("n0", "kernel", "k", {"grid": (2, 1, 1)})], [])
+    (tmp_path / "a.json").write_text(json.dumps(a.to_json()))
+    (tmp_path / "b.json").write_text(json.dumps(b.to_json()))
+    code, out, err = cli("diff", tmp_path / "a.json", tmp_path / "b.json")
+    assert code == 1, (out, err)
+    code, out, err = cli("diff", tmp_path / "a.json", tmp_path / "a.json")
+    assert code == 0, (out, err)
