@@ -37,8 +37,10 @@ class Diagnosis:
 # (cause, test on (error names, messages, frame names/files), what, fix), most specific first.
 _RULES = [
     ("legacy_stream", lambda e, m, f: "legacy default stream" in m or "StreamCaptureImplicit" in e,
-     "work was enqueued on the legacy default stream (cupy.cuda.Stream.null) while capturing",
-     "enqueue on the current stream (do not switch to Stream.null inside step)"),
+     "work was enqueued on the legacy default stream (cupy.cuda.Stream.null) while capturing, or "
+     "an unsafe call was made from another thread during a global-mode capture",
+     "enqueue on the current stream (do not switch to Stream.null inside step); for other "
+     "threads, use --error-mode thread_local"),
     ("unjoined", lambda e, m, f: "StreamCaptureUnjoined" in e,
      "a stream forked from the capture (via an event) was not joined back before capture ended",
      "record an event on each side stream after its work and make the capturing stream wait on it "
@@ -78,7 +80,9 @@ _RULES = [
      "move it to setup, or try --error-mode relaxed if the call is safe for your graph"),
     ("invalidated", lambda e, m, f: "StreamCaptureInvalidated" in e,
      "the capture was invalidated by an earlier illegal operation in it",
-     "look for a synchronization, a host copy or an allocation in step; move it to setup"),
+     "look for a synchronization, a host copy or an allocation in step, or a kernel used for the "
+     "first time (loading its module is not capturable): move it to setup, or run step once "
+     "eagerly before capturing"),
     ("isolation", lambda e, m, f: "StreamCaptureIsolation" in e or "StreamCaptureMerge" in e,
      "captured work depends on a stream or event outside the capture",
      "create events and side streams in setup and fork them from the capturing stream in step"),

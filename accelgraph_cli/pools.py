@@ -58,16 +58,14 @@ class GraphPool:
         """The allocator to install (thread-locally) for the duration of a capture."""
         pool = self._cupy_pool()
         malloc = pool.malloc
-        if self.kind == "async":
-            # cudaMallocAsync is legal in every capture mode: it becomes a MEM_ALLOC node.
-            return malloc
+        # Private pools grow with cudaMalloc; CuPy's async pool queries cudaMemPoolGetAttribute
+        # before each cudaMallocAsync (which itself becomes a MEM_ALLOC node). Global and
+        # thread-local capture forbid both calls, so either way the thread goes relaxed for them.
         runtime, _ = _cuda.bindings()
         relaxed = runtime.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
         exchange = runtime.cudaThreadExchangeStreamCaptureMode
 
         def malloc_relaxed(size):
-            # Pool growth calls cudaMalloc, forbidden under global/thread-local capture; let this
-            # thread make it, then put the thread's mode back.
             err, previous = exchange(relaxed)
             _cuda.check("cudaThreadExchangeStreamCaptureMode", (err,))
             try:

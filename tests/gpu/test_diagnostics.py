@@ -22,7 +22,6 @@ EXPECTED = {
     "cublas_matmul": ("cublas", "kernels.sgemm"),
     "curand_random": ("curand", "setup"),
     "unsafe_malloc": ("cudamalloc", "relaxed"),
-    "legacy_stream": ("legacy default stream", "current stream"),
     "unjoined_fork": ("not joined", "wait_event"),
 }
 

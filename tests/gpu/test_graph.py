@@ -217,6 +217,8 @@ def test_allocation_in_global_mode_uses_the_graph_pool(cupy, stream):
     a = cupy.arange(1 << 16, dtype=cupy.float32)
     _warm(cupy, a)
     a[:] = cupy.arange(1 << 16, dtype=cupy.float32)
+    a * 2 + 1  # load the out-of-place kernels eagerly: module loading is not capturable
+    stream.synchronize()
     g = Graph(capture_error_mode="global")
     with g:
         y = a * 2 + 1  # new arrays allocated inside a global-mode capture
@@ -229,6 +231,8 @@ def test_allocation_in_global_mode_uses_the_graph_pool(cupy, stream):
 def test_arrays_allocated_in_capture_stay_alive_with_the_graph(cupy, stream):
     a = cupy.ones(1 << 18, dtype=cupy.float32)
     _warm(cupy, a)
+    (a * 3) + 1  # load the out-of-place kernels eagerly: module loading is not capturable
+    stream.synchronize()
     g = Graph()
     with g:
         tmp = a * 3
@@ -281,6 +285,8 @@ def test_stream_ordered_allocation_replays_100_times(cupy, stream):
     src = cupy.arange(n, dtype=cupy.float32)
     out = cupy.zeros(n, dtype=cupy.float32)
     _warm(cupy, out)
+    out[...] = src * 2 + 1  # load the kernels eagerly
+    stream.synchronize()
     g = Graph(pool=graph_pool_handle("async"), capture_error_mode="global")
     g.enable_debug_mode()
     with g:
