@@ -72,3 +72,9 @@ def check(call: str, result):
     if not values:
         return None
     return values[0] if len(values) == 1 else values
+
+
+def device_name(device: int = 0) -> str:
+    """The CUDA device's name, e.g. "NVIDIA H200"."""
+    name = require_cuda().cuda.runtime.getDeviceProperties(device)["name"]
+    return name.decode() if isinstance(name, bytes) else name

@@ -204,10 +204,9 @@ def record(out_dir: str) -> dict:
     cupy = _cuda.require_cuda()
     dump_dir = Path(out_dir) / "dumps"
     dump_dir.mkdir(parents=True, exist_ok=True)
-    props = cupy.cuda.runtime.getDeviceProperties(0)
     manifest: dict = {
         "_recorded": {
-            "gpu": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+            "gpu": _cuda.device_name(),
             "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
             "cuda_driver": cupy.cuda.runtime.driverGetVersion(),
             "cupy": cupy.__version__,

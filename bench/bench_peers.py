@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from accelgraph_cli import Graph, runner  # noqa: E402
-from accelgraph_cli._cuda import require_cuda  # noqa: E402
+from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
 from accelgraph_cli.scenario import load_scenario, parse_params  # noqa: E402
 
 
@@ -263,8 +263,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     args = ap.parse_args(argv)
     cupy = require_cuda()
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    device = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    device = device_name()
     rounds = 3 if args.quick else 7
     replay = []
     for n in (1, 10, 100, 1000):

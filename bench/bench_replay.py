@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelgraph_cli import Graph  # noqa: E402
-from accelgraph_cli._cuda import require_cuda  # noqa: E402
+from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
 
 
 def chain_work(x, n):
@@ -103,9 +103,8 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args(argv)
-    cupy = require_cuda()
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    device = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    require_cuda()
+    device = device_name()
     rows = []
     for n in args.nodes:
         rows.extend(bench(n, args.iters, args.rounds))

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from accelgraph_cli import runner  # noqa: E402
-from accelgraph_cli._cuda import require_cuda  # noqa: E402
+from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
 from accelgraph_cli.scenario import load_scenario, parse_params  # noqa: E402
 from accelgraph_cli.timing import measure  # noqa: E402
 
@@ -106,9 +106,8 @@ def main(argv=None):
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args(argv)
-    cupy = require_cuda()
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    device = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    require_cuda()
+    device = device_name()
     sp = speedups(args.chain, args.iters, args.rounds, warmup=5)
     cc = capture_costs(args.capture_chain, args.repeats)
     date = time.strftime("%Y-%m-%d")
