@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import _cuda, pools
@@ -53,7 +53,6 @@ class CaptureResult:
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
     stream: object = None
-    _pools: list = field(default_factory=list)
 
     @property
     def node_count(self) -> int:
@@ -203,7 +202,6 @@ def capture(
         pool_bytes=pool_bytes,
         state=state,
         stream=stream,
-        _pools=held,
     )
 
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelgraph_cli import Graph  # noqa: E402
 from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
+from accelgraph_cli.timing import measure  # noqa: E402
 
 
 def chain_work(x, n):
@@ -32,16 +33,14 @@ def chain_work(x, n):
             x += 1e-7
 
 
-def time_loop(cupy, launch, stream, iters):
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    start.record(stream)
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        launch()
-    t1 = time.perf_counter()
-    end.record(stream)
-    end.synchronize()
-    return cupy.cuda.get_elapsed_time(start, end) * 1e3 / iters, (t1 - t0) * 1e6 / iters
+def time_loop(launch, stream, iters):
+    """One timed round of back-to-back launches: (GPU µs, host µs) per launch.
+
+    The same CUDA-event measurement `accelgraph replay` uses (timing.measure), one round at a
+    time so that the launchers' rounds can be interleaved.
+    """
+    timed = measure(launch, iters=iters, rounds=1, warmup=0, stream=stream)
+    return timed.gpu_us.median, timed.host_us.median
 
 
 def bench(nodes, iters, rounds):
@@ -67,7 +66,7 @@ def bench(nodes, iters, rounds):
         host = {k: [] for k in launches}
         for _ in range(rounds):
             for name, launch in launches.items():
-                g, h = time_loop(cupy, launch, stream, n)
+                g, h = time_loop(launch, stream, n)
                 gpu[name].append(g)
                 host[name].append(h)
     rows = []
