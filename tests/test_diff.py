@@ -28,7 +28,7 @@ from accelgraph_cli.model import GraphModel, Node
 from accelgraph_cli.render_diff import render_diff
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
-READY = DUMPS / "READY"
+READY = DUMPS / "MANIFEST.json"  # written last by `make fixtures`
 
 
 # ------------------------------------------------------------------------- helpers
@@ -634,7 +634,7 @@ def test_ten_thousand_node_diff_stays_well_under_a_second():
 
 needs_dumps = pytest.mark.skipif(
     not READY.exists(),
-    reason="recorded dumps not in place (tests/data/dumps/READY missing; run `make fixtures` "
+    reason="recorded dumps not in place (tests/data/dumps/MANIFEST.json missing; run `make fixtures` "
     "on a GPU machine)",
 )
 

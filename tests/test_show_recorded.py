@@ -57,10 +57,15 @@ def test_show_json_round_trips(cli, tmp_path):
 
 def test_show_focus_draws_a_neighbourhood(cli):
     model = load_model(DUMPS / "forkjoin_verbose.dot")
-    fork = next(n.id for n in model.nodes if len(model.children(n.id)) > 1)
-    code, out, err = cli("show", DUMPS / "forkjoin_verbose.dot", "--focus", fork, "--depth", "1")
+    # The branches start on the forked streams before any work on the origin stream, so CUDA
+    # records them as separate roots; the join (the first add, after all three sqrt) is the
+    # node with several parents.
+    join = next(n.id for n in model.nodes if len(model.parents(n.id)) > 1)
+    assert len(model.parents(join)) == 3
+    code, out, err = cli("show", DUMPS / "forkjoin_verbose.dot", "--focus", join, "--depth", "1")
     assert code == 0, err
     assert "┌" in out and "└" in out
+    assert out.count("cupy_sqrt") >= 3 and "cupy_add" in out  # the parents and the join itself
 
 
 def test_show_focus_unknown_node_is_one_line(cli):
