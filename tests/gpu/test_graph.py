@@ -76,6 +76,33 @@ def test_keep_graph_instantiates_lazily_and_explicitly(cupy, stream):
     assert float(x[0]) == 11.0
 
 
+def test_instantiating_again_replaces_the_executable_and_replays_right(cupy, stream):
+    x = cupy.zeros(16, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph(keep_graph=True)
+    with g:
+        x += 1
+    g.instantiate()
+    first = g.exec_handle
+    g.replay()
+    g.instantiate()  # a new executable from the kept graph (e.g. after editing its nodes)
+    assert g.exec_handle not in (0, first)
+    g.replay()
+    g.replay()
+    stream.synchronize()
+    assert float(x[0]) == 3.0
+    g.reset()
+    assert not g.is_instantiated and g.graph_handle == 0
+    with pytest.raises(GraphStateError, match="before any capture"):
+        g.replay()
+    with g:  # the same object captures again after reset
+        x *= 2
+    g.replay()
+    stream.synchronize()
+    assert float(x[0]) == 6.0
+
+
 def test_keep_graph_false_drops_underlying_graph(cupy, stream):
     x = cupy.zeros(16, dtype=cupy.float32)
     _warm(cupy, x)
@@ -231,6 +258,7 @@ def test_allocation_in_global_mode_uses_the_graph_pool(cupy, stream):
 def test_arrays_allocated_in_capture_stay_alive_with_the_graph(cupy, stream):
     a = cupy.ones(1 << 18, dtype=cupy.float32)
     _warm(cupy, a)
+    expected = float(a[0]) * 3 + 1  # _warm leaves a == 2, so 7
     (a * 3) + 1  # load the out-of-place kernels eagerly: module loading is not capturable
     stream.synchronize()
     g = Graph()
@@ -239,12 +267,13 @@ def test_arrays_allocated_in_capture_stay_alive_with_the_graph(cupy, stream):
         out = tmp + 1
     out_ptr = out.data.ptr
     del tmp  # freed back to the graph's private pool, never to eager code
-    eager = [cupy.full(1 << 18, 7, dtype=cupy.float32) for _ in range(4)]
+    # Eager arrays must not land on graph memory: fill them with a value replay never writes.
+    eager = [cupy.full(1 << 18, -1, dtype=cupy.float32) for _ in range(4)]
     assert all(e.data.ptr != out_ptr for e in eager)
     g.replay()
     stream.synchronize()
-    assert float(out[0]) == 4.0
-    assert all(float(e[0]) == 7.0 for e in eager)  # replay wrote nothing of theirs
+    assert float(out[0]) == expected
+    assert all(float(e[0]) == -1.0 for e in eager)
 
 
 def _capture_temp_graph(cupy, a, pool):
