@@ -199,7 +199,7 @@ def replay(
         except KeyboardInterrupt:
             verdict = "not run" if checked is None else ("ok" if checked.ok else "FAILED")
             err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
-                              f"{rounds_done[1]} timed rounds (eager first, then graph); "
+                              f"{rounds_done[1]} timed rounds (eager and graph in turn); "
                               f"check: {verdict}")
             raise typer.Exit(130) from None
     report = runner.ReplayReport(eager, graph, checked, result)

@@ -374,31 +374,27 @@ class ReplayReport:
 
 
 def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int, on_progress=None):
-    """Time eager steps and graph replays of the same work; returns (eager, graph) Timings."""
-    from .timing import measure
+    """Time eager steps and graph replays of the same work; returns (eager, graph) Timings.
 
-    scenario = result.scenario
-    total = 2 * rounds
-    done = [0]
-
-    def tick(_r, _n):
-        done[0] += 1
-        if on_progress:
-            on_progress(done[0], total)
+    Eager and graph rounds alternate, so clock drift during the run hits both alike.
+    ``on_progress(done, total)`` is called after each round.
+    """
+    from .timing import measure_interleaved
 
     with result.stream:
-        eager_state = scenario.make_state(result.params)
-        eager_steps = list(scenario.graph_steps(eager_state).values())
+        eager_state = result.scenario.make_state(result.params)
+        eager_steps = list(result.scenario.graph_steps(eager_state).values())
 
         def eager_iteration():
             for step in eager_steps:
                 step()
 
-        eager = measure(eager_iteration, iters=iters, rounds=rounds, warmup=warmup,
-                        stream=result.stream, on_round=tick)
-        graph = measure(result.replay_all, iters=iters, rounds=rounds, warmup=warmup,
-                        stream=result.stream, on_round=tick)
-    return eager, graph
+        timed = measure_interleaved(
+            {"eager": eager_iteration, "graph": result.replay_all},
+            iters=iters, rounds=rounds, warmup=warmup, stream=result.stream,
+            on_round=on_progress,
+        )
+    return timed["eager"], timed["graph"]
 
 
 # -- the record of the last capture -----------------------------------------------------------

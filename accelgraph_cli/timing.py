@@ -61,26 +61,48 @@ def measure(fn, *, iters: int, rounds: int, warmup: int, stream, on_round=None) 
     exactly what graphs remove. Host time is the time to submit the calls; wall time includes
     the final synchronization.
     """
+    return measure_interleaved({"fn": fn}, iters=iters, rounds=rounds, warmup=warmup,
+                               stream=stream, on_round=on_round)["fn"]
+
+
+def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
+                        on_round=None) -> dict[str, Timing]:
+    """Time several workloads as :func:`measure` does, their rounds interleaved (a, b, a, b...).
+
+    GPU clocks drift over seconds (measured one after the other in one process on an H200,
+    two captures of the same 1,000-kernel step replayed in 842 and 1,019 µs), so workloads
+    compared with each other are measured round by round in turn rather than one after the
+    other: drift then hits each of them alike.
+    ``on_round(done, total)`` is called after every round of every workload.
+    """
     import cupy  # imported by the caller's require_cuda already
 
-    for _ in range(warmup):
-        fn()
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
     stream.synchronize()
     start = cupy.cuda.Event()
     end = cupy.cuda.Event()
-    gpu, host, wall = [], [], []
-    for r in range(rounds):
-        start.record(stream)
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        t1 = time.perf_counter()
-        end.record(stream)
-        end.synchronize()
-        t2 = time.perf_counter()
-        gpu.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / iters)
-        host.append((t1 - t0) * 1e6 / iters)
-        wall.append((t2 - t0) * 1e6 / iters)
-        if on_round is not None:
-            on_round(r + 1, rounds)
-    return Timing(Stat.of(gpu), Stat.of(host), Stat.of(wall), iters, rounds)
+    figures = {name: ([], [], []) for name in fns}
+    total, done = rounds * len(fns), 0
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            gpu, host, wall = figures[name]
+            start.record(stream)
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                fn()
+            t1 = time.perf_counter()
+            end.record(stream)
+            end.synchronize()
+            t2 = time.perf_counter()
+            gpu.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / iters)
+            host.append((t1 - t0) * 1e6 / iters)
+            wall.append((t2 - t0) * 1e6 / iters)
+            done += 1
+            if on_round is not None:
+                on_round(done, total)
+    return {
+        name: Timing(Stat.of(gpu), Stat.of(host), Stat.of(wall), iters, rounds)
+        for name, (gpu, host, wall) in figures.items()
+    }

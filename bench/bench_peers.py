@@ -10,7 +10,8 @@ installed torch has it), and eager execution in CuPy and in torch:
     and CuPy run kernels/ (CuPy's cuBLAS cannot be captured), torch runs its own ops.
 Capture + instantiate time of 1k- and 10k-node chains: accelgraph vs bare CuPy vs torch.
 Memory of the bucketed scenario: shared pool vs private pools vs torch graphs sharing one
-graph_pool_handle(). CUDA-event timing after warm-up, medians over rounds, min-max shown.
+graph_pool_handle(). CUDA-event timing after warm-up, medians over rounds, min-max shown;
+the launchers of one workload take their rounds in turn, so clock drift hits them alike.
 """
 
 from __future__ import annotations
@@ -40,44 +41,58 @@ def _torch():
         return None
 
 
-def cupy_loop(cupy, fn, stream, iters, rounds, warmup):
-    """Per-iteration device µs of fn() on a CuPy stream: (median, min, max)."""
-    for _ in range(warmup):
-        fn()
-    stream.synchronize()
+def cupy_timer(cupy, stream):
+    """run(fn, iters) -> device µs per call of fn() on a CuPy stream (CUDA events)."""
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    values = []
-    for _ in range(rounds):
-        start.record(stream)
-        for _ in range(iters):
-            fn()
-        end.record(stream)
-        end.synchronize()
-        values.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / iters)
-    return statistics.median(values), min(values), max(values)
+
+    def run(fn, iters):
+        with stream:
+            start.record(stream)
+            for _ in range(iters):
+                fn()
+            end.record(stream)
+            end.synchronize()
+        return cupy.cuda.get_elapsed_time(start, end) * 1e3 / iters
+
+    return run
 
 
-def torch_loop(torch, fn, iters, rounds, warmup):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
+def torch_timer(torch, stream):
+    """run(fn, iters) -> device µs per call of fn() on a torch stream (CUDA events)."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    values = []
+
+    def run(fn, iters):
+        with torch.cuda.stream(stream):
+            start.record(stream)
+            for _ in range(iters):
+                fn()
+            end.record(stream)
+            end.synchronize()
+        return start.elapsed_time(end) * 1e3 / iters
+
+    return run
+
+
+def interleaved(entries, iters, rounds, warmup):
+    """Time every (how, fn, run) entry, their rounds taken in turn so clock drift hits all alike.
+
+    Returns [(how, (median, min, max))] in the order given.
+    """
+    for _how, fn, run in entries:
+        run(fn, warmup)
+    values = {how: [] for how, _fn, _run in entries}
     for _ in range(rounds):
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        values.append(start.elapsed_time(end) * 1e3 / iters)
-    return statistics.median(values), min(values), max(values)
+        for how, fn, run in entries:
+            values[how].append(run(fn, iters))
+    return [(how, (statistics.median(v), min(v), max(v))) for how, v in values.items()]
 
 
 def replay_rows(n, iters, rounds):
     """Replay and eager cost of an n-kernel chain, every way."""
     cupy = require_cuda()
-    rows = []
+    entries = []
     stream = cupy.cuda.Stream(non_blocking=True)
+    on_cupy = cupy_timer(cupy, stream)
     with stream:
         x = cupy.zeros(1024, dtype=cupy.float32)
 
@@ -87,18 +102,19 @@ def replay_rows(n, iters, rounds):
 
         chain()
         stream.synchronize()
-        rows.append(("CuPy eager", cupy_loop(cupy, chain, stream, iters, rounds, 3)))
+        entries.append(("CuPy eager", chain, on_cupy))
         stream.begin_capture()
         chain()
         bare = stream.end_capture()
-        rows.append(("bare CuPy Graph.launch", cupy_loop(cupy, bare.launch, stream, iters, rounds, 10)))
+        entries.append(("bare CuPy Graph.launch", bare.launch, on_cupy))
         ours = Graph()
         with ours:
             chain()
-        rows.append(("accelgraph Graph.replay", cupy_loop(cupy, ours.replay, stream, iters, rounds, 10)))
+        entries.append(("accelgraph Graph.replay", ours.replay, on_cupy))
     torch = _torch()
     if torch is not None:
         s = torch.cuda.Stream()
+        on_torch = torch_timer(torch, s)
         with torch.cuda.stream(s):
             t = torch.zeros(1024, device="cuda")
 
@@ -107,20 +123,20 @@ def replay_rows(n, iters, rounds):
                     t.add_(1e-3)
 
             tchain()
-            rows.append(("torch eager", torch_loop(torch, tchain, iters, rounds, 3)))
+            entries.append(("torch eager", tchain, on_torch))
             g = torch.cuda.CUDAGraph()
             g.capture_begin()
             tchain()
             g.capture_end()
-            rows.append(("torch.cuda.CUDAGraph.replay", torch_loop(torch, g.replay, iters, rounds, 10)))
+            entries.append(("torch.cuda.CUDAGraph.replay", g.replay, on_torch))
             accel = getattr(getattr(torch, "accelerator", None), "Graph", None)
             if accel is not None:
                 ag = accel()
                 ag.capture_begin()
                 tchain()
                 ag.capture_end()
-                timed = torch_loop(torch, ag.replay, iters, rounds, 10)
-                rows.append(("torch.accelerator.Graph.replay", timed))
+                entries.append(("torch.accelerator.Graph.replay", ag.replay, on_torch))
+    rows = interleaved(entries, iters, rounds, warmup=10)
     return [{"workload": f"chain N={n}", "how": how, "us_median": m, "us_min": lo, "us_max": hi,
              "iters": iters, "rounds": rounds} for how, (m, lo, hi) in rows]
 
@@ -130,11 +146,12 @@ def mlp_rows(iters, rounds, batch=8, hidden=1024):
     scen = load_scenario(ROOT / "scenarios" / "mlp_decode.py")
     params = parse_params(scen.info.params, [f"batch={batch}", f"hidden={hidden}"])
     result = runner.capture(scen, params)
-    rows = []
+    on_cupy = cupy_timer(cupy, result.stream)
+    entries = []
     with result.stream:
         state = scen.make_state(params)
         step = scen.graph_steps(state)["step"]
-        rows.append(("CuPy eager (kernels/)", cupy_loop(cupy, step, result.stream, iters, rounds, 3)))
+        entries.append(("CuPy eager (kernels/)", step, on_cupy))
         bare_state = scen.make_state(params)
         bare_step = scen.graph_steps(bare_state)["step"]
         pool = cupy.cuda.MemoryPool()
@@ -142,10 +159,8 @@ def mlp_rows(iters, rounds, batch=8, hidden=1024):
             result.stream.begin_capture(2)  # relaxed: CuPy's own pool may grow under capture
             bare_step()
             bare = result.stream.end_capture()
-        stream = result.stream
-        rows.append(("bare CuPy Graph.launch", cupy_loop(cupy, bare.launch, stream, iters, rounds, 10)))
-        rows.append(("accelgraph Graph.replay",
-                     cupy_loop(cupy, result.replay_all, stream, iters, rounds, 10)))
+        entries.append(("bare CuPy Graph.launch", bare.launch, on_cupy))
+        entries.append(("accelgraph Graph.replay", result.replay_all, on_cupy))
     torch = _torch()
     if torch is not None:
         torch.manual_seed(0)
@@ -160,14 +175,16 @@ def mlp_rows(iters, rounds, batch=8, hidden=1024):
             return torch.softmax(F.linear(h, w2), dim=-1)
 
         s = torch.cuda.Stream()
+        on_torch = torch_timer(torch, s)
         with torch.cuda.stream(s):
             for _ in range(3):
                 tstep()
-            rows.append(("torch eager", torch_loop(torch, tstep, iters, rounds, 3)))
+            entries.append(("torch eager", tstep, on_torch))
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g, stream=s):
                 tstep()
-            rows.append(("torch.cuda.CUDAGraph.replay", torch_loop(torch, g.replay, iters, rounds, 10)))
+            entries.append(("torch.cuda.CUDAGraph.replay", g.replay, on_torch))
+    rows = interleaved(entries, iters, rounds, warmup=10)
     return [{"workload": f"MLP decode b={batch} h={hidden}", "how": how, "us_median": m, "us_min": lo,
              "us_max": hi, "iters": iters, "rounds": rounds} for how, (m, lo, hi) in rows]
 
@@ -244,6 +261,7 @@ def bucket_memory():
             for b in sizes:
                 F.linear(F.gelu(F.linear(x[:b], w1)), w2)
         torch.cuda.synchronize()
+        torch.cuda.empty_cache()  # torch.cuda.graph() empties the cache itself: start level
         before = torch.cuda.memory_reserved()
         handle = torch.cuda.graph_pool_handle()
         graphs, outs = [], []
