@@ -62,9 +62,9 @@ demo: $(VENV)/.installed
 	  $(VENV)/bin/accelgraph dump --out demo-out/fork_join.dot; \
 	else \
 	  echo "No CUDA GPU here: make demo captures, replays and dumps scenarios/fork_join.py on a GPU machine."; \
-	  if [ -f tests/data/dumps/forkjoin_verbose.dot ]; then \
-	    echo "Showing a fork/join graph recorded on a GPU instead (tests/data/dumps/forkjoin_verbose.dot)."; \
-	    echo; $(VENV)/bin/accelgraph show tests/data/dumps/forkjoin_verbose.dot; \
+	  if [ -f tests/data/dumps/scenario_fork_join_verbose.dot ]; then \
+	    echo "Showing its graph as recorded on an H200 by make fixtures instead (tests/data/dumps/scenario_fork_join_verbose.dot)."; \
+	    echo; $(VENV)/bin/accelgraph show tests/data/dumps/scenario_fork_join_verbose.dot; \
 	  else \
 	    echo "No recorded dump is bundled yet (make fixtures on a GPU machine records them into tests/data/dumps)."; \
 	    echo "accelgraph show works on any CUDA graph dump you have: $(VENV)/bin/accelgraph show FILE.dot"; \
