@@ -10,9 +10,12 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
 2. **Canonical order.** Each graph is laid out in a topological order that depends on
    structure, not on node ids or file order: a depth-first Kahn walk (a branch is finished
    before the next starts) with ready nodes sorted by coarse label and by Weisfeiler-Lehman
-   hashes over coarse labels (kind/name of the node and of its neighbours, 3 rounds), node
-   order breaking what ties remain. Parameters stay out of the order on purpose: a kernel
-   whose grid changed keeps its place among its siblings.
+   hashes over coarse labels (kind/name of the node and of its neighbours, 3 rounds).
+   Look-alikes (graphs are full of identical parallel branches) are told apart by where
+   their parents were placed, then by how they connect to what is placed already, so
+   that a renumbered copy gets an order that corresponds node for node, edges included;
+   node order breaks only what ties remain. Parameters stay out of the order on purpose: a
+   kernel whose grid changed keeps its place among its siblings.
 3. **Alignment of fine labels** over the two sequences (``align``): common prefix and suffix,
    then Myers' O(ND) diff (a longest common subsequence) when a few edits explain the
    difference; otherwise anchors — labels, or runs of labels, unique in both (patience
@@ -27,8 +30,11 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    (its place in the order moved, its neighbourhood did not); then matching propagates from
    matched pairs to their unmatched parents and children with the same label.
 6. **Edges decide ties.** Several alignments are equally long (which of four identical
-   "acc" kernels is the new one?); a matched node is moved onto another B node of its kind
-   and name, or swapped with one, whenever that keeps more of its edges (``_reseat``).
+   "acc" kernels is the new one? which lane of three identical ones continues which?):
+   nodes follow their matched parents, then children, onto look-alikes when more of their
+   edges line up there (``_follow``, whole passes kept only when they keep more edges); then
+   a matched node is moved onto another B node of its kind and name, or swapped with one,
+   whenever that keeps more of its edges (``_reseat``).
 7. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
@@ -457,43 +463,147 @@ def _wl_hashes(parents, children, base: list[int], rounds: int, tables: list[dic
     return hashes
 
 
+# Look-alike siblings one pick compares at most (a wider fan-out is taken in node order), the
+# nodes one comparison looks at around each of them, and the nodes all comparisons of one
+# order look at, per node and edge of the graph (see _canonical_order): ties cost O(V + E).
+_TIE_MAX_NODES = 16
+_TIE_LOOKAHEAD = 32
+_TIE_BUDGET = 1
+
+
 def _canonical_order(parents, children, sort_key: list) -> list[int]:
     """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
 
-    Independent of node ids and file order (up to nodes with equal keys, which look alike
-    and are taken in node order), and a change inside one branch does not reshuffle the
-    others — what the alignment needs. On a cycle (generic DOT only) the walk is restarted
-    from the smallest unplaced node, so cyclic graphs get a structural order too.
+    Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
+    ids, so that two captures of one graph, however numbered, get orders that correspond
+    node for node (edges included) and the alignment pairs look-alikes consistently:
+
+    * by the places of their parents in the order so far: the k-th of three identical
+      parallel lanes of a layer continues the k-th lane of the layer before;
+    * siblings with the very same parents are picked one at a time, when their turn
+      comes, by how they connect to what is placed already: the one nearest (over edges
+      either way, through unplaced nodes) to the earliest placed nodes goes first, so the
+      second root of a module follows the first root of the same module, not of a
+      look-alike module;
+    * look-alike roots, the tallest (longest path below) first.
+
+    Only what none of these tells apart (interchangeable look-alikes, as far as the key sees) is
+    taken in node order. A change inside one branch does not reshuffle the others — what
+    the alignment needs. On a cycle (generic DOT only) the walk is restarted from the
+    smallest unplaced node, so cyclic graphs get a structural order too.
     """
     n = len(parents)
     indegree = [len(ps) for ps in parents]
     order: list[int] = []
+    rank = [-1] * n  # place in the order; -1 until placed
+    far = (n + 1,)
+    budget = [_TIE_BUDGET * (n + sum(map(len, children))) + 20_000]  # nodes lead() may visit
 
-    def descending(i: int):
-        # The stack pops its last item: largest key and index first in, smallest out first.
-        return (sort_key[i], i)
+    def places(i: int) -> tuple:
+        ps = parents[i]
+        return (rank[ps[0]],) if len(ps) == 1 else tuple(sorted([rank[p] for p in ps]))
 
-    def walk(stack: list[int]) -> None:
+    def push(stack: list, ready: list, key) -> None:
+        """Push ready nodes, smallest key on top; nodes with equal keys as one list."""
+        keyed = sorted([(key(i), i) for i in ready], reverse=True)
+        t = 0
+        while t < len(keyed):
+            u = t + 1
+            while u < len(keyed) and keyed[u][0] == keyed[t][0]:
+                u += 1
+            stack.append(keyed[t][1] if u == t + 1 else [i for _, i in keyed[t:u]])
+            t = u
+
+    def lead(i: int) -> tuple:
+        """Where unplaced node i touches the placed part of the graph: for each distance
+        (edges either way, through unplaced nodes only) the places of the placed nodes at
+        that distance, as far as _TIE_LOOKAHEAD nodes (whole distances only)."""
+        level, seen, seen_count = [i], {i}, 0
+        profile = []
+        while level and seen_count <= _TIE_LOOKAHEAD:
+            below = []
+            hits = []
+            for u in level:
+                for near in (parents[u], children[u]):
+                    for c in near:
+                        if c not in seen:
+                            seen.add(c)
+                            if rank[c] < 0:
+                                below.append(c)
+                            else:
+                                hits.append(rank[c])
+            seen_count += len(below) + len(hits)
+            if hits:
+                hits.sort()
+                profile.append(tuple(hits))
+            else:
+                profile.append(far)
+            level = below
+        budget[0] -= seen_count
+        return tuple(profile)
+
+    def pick(group: list) -> int:
+        if len(group) > _TIE_MAX_NODES or budget[0] < 0:
+            best = min(group)
+        else:
+            best = min(group, key=lambda i: (lead(i), i))
+        group.remove(best)
+        return best
+
+    def walk(stack: list) -> None:
         while stack:
-            i = stack.pop()
+            item = stack.pop()
+            if type(item) is list:
+                i = pick(item)
+                stack.append(item if len(item) > 1 else item[0])
+            else:
+                i = item
+            rank[i] = len(order)
             order.append(i)
             ready = []
             for c in children[i]:
                 indegree[c] -= 1
                 if not indegree[c]:
                     ready.append(c)
-            if len(ready) > 1:
-                ready.sort(key=descending, reverse=True)
-            stack.extend(ready)
+            if len(ready) == 1:
+                stack.append(ready[0])
+            elif ready:
+                push(stack, ready, lambda c: (sort_key[c], places(c)))
 
-    walk(sorted((i for i in range(n) if not indegree[i]), key=descending, reverse=True))
+    # Look-alike roots, tallest first: a root that a change cut loose (its parent's edge
+    # removed) heads a part of the graph, and its part should follow the rest, not lead it.
+    roots: list = []
+    sources = [i for i in range(n) if not indegree[i]]
+    if len(set(map(sort_key.__getitem__, sources))) < len(sources):
+        height = _heights(parents, children)
+        push(roots, sources, lambda i: (sort_key[i], -height[i]))
+    else:
+        push(roots, sources, sort_key.__getitem__)
+    walk(roots)
     if len(order) < n:
         placed = set(order)
-        for i in sorted((i for i in range(n) if i not in placed), key=descending):
+        for i in sorted((i for i in range(n) if i not in placed), key=lambda i: (sort_key[i], i)):
             if indegree[i] > 0:  # not placed yet (placed nodes end at 0 or below)
                 indegree[i] = 0
                 walk([i])
     return order
+
+
+def _heights(parents, children) -> list[int]:
+    """Edges on the longest path from each node down to a sink (0 for nodes on a cycle)."""
+    pending = [len(cs) for cs in children]
+    height = [0] * len(children)
+    ready = [i for i, count in enumerate(pending) if not count]
+    while ready:
+        i = ready.pop()
+        h = height[i] + 1
+        for p in parents[i]:
+            if height[p] < h:
+                height[p] = h
+            pending[p] -= 1
+            if not pending[p]:
+                ready.append(p)
+    return height
 
 
 def _prepare(model: GraphModel, labeler: _Labeler, tables: list[dict], coarse_tables: list[dict]) -> _Side:
@@ -812,7 +922,9 @@ def _match(side_a: _Side, side_b: _Side) -> dict[int, int]:
     for x, y in aligned:
         pair(order_a[x], order_b[y])
     if len(aligned) == len(order_a) == len(order_b):
-        return a_to_b  # every node matched in sequence: nothing left to find
+        edges = len(side_a.model.edges)
+        if edges == len(side_b.model.edges) == _kept_edges(side_a, side_b, a_to_b):
+            return a_to_b  # every node matched in sequence, every edge kept: nothing to find
 
     # Step 4: changed nodes, by coarse label inside each gap the alignment left.
     bounds = [(-1, -1)] + aligned + [(len(order_a), len(order_b))]
@@ -839,7 +951,10 @@ def _match(side_a: _Side, side_b: _Side) -> dict[int, int]:
             _pair_unique(order_a, order_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
 
-    # Step 6: among equally good alignments the sequence picked one; prefer keeping edges.
+    # Step 6: among equally good alignments the sequence picked one; prefer keeping edges:
+    # look-alikes follow their matched neighbours (parents, then children), then single
+    # nodes are re-seated.
+    _follow(side_a, side_b, a_to_b, b_to_a)
     _reseat(side_a, side_b, a_to_b, b_to_a)
     if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
@@ -904,6 +1019,136 @@ def _propagate(side_a: _Side, side_b: _Side, a_to_b: dict, b_to_a: list, pair) -
                 )
             if len(a_to_b) > before:
                 queue.extend((x, a_to_b[x]) for x in open_a if x in a_to_b)
+
+
+def _kept_edges(side_a: _Side, side_b: _Side, a_to_b: dict) -> int:
+    """Edges of A whose two ends are matched to the two ends of an edge of B."""
+    children_b = side_b.children
+    kept = 0
+    for s, ds in enumerate(side_a.children):
+        t = a_to_b.get(s)
+        if t is None or not ds:
+            continue
+        images = children_b[t]
+        if len(ds) == 1 and len(images) == 1:
+            kept += a_to_b.get(ds[0]) == images[0]
+            continue
+        images_set = set(images)
+        for d in ds:
+            kept += a_to_b.get(d) in images_set
+    return kept
+
+
+# Neighbours of a node's matched neighbour looked through for a better partner; past this
+# (a fan-out of thousands) _follow leaves the node where the alignment put it.
+_FOLLOW_MAX_CANDIDATES = 64
+
+# Forward and backward passes of _follow at most (it stops when neither gains an edge).
+_FOLLOW_ROUNDS = 4
+
+
+def _follow(side_a: _Side, side_b: _Side, a_to_b: dict, b_to_a: list) -> None:
+    """Let look-alike nodes follow their matched neighbours: symmetric parts paired consistently.
+
+    The alignment pairs nodes in sequence; among identical parallel branches (three lanes of
+    the same kernels, layer after layer) a pairing in sequence may cross lanes from one layer
+    to the next, every node matched and edges broken. One pass over A in canonical
+    (topological) order moves each node onto the B node of the same fine label that is
+    adjacent to the images of more of its already-placed parents than its partner is — an
+    unmatched one, or one whose A partner has the same label (the two are swapped, so
+    nothing is matched or changed that was not before) and either comes later or agrees as
+    well with its own placed parents after the swap; then the same pass backwards, over
+    children. A pass is kept only if it keeps more edges in all.
+    """
+    fine_a, fine_b, rank_b = side_a.fine, side_b.fine, side_b.rank
+    most = min(len(side_a.model.edges), len(side_b.model.edges))  # no matching keeps more
+    before = _kept_edges(side_a, side_b, a_to_b)
+    if before >= most:
+        return
+    passes = [
+        (side_a.parents, side_b.parents, side_b.children, side_a.order),
+        (side_a.children, side_b.children, side_b.parents, side_a.order[::-1]),
+    ] * _FOLLOW_ROUNDS
+    failed = 0
+
+    def agreeing(near_a: list, near_b: list, i: int, j: int) -> int:
+        """Matched neighbours of A node i (one side) whose images neighbour B node j."""
+        around = set(near_b[j])
+        return sum(1 for p in near_a[i] if a_to_b.get(p) in around)
+
+    for near_a, near_b, far_b, order in passes:
+        saved_a, saved_b = dict(a_to_b), b_to_a[:]
+        done = bytearray(len(fine_a))
+        for x in order:
+            done[x] = 1
+            ns = near_a[x]
+            if not ns:
+                continue
+            images = [a_to_b[p] for p in ns if p in a_to_b]
+            if not images:
+                continue
+            label = fine_a[x]
+            y0 = a_to_b.get(x)
+            if y0 is not None:
+                around = near_b[y0]
+                if len(images) == 1:
+                    score0 = images[0] in around
+                else:
+                    around_set = set(around)
+                    score0 = sum(1 for q in images if q in around_set)
+                if score0 == len(images) and fine_b[y0] == label:
+                    continue  # every placed neighbour agrees already
+            else:
+                score0 = 0
+            # Candidates: same label, next to the image of the least connected neighbour.
+            pivot = min(images, key=lambda q: len(far_b[q]))
+            if len(far_b[pivot]) > _FOLLOW_MAX_CANDIDATES:
+                continue
+            image_set = set(images) if len(images) > 1 else None
+            best = -1
+            best_key = None
+            for c in far_b[pivot]:
+                if c == y0 or fine_b[c] != label:
+                    continue
+                if image_set is None:
+                    score = 1
+                else:
+                    score = sum(1 for q in near_b[c] if q in image_set)
+                if score <= score0:
+                    continue
+                owner = b_to_a[c]
+                if owner >= 0:
+                    if fine_a[owner] != label or y0 is None or fine_b[y0] != label:
+                        continue
+                    # An owner already passed may give its place up only for one as good.
+                    if done[owner] and agreeing(near_a, near_b, owner, c) > agreeing(
+                        near_a, near_b, owner, y0
+                    ):
+                        continue
+                # More agreeing neighbours first, then nearest the partner the alignment chose.
+                key = (-score, abs(rank_b[c] - rank_b[y0]) if y0 is not None else rank_b[c], rank_b[c])
+                if best_key is None or key < best_key:
+                    best, best_key = c, key
+            if best < 0:
+                continue
+            owner = b_to_a[best]
+            if owner >= 0:
+                a_to_b[owner] = y0
+                b_to_a[y0] = owner
+            elif y0 is not None:
+                b_to_a[y0] = -1
+            a_to_b[x] = best
+            b_to_a[best] = x
+        after = _kept_edges(side_a, side_b, a_to_b)
+        if after > before:
+            before, failed = after, 0
+        else:
+            a_to_b.clear()
+            a_to_b.update(saved_a)
+            b_to_a[:] = saved_b
+            failed += 1
+        if before >= most or failed == 2:
+            return
 
 
 # A node with more candidate places than this is not re-seated (a fan-out of thousands).
