@@ -67,7 +67,7 @@ def measure(fn, *, iters: int, rounds: int, warmup: int, stream, on_round=None) 
 
 def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
                         on_round=None) -> dict[str, Timing]:
-    """Time several workloads as :func:`measure` does, their rounds interleaved (a, b, a, b...).
+    """Time several workloads as :func:`measure` does, their rounds interleaved (a, b, b, a...).
 
     GPU clocks drift over seconds (measured one after the other in one process on an H200,
     two captures of the same 1,000-kernel step replayed in 842 and 1,019 µs), so workloads
@@ -85,8 +85,12 @@ def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stre
     end = cupy.cuda.Event()
     figures = {name: ([], [], []) for name in fns}
     total, done = rounds * len(fns), 0
-    for _ in range(rounds):
-        for name, fn in fns.items():
+    names = list(fns)
+    for r in range(rounds):
+        # a, b, c, then c, b, a: whatever follows what (a GPU-bound round leaves the host idle
+        # for the next one) falls on each workload alike
+        for name in names if r % 2 == 0 else reversed(names):
+            fn = fns[name]
             gpu, host, wall = figures[name]
             start.record(stream)
             t0 = time.perf_counter()

@@ -81,8 +81,8 @@ def interleaved(entries, iters, rounds, warmup):
     for _how, fn, run in entries:
         run(fn, warmup)
     values = {how: [] for how, _fn, _run in entries}
-    for _ in range(rounds):
-        for how, fn, run in entries:
+    for r in range(rounds):
+        for how, fn, run in entries if r % 2 == 0 else reversed(entries):  # a, b, b, a...
             values[how].append(run(fn, iters))
     return [(how, (statistics.median(v), min(v), max(v))) for how, v in values.items()]
 

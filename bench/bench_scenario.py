@@ -65,6 +65,7 @@ def speedups(n, iters, rounds, warmup):
         "accelgraph_speedup": ours,
         "bare_eager_us": med["bare_eager"], "bare_graph_us": med["bare_graph"],
         "bare_speedup": bare_speedup, "speedup_ratio": ours / bare_speedup,
+        "rounds_us": {name: t.gpu_us.values for name, t in timed.items()},
     }
 
 
