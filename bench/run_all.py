@@ -59,7 +59,11 @@ def main() -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
-    report: dict = {"date": date}
+    import os
+    import platform
+
+    report: dict = {"date": date, "machine": {"cpu": platform.processor() or platform.machine(),
+                                              "cores": os.cpu_count()}}
     report["startup"] = startup()
     print(f"accelgraph --help: {report['startup']['accelgraph_help_ms']:.0f} ms "
           f"(python -c pass: {report['startup']['python_ms']:.0f} ms), CuPy imported: "
@@ -79,8 +83,8 @@ def main() -> int:
         print("no CUDA GPU here: GPU benchmarks skipped (results recorded on an H200 are in "
               "bench/results/)")
     report["targets"] = targets(report)
-    markdown = targets_markdown(report)
-    print(markdown)
+    print(targets_markdown(report))
+    markdown = report_markdown(report)
     where = "gpu" if gpu_available() else "cpu"
     target = RESULTS / f"{date}-{where}.json"
     target.write_text(json.dumps(report, indent=2) + "\n")
@@ -130,7 +134,7 @@ def targets(report: dict) -> list[dict]:
         if r["nodes"] >= 10_000 and "verbose" in r["file"]:
             add(f"parse {r['file']} ({r['bytes']:,} bytes), seconds", r["ours_ms"] / 1e3, 1.0)
     for r in (report.get("diff") or {}).get("results", []):
-        if 10_000 <= r.get("nodes_a", 0) <= 11_000:
+        if all(10_000 <= r.get(side, 0) <= 11_000 for side in ("nodes_a", "nodes_b")):
             add(f"diff {r['graph']}: {r['b']}, seconds", r["seconds"], 1.0)
     return rows
 
@@ -144,11 +148,53 @@ def targets_markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def _where(report: dict) -> list[str]:
-    import os
-    import platform
+def report_markdown(report: dict) -> str:
+    """The targets, then every table of the run that has figures."""
+    parts = [targets_markdown(report)]
+    peers = report.get("peers") or {}
+    if peers.get("replay"):
+        rows = ["| workload | how | µs per iteration, median (min–max) |", "|---|---|---:|"]
+        rows += [f"| {r['workload']} | {r['how']} | {r['us_median']:.2f} "
+                 f"({r['us_min']:.2f}–{r['us_max']:.2f}) |" for r in peers["replay"]]
+        parts.append("Replay and eager, GPU µs per iteration (CUDA events; rounds in turn)\n\n"
+                     + "\n".join(rows))
+    if peers.get("capture"):
+        rows = ["| nodes | how | ms, median (min–max) |", "|---:|---|---:|"]
+        rows += [f"| {r['nodes']:,} | {r['how']} | {r['ms_median']:.1f} "
+                 f"({r['ms_min']:.1f}–{r['ms_max']:.1f}) |" for r in peers["capture"]]
+        parts.append("Capture + instantiate of a chain\n\n" + "\n".join(rows))
+    speedup = (report.get("scenario") or {}).get("speedup")
+    if speedup:
+        parts.append(
+            f"elementwise_chain n={speedup['chain_nodes']}: speedup accelgraph "
+            f"{speedup['accelgraph_speedup']:.2f}x ({speedup['accelgraph_eager_us']:,.0f} / "
+            f"{speedup['accelgraph_graph_us']:,.0f} µs), bare CuPy {speedup['bare_speedup']:.2f}x "
+            f"({speedup['bare_eager_us']:,.0f} / {speedup['bare_graph_us']:,.0f} µs), ratio "
+            f"{speedup['speedup_ratio']:.3f}")
+    memory = peers.get("bucket_memory")
+    if memory:
+        parts.append(
+            f"Buckets {memory['buckets']} (hidden {memory['hidden']}): shared pool "
+            f"{memory['accelgraph_shared_bytes']:,} B, private pools "
+            f"{memory['accelgraph_private_bytes']:,} B, largest single graph "
+            f"{memory['largest_single_graph_bytes']:,} B; torch graphs sharing "
+            f"graph_pool_handle(): {memory.get('torch_shared_pool_reserved_bytes', 'n/a'):,} B")
+    soak = report.get("soak")
+    if soak:
+        parts.append(
+            f"Soak: {soak['replays']:,} replays in {soak['seconds']:.2f} s; device memory "
+            f"{soak['device_delta']:+,} B, host RSS {soak['host_delta']:+,} B; values right: "
+            f"{soak['value_ok']}")
+    startup = report.get("startup")
+    if startup:
+        parts.append(f"`accelgraph --help`: {startup['accelgraph_help_ms']:.0f} ms (python -c pass "
+                     f"{startup['python_ms']:.0f} ms); CuPy imported: {startup['cupy_imported']}")
+    return "\n\n".join(parts)
 
-    where = [f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores"]
+
+def _where(report: dict) -> list[str]:
+    machine = report.get("machine") or {}
+    where = [f"CPU: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores"]
     peers = report.get("peers") or {}
     if peers.get("device"):
         where.append(f"GPU: {peers['device']}, CuPy {peers.get('cupy')}, torch {peers.get('torch')}")
