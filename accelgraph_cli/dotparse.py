@@ -723,7 +723,23 @@ def _parse_record_label(text: str) -> _Label:
         _record_fields(item, (), out)
     if kind != "kernel":
         out.name = None
+    if kind == "conditional":
+        _conditional_bodies(out.params)
     return out
+
+
+def _conditional_bodies(params: dict) -> None:
+    """A conditional node names its body graphs in rows like "{True|graph_12}" (IF; "False"
+    for the else branch). Graph numbers differ between captures, so the references become
+    handles: handle_body_<row> for each, and handle_child_graph for the first, which
+    _attach_children makes the node's child."""
+    bodies = [(key, value) for key, value in params.items()
+              if isinstance(value, str) and _CHILD_GRAPH_REF.match(value)]
+    for key, value in bodies:
+        del params[key]
+        params[f"handle_body_{key}"] = value
+    if bodies:
+        params["handle_child_graph"] = bodies[0][1]
 
 
 def _dims(text: str) -> tuple[int, int, int] | None:
@@ -993,9 +1009,11 @@ def _attach_children(document: _Document, graphs: dict[str, GraphModel]) -> list
     named = set()
     for graph in graphs.values():
         for node in graph.nodes:
-            ref = node.params.get("handle_child_graph")
-            if ref in by_label:
-                named.add(by_label[ref])
+            for key, ref in node.params.items():
+                # the child graph, and every body of a conditional node (the model nests the
+                # first; an else branch is named here so that it is not taken for a root)
+                if (key == "handle_child_graph" or key.startswith("handle_body_")) and ref in by_label:
+                    named.add(by_label[ref])
     roots = [name for name in graphs if name not in named] or list(graphs)[:1]
     placed = set(roots)
     stack = list(roots)
