@@ -19,6 +19,7 @@ from pathlib import Path
 from . import _cuda
 from .graph import Graph
 from .pools import graph_pool_handle
+from .runner import graph_nodes, node_kinds
 
 BIG = 1_000_000  # bytes above which a dump is stored gzipped
 
@@ -144,13 +145,48 @@ def kinds(cupy) -> Graph:
             stream.ptr, event, getattr(runtime, "cudaEventWaitExternal", 1)))
         x *= 3
     graph = g.graph_handle
-    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph, 0))
-    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph, count))
-    last = nodes[count - 1]
+    last = graph_nodes(graph)[-1]
     empty = _cuda.check("cudaGraphAddEmptyNode", runtime.cudaGraphAddEmptyNode(graph, [last], 1))
     _cuda.check("cudaGraphAddChildGraphNode",
                 runtime.cudaGraphAddChildGraphNode(graph, [empty], 1, child.graph_handle))
     g._keep = (x, child, event)
+    return g
+
+
+def conditional(cupy) -> Graph:
+    """A conditional IF node (CUDA 12.4+) after a captured kernel, its body holding a memset,
+    added with cudaGraphAddNode to a kept captured graph. Recorded for the dump only: the
+    graph is never launched, so no kernel sets the condition."""
+    runtime, _ = _cuda.bindings()
+    x = cupy.ones(256, dtype=cupy.float32)
+    _warm(cupy, x)
+    g = Graph(keep_graph=True)
+    with g:
+        x += 1
+    graph = g.graph_handle
+    last = graph_nodes(graph)[-1]
+    handle = _cuda.check("cudaGraphConditionalHandleCreate",
+                         runtime.cudaGraphConditionalHandleCreate(graph, 1, 1))  # AssignDefault
+    params = runtime.cudaGraphNodeParams()
+    params.type = runtime.cudaGraphNodeType.cudaGraphNodeTypeConditional
+    params.conditional.handle = handle
+    params.conditional.type = runtime.cudaGraphConditionalNodeType.cudaGraphCondTypeIf
+    params.conditional.size = 1
+    try:  # CUDA 13 bindings take edge data; CUDA 12's do not
+        result = runtime.cudaGraphAddNode(graph, [last], None, 1, params)
+    except TypeError:
+        result = runtime.cudaGraphAddNode(graph, [last], 1, params)
+    _cuda.check("cudaGraphAddNode", result)
+    body = params.conditional.phGraph_out[0]
+    memset = runtime.cudaMemsetParams()
+    memset.dst = x.data.ptr
+    memset.value = 0
+    memset.elementSize = 4
+    memset.width = x.size
+    memset.height = 1
+    memset.pitch = 0
+    _cuda.check("cudaGraphAddMemsetNode", runtime.cudaGraphAddMemsetNode(body, None, 0, memset))
+    g._keep = (x,)
     return g
 
 
@@ -225,14 +261,23 @@ def record(out_dir: str) -> dict:
             ("memops", lambda: memory_ops(cupy), "memset, D2D, H2D (pinned), host node, kernel"),
             ("asyncalloc", lambda: stream_ordered_alloc(cupy), "MEM_ALLOC / MEM_FREE nodes"),
             ("kinds", lambda: kinds(cupy), "event record/wait, empty, child graph nodes"),
+            ("conditional", lambda: conditional(cupy), "conditional IF node, memset in its body"),
         ]
+        optional = {"conditional"}  # needs CUDA 12.4+ and its bindings: skipped, said, if not
         for name, make, what in recipes:
-            graph = make()
-            flag_sets = ("basic", "verbose")
-            for flags in flag_sets:
+            try:
+                graph = make()
+            except Exception as exc:
+                if name not in optional:
+                    raise
+                print(f"  {name}: not recorded ({type(exc).__name__}: {exc})", flush=True)
+                continue
+            # What CUDA itself says the graph holds (top level), for the parser tests.
+            kinds_here = node_kinds(graph.graph_handle)
+            for flags in ("basic", "verbose"):
                 text = graph.debug_dot(flags)
                 _write(dump_dir, f"{name}_{flags}.dot", text, manifest,
-                       {"what": what, "flags": flags})
+                       {"what": what, "flags": flags, "kinds": kinds_here})
             graph.reset()
         stream.synchronize()
     torch_path = dump_dir / "torch_mlp.dot"
