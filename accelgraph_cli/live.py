@@ -19,7 +19,7 @@ _MEMCPY_DIRECTION = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "default"}
 
 
 def model_from_graph(graph_handle: int) -> GraphModel:
-    """Walk a cudaGraph_t (and its child graphs) into a GraphModel (source "live")."""
+    """Walk a cudaGraph_t (its child graphs and conditional bodies too) into a GraphModel."""
     return _walk(graph_handle, itertools.count())
 
 
@@ -43,6 +43,10 @@ def _walk(graph_handle, graph_ids) -> GraphModel:
                 "cudaGraphChildGraphNodeGetGraph", runtime.cudaGraphChildGraphNodeGetGraph(handle)
             )
             node.child = _walk(child, graph_ids)
+        elif kind == "conditional":
+            body = _conditional_body(runtime, handle)
+            if body is not None:
+                node.child = _walk(body, graph_ids)
         model_nodes.append(node)
     edges = []
     if nodes:
@@ -53,6 +57,20 @@ def _walk(graph_handle, graph_ids) -> GraphModel:
             sources, targets = found[0], found[1]
             edges = [(ids[int(a)], ids[int(b)]) for a, b in zip(sources[:count], targets[:count])]
     return GraphModel(nodes=model_nodes, edges=edges, source="live")
+
+
+def _conditional_body(runtime, handle):
+    """The first body graph of a conditional node (the one the DOT parser nests), or None
+    where it cannot be read: cudaGraphNodeGetParams, the only getter for it, needs a newer
+    driver than 580 (cudaErrorCallRequiresNewerDriver on the H200) or newer bindings."""
+    get = getattr(runtime, "cudaGraphNodeGetParams", None)
+    if get is None:
+        return None
+    err, params = get(handle)
+    if int(err) != 0:
+        return None
+    bodies = params.conditional.phGraph_out
+    return bodies[0] if bodies else None
 
 
 def _kernel(runtime, driver, handle, node: Node) -> None:
