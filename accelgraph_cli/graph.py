@@ -114,7 +114,6 @@ class Graph:
         self._owner = None
         self._graph = 0  # cudaGraph_t as an int, while visible (keep_graph or debug mode)
         self._exec = 0  # cudaGraphExec_t, once instantiated
-        self._own_exec = False  # True when _exec is ours to destroy (not the owner's)
         self._pool = None  # pools.GraphPool held while a capture or a graph uses it
         self._stream = None  # the stream a capture runs on
         self._allocator_context = None
@@ -336,7 +335,6 @@ class Graph:
             except Exception as exc:
                 raise CudaError("cudaGraphInstantiate", _describe(exc)) from exc
             self._exec = int(owner.graphExec)
-            self._own_exec = False
             self.__dict__["replay"] = owner.launch
             return
         if not self._graph:
@@ -354,9 +352,8 @@ class Graph:
         )
         self._destroy_exec()
         self._exec = int(graph_exec)
-        self._own_exec = True
         self.__dict__["replay"] = _fast_replay(
-            cupy.cuda.runtime.graphLaunch, self._exec, _current_stream_ptr_function(cupy)
+            cupy.cuda.runtime.graphLaunch, self._exec, cupy.cuda.get_current_stream
         )
 
     def replay(self) -> None:
@@ -409,11 +406,10 @@ class Graph:
 
     def _destroy_exec(self) -> None:
         self.__dict__.pop("replay", None)
-        exec_, own = self._exec, self._own_exec
-        self._exec, self._own_exec = 0, False
-        if exec_ and own:
-            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
+        exec_, self._exec = self._exec, 0
         # An executable CuPy instantiated lives as long as the owner; reset() drops both.
+        if exec_ and (self._owner is None or exec_ != int(self._owner.graphExec)):
+            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
 
     def _destroy_graph(self) -> None:
         """Drop the captured graph (a graph CuPy holds goes with its owner, at reset)."""
@@ -536,22 +532,12 @@ def _cupy_keeps_captured_graph(cupy) -> bool:
     return _KEEPS_GRAPH["value"]
 
 
-def _fast_replay(launch, graph_exec: int, current_stream_ptr):
+def _fast_replay(launch, graph_exec: int, current_stream):
     def replay() -> None:
-        launch(graph_exec, current_stream_ptr())
+        launch(graph_exec, current_stream().ptr)
 
     replay.__doc__ = Graph.replay.__doc__
     return replay
-
-
-def _current_stream_ptr_function(cupy):
-    """CuPy's C-level current-stream lookup where it is exposed, else via the Stream object."""
-    try:
-        from cupy_backends.cuda.stream import get_current_stream_ptr
-
-        return get_current_stream_ptr
-    except ImportError:
-        return lambda: cupy.cuda.get_current_stream().ptr
 
 
 def _describe(exc: BaseException) -> str:

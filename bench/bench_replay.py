@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelgraph_cli import Graph  # noqa: E402
 from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
-from accelgraph_cli.timing import measure  # noqa: E402
+from accelgraph_cli.timing import measure_interleaved  # noqa: E402
 
 
 def chain_work(x, n):
@@ -31,16 +31,6 @@ def chain_work(x, n):
             x *= 1.0000001
         else:
             x += 1e-7
-
-
-def time_loop(launch, stream, iters):
-    """One timed round of back-to-back launches: (GPU µs, host µs) per launch.
-
-    The same CUDA-event measurement `accelgraph replay` uses (timing.measure), one round at a
-    time so that the launchers' rounds can be interleaved.
-    """
-    timed = measure(launch, iters=iters, rounds=1, warmup=0, stream=stream)
-    return timed.gpu_us.median, timed.host_us.median
 
 
 def bench(nodes, iters, rounds):
@@ -58,17 +48,10 @@ def bench(nodes, iters, rounds):
             chain_work(x, nodes)
         launches = {"bare CuPy Graph.launch": bare.launch, "accelgraph Graph.replay": ours.replay}
         n = max(20, iters // max(1, nodes // 10)) if nodes > 1 else iters
-        for launch in launches.values():
-            for _ in range(min(n, 200)):
-                launch()
-        stream.synchronize()
-        gpu = {k: [] for k in launches}
-        host = {k: [] for k in launches}
-        for _ in range(rounds):
-            for name, launch in launches.items():
-                g, h = time_loop(launch, stream, n)
-                gpu[name].append(g)
-                host[name].append(h)
+        timed = measure_interleaved(launches, iters=n, rounds=rounds, warmup=min(n, 200),
+                                    stream=stream)
+    gpu = {name: t.gpu_us.values for name, t in timed.items()}
+    host = {name: t.host_us.values for name, t in timed.items()}
     rows = []
     for name in launches:
         rows.append({

@@ -10,6 +10,8 @@ elsewhere. The run ends with the targets of the project, each as a ratio from th
 from __future__ import annotations
 
 import json
+import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -59,9 +61,6 @@ def main() -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
-    import os
-    import platform
-
     report: dict = {"date": date, "machine": {"cpu": platform.processor() or platform.machine(),
                                               "cores": os.cpu_count()}}
     report["startup"] = startup()
