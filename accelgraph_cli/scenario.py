@@ -6,6 +6,7 @@ A scenario is a plain Python file (see scenarios/ and the README's "Writing a sc
     PARAMS = {"batch": 8, "hidden": 1024}   # literal dict: defaults and --param types
     POOL = "private"                         # optional: "private" | "shared" | "async"
     ERROR_MODE = "global"                    # optional: "global" | "thread_local" | "relaxed"
+    EXPECT_EMPTY = False                     # optional: True (or graph names) if a step records nothing
 
     def setup(batch, hidden): ...            # eager: allocate inputs, load kernels -> state
     def step(state): ...                     # captured: enqueue work on the current stream
@@ -93,6 +94,17 @@ class ScenarioInfo:
     """True for ``steps(state)`` (one graph per entry), False for ``step(state)``."""
     definitions: dict[str, int] = field(default_factory=dict)
     """Line of each top-level name the contract uses (setup, step/steps, outputs, PARAMS...)."""
+    expect_empty: bool | tuple[str, ...] = False
+    """EXPECT_EMPTY: True when every graph may be empty, or the names of the graphs that may be
+    (an empty graph is otherwise an error: its work went somewhere the capture did not see)."""
+    imports: frozenset[str] = frozenset()
+    """Top-level package names the file imports anywhere (``torch``, ``cupy``, ...)."""
+
+    def expects_empty(self, graph_name: str) -> bool:
+        """Whether the scenario declares that ``graph_name`` may capture no work."""
+        if isinstance(self.expect_empty, tuple):
+            return graph_name in self.expect_empty
+        return bool(self.expect_empty)
 
     def line_of(self, name: str) -> int:
         """Line where ``name`` is defined, or 1 when the file does not define it."""
@@ -101,7 +113,8 @@ class ScenarioInfo:
 
 # --------------------------------------------------------------------------- stage 1: inspect
 
-_CONTRACT_NAMES = ("setup", "step", "steps", "outputs", "PARAMS", "POOL", "ERROR_MODE")
+_CONTRACT_NAMES = ("setup", "step", "steps", "outputs", "PARAMS", "POOL", "ERROR_MODE",
+                   "EXPECT_EMPTY")
 
 
 def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
@@ -192,6 +205,7 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
         )
 
     _check_function_shapes(where, nodes, params)
+    expect_empty = _parse_expect_empty(where, nodes.get("EXPECT_EMPTY"))
 
     doc = ast.get_docstring(tree) or ""
     summary = next((line.strip() for line in doc.splitlines() if line.strip()), "")
@@ -206,7 +220,39 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
         has_outputs="outputs" in nodes,
         multi_graph=has_steps,
         definitions=definitions,
+        expect_empty=expect_empty,
+        imports=_imported_packages(tree),
     )
+
+
+def _parse_expect_empty(where: str, node: ast.AST | None) -> bool | tuple[str, ...]:
+    """EXPECT_EMPTY = True/False, or a literal list/tuple of graph names."""
+    if node is None:
+        return False
+    line = node.lineno
+    try:
+        value = ast.literal_eval(getattr(node, "value", None))
+    except (ValueError, TypeError, SyntaxError):
+        value = None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ScenarioError(
+        f"{where}:{line}: EXPECT_EMPTY must be True, False, or a literal list of graph names",
+        path=where, line=line,
+    )
+
+
+def _imported_packages(tree: ast.Module) -> frozenset[str]:
+    """Top-level package names imported anywhere in the file (``import torch.nn`` -> torch)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return frozenset(names)
 
 
 def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:

@@ -1,0 +1,264 @@
+"""The capture guard: a device checksum of a scenario's state, to prove capture ran nothing.
+
+Capturing a stream records work and runs none of it, so the state a scenario's steps read and
+write must be bit for bit the same after capture as before. When it is not, some of the step's
+work ran eagerly *outside* the graph (on another stream, or a library's own stream) and the
+graph is missing it. ``StateSnapshot`` finds every device allocation the state holds (through
+:mod:`statewalk`), checksums them all in one kernel before capture and again after it, and
+names the state paths whose checksum moved. One kernel launch and one small device-to-host copy
+each time: no copy of the state is kept, on the device or the host.
+
+The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
+over its 8-byte words: order-dependent through the salt, deterministic (a sum does not depend on
+the order in which threads add), and any change to one word changes it unless two 64-bit
+mixes cancel exactly (about one chance in 2**64).
+
+``restore_from(fresh_state)`` copies another state's allocations (the correctness check's
+eager starting state) into the captured state's, so replays start from exactly the bytes
+eager starts from. Allocations, not arrays: views share one allocation and are counted once;
+the snapshot holds each allocation, so memory freed during capture is not reused while it is
+checked. CuPy arrays and CUDA torch tensors are read alike, as raw device memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _cuda
+from .errors import AccelgraphError
+from .statewalk import find_arrays
+
+_D2D = 3  # cudaMemcpyDeviceToDevice
+_THREADS = 256
+
+_CHECKSUM_SOURCE = r"""
+__device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+// One checksum per region: blockIdx.y is the region, blocks along x stride over its words.
+extern "C" __global__ void region_checksums(const unsigned long long* ptrs,
+                                            const unsigned long long* sizes,
+                                            unsigned long long* out) {
+    const unsigned int r = blockIdx.y;
+    const unsigned char* base = (const unsigned char*)ptrs[r];
+    const unsigned long long size = sizes[r];
+    const unsigned long long words = size / 8;
+    const unsigned long long* data = (const unsigned long long*)base;
+    unsigned long long acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < words; i += (unsigned long long)gridDim.x * blockDim.x) {
+        acc += mix64(data[i] ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // the bytes after the last whole word
+        for (unsigned long long b = words * 8; b < size; ++b) {
+            acc += mix64(((unsigned long long)base[b] << 8) ^ (b * 0xd6e8feb86659fd93ULL));
+        }
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        acc += __shfl_down_sync(0xffffffffu, acc, offset);
+    }
+    __shared__ unsigned long long partial[32];
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long total = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) total += partial[w];
+        atomicAdd(out + r, total);
+    }
+}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _checksum_kernel():
+    cupy = _cuda.require_cuda()
+    return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums")
+
+
+@dataclass
+class Region:
+    """One device allocation the state holds, and the state paths that reach it."""
+
+    ptr: int
+    size: int
+    owner: Any  # keeps the allocation alive while the snapshot exists
+    paths: list[str] = field(default_factory=list)
+
+
+def device_region(obj: Any) -> tuple[int, int, Any] | None:
+    """(pointer, bytes, owner) of the device allocation behind a CuPy array or CUDA tensor.
+
+    None for anything else (host arrays, CPU tensors, empty arrays).
+    """
+    cupy = _cuda.require_cuda()
+    if isinstance(obj, cupy.ndarray):
+        mem = obj.data.mem
+        if mem is None or not mem.size:
+            return None
+        return int(mem.ptr), int(mem.size), mem
+    if _is_cuda_tensor(obj):
+        storage = obj.untyped_storage()
+        if not storage.nbytes():
+            return None
+        return int(storage.data_ptr()), int(storage.nbytes()), storage
+    return None
+
+
+def _is_cuda_tensor(obj: Any) -> bool:
+    return (type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True
+            and callable(getattr(obj, "untyped_storage", None)))
+
+
+def is_device_array(obj: Any) -> bool:
+    """True for a CuPy array or a CUDA torch tensor (what the snapshot covers)."""
+    cupy = _cuda.require_cuda()
+    return isinstance(obj, cupy.ndarray) or _is_cuda_tensor(obj)
+
+
+def state_regions(state: Any) -> list[Region]:
+    """The device allocations ``state`` holds, each with the paths that reach it."""
+    by_ptr: dict[int, Region] = {}
+    for path, array in find_arrays(state, is_device_array):
+        found = device_region(array)
+        if found is None:
+            continue
+        ptr, size, owner = found
+        region = by_ptr.get(ptr)
+        if region is None:
+            region = by_ptr[ptr] = Region(ptr, size, owner)
+        region.paths.append(path)
+    return list(by_ptr.values())
+
+
+class StateSnapshot:
+    """Checksums of every allocation a state holds, taken before capture.
+
+    Cost: a device synchronization, one kernel that reads the state once, and one copy of
+    8 bytes per allocation to the host, each time the state is checked.
+    """
+
+    def __init__(self, regions: list[Region], stream: Any):
+        cupy = _cuda.require_cuda()
+        self.regions = regions
+        self.stream = stream
+        self.take_ms = 0.0
+        self.compare_ms = 0.0
+        with stream:
+            self._ptrs = cupy.asarray([r.ptr for r in regions], dtype=cupy.uint64)
+            self._sizes = cupy.asarray([r.size for r in regions], dtype=cupy.uint64)
+            self._sums = cupy.zeros(len(regions), dtype=cupy.uint64)
+        # Enough blocks to stream the largest allocation at full bandwidth, but not so many
+        # that a state of hundreds of small tensors launches mostly idle blocks.
+        words = max((r.size // 8 for r in regions), default=0)
+        self._blocks = max(1, min(-(-words // (_THREADS * 4)), 2048, max(8, 8192 // max(1, len(regions)))))
+        self.checksums = None
+
+    @classmethod
+    def take(cls, state: Any, stream: Any) -> StateSnapshot:
+        """Checksum the state's device allocations once all device work so far is done."""
+        t0 = time.perf_counter()
+        snapshot = cls(state_regions(state), stream)
+        snapshot.checksums = snapshot._checksum()
+        snapshot.take_ms = (time.perf_counter() - t0) * 1e3
+        return snapshot
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.size for r in self.regions)
+
+    def _checksum(self):
+        """Synchronize the device, then checksum every region (a NumPy uint64 array)."""
+        cupy = _cuda.require_cuda()
+        cupy.cuda.runtime.deviceSynchronize()
+        if not self.regions:
+            return None
+        with self.stream:
+            self._sums.fill(0)
+            _checksum_kernel()((self._blocks, len(self.regions)), (_THREADS,),
+                               (self._ptrs, self._sizes, self._sums))
+            return self._sums.get()
+
+    def changed(self) -> list[str]:
+        """State paths whose memory differs from the snapshot, once all device work is done."""
+        if not self.regions:
+            return []
+        t0 = time.perf_counter()
+        now = self._checksum()
+        self.compare_ms += (time.perf_counter() - t0) * 1e3
+        return [path for region, before, after in zip(self.regions, self.checksums, now)
+                if before != after for path in region.paths]
+
+    def restore_from(self, fresh_state: Any) -> None:
+        """Copy ``fresh_state``'s allocations over the captured state's (on the snapshot's
+        stream), so the captured state holds exactly the bytes ``fresh_state`` holds now.
+
+        ``fresh_state`` comes from the same setup with the same parameters: the same paths
+        reach allocations of the same sizes. AccelgraphError when they do not.
+        """
+        cupy = _cuda.require_cuda()
+        fresh = {path: array for path, array in find_arrays(fresh_state, is_device_array)}
+        for region in self.regions:
+            source = fresh.get(region.paths[0])
+            found = device_region(source) if source is not None else None
+            if found is None or found[1] != region.size:
+                raise AccelgraphError(
+                    f"setup() built a different state the second time: {region.paths[0]} is "
+                    f"missing or has another size; setup must build the same arrays for the "
+                    f"same parameters"
+                )
+            cupy.cuda.runtime.memcpyAsync(region.ptr, found[0], region.size, _D2D,
+                                          self.stream.ptr)
+
+    def covers(self, array: Any) -> bool:
+        """Whether ``array``'s memory lies in one of the snapshot's allocations."""
+        if device_region(array) is None:
+            return False
+        ptr = int(array.data_ptr()) if hasattr(array, "data_ptr") else int(array.data.ptr)
+        return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
+
+
+def fill_complement(target: Any, reference: Any) -> bool:
+    """Fill ``target`` with the bitwise complement of ``reference`` (same shape and dtype).
+
+    Every element then differs from the reference, so an output the graph does not write
+    cannot match eager by luck. Returns False (nothing written) when the arrays differ in
+    shape or dtype or the dtype has no same-sized integer view (complex128).
+    """
+    cupy = _cuda.require_cuda()
+    target = cupy.asarray(target)
+    reference = cupy.asarray(reference)
+    if target.shape != reference.shape or target.dtype != reference.dtype:
+        return False
+    if target.dtype == cupy.bool_:
+        target[...] = ~reference
+        return True
+    words = _same_size_words(cupy, target.dtype)
+    if words is None:
+        return False
+    target.view(words)[...] = ~reference.view(words)
+    return True
+
+
+def is_complement(got: Any, want: Any) -> bool:
+    """Whether ``got`` holds exactly the bitwise complement of ``want`` (what
+    :func:`fill_complement` wrote): the replay never wrote it."""
+    cupy = _cuda.require_cuda()
+    got, want = cupy.asarray(got), cupy.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype == cupy.bool_:
+        return bool((got == ~want).all())
+    words = _same_size_words(cupy, want.dtype)
+    if words is None:
+        return False
+    return bool((got.view(words) == ~want.view(words)).all())
+
+
+def _same_size_words(cupy, dtype):
+    return {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(dtype.itemsize)

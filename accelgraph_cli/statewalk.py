@@ -1,0 +1,73 @@
+"""Finding the device arrays a scenario's state holds, wherever they sit in it.
+
+A scenario's ``setup`` returns any Python value: a dict of arrays, nested dicts and lists, a
+small object with attributes, a torch module with parameters and buffers. The capture guard
+(``snapshot``) needs every device array in it, named the way a user reads the state
+(``state["w1"]``, ``state["y"]["batch8"]``, ``state["model"].fc1.weight``), so that "this changed
+during capture" names what changed. Pure Python: what counts as an array is the caller's
+predicate, so this module imports no CUDA library and is tested with NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+MAX_DEPTH = 12
+"""Containers deeper than this are not searched (a state is not a deep object graph)."""
+
+# Objects with a __dict__ that are code or machinery, not data: never searched.
+_OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+           type, types.CodeType, types.FrameType, types.GeneratorType)
+
+
+def find_arrays(state: Any, is_array: Callable[[Any], bool], root: str = "state"
+                ) -> list[tuple[str, Any]]:
+    """Every object in ``state`` for which ``is_array`` holds, with the path that reaches it.
+
+    Searched: dict values, list and tuple items, a module's parameters and buffers (anything
+    with ``named_parameters()`` and ``named_buffers()``, as torch.nn.Module has), and the
+    attributes of plain objects (``vars(obj)``). An array is not searched further. Each object
+    is reported once, under the first path that reaches it (dict order, then list order), so
+    an array held under two keys is one entry; cycles end.
+    """
+    found: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for path, obj in _walk(state, root, 0, is_array, seen):
+        found.append((path, obj))
+    return found
+
+
+def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen: set[int]
+          ) -> Iterator[tuple[str, Any]]:
+    if obj is None or isinstance(obj, (str, bytes, int, float, complex, bool)):
+        return
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if is_array(obj):
+        yield path, obj
+        return
+    if depth >= MAX_DEPTH or isinstance(obj, _OPAQUE):
+        return
+    if _is_module(obj):
+        for kind in ("named_parameters", "named_buffers"):
+            for name, tensor in getattr(obj, kind)():
+                yield from _walk(tensor, f"{path}.{name}", depth + 1, is_array, seen)
+        return
+    if isinstance(obj, dict):
+        for key, value in list(obj.items()):
+            yield from _walk(value, f"{path}[{key!r}]", depth + 1, is_array, seen)
+    elif isinstance(obj, (list, tuple)):
+        for index, value in enumerate(obj):
+            yield from _walk(value, f"{path}[{index}]", depth + 1, is_array, seen)
+    elif hasattr(obj, "__dict__") and not callable(obj):
+        for name, value in list(vars(obj).items()):
+            if not name.startswith("__"):
+                yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
+
+
+def _is_module(obj: Any) -> bool:
+    return callable(getattr(obj, "named_parameters", None)) and callable(
+        getattr(obj, "named_buffers", None))

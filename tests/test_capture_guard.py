@@ -1,0 +1,160 @@
+"""The capture guard's GPU-free half: finding a state's arrays, the lines that leave the
+capturing stream, and the messages for stray work and empty graphs."""
+
+import types
+
+import numpy
+import pytest
+
+from accelgraph_cli import guard
+from accelgraph_cli.scenario import ScenarioError, inspect_scenario
+from accelgraph_cli.statewalk import find_arrays
+
+
+def _is_array(obj):
+    return isinstance(obj, numpy.ndarray)
+
+
+class FakeModule:
+    """Shaped like torch.nn.Module for the walker: named parameters and buffers."""
+
+    def __init__(self, params, buffers):
+        self._params, self._buffers = params, buffers
+
+    def named_parameters(self):
+        return list(self._params.items())
+
+    def named_buffers(self):
+        return list(self._buffers.items())
+
+
+def test_find_arrays_names_every_array_by_the_path_a_user_reads():
+    w1, w2, b, y8, mask, extra = (numpy.zeros(i + 1) for i in range(6))
+    obj = types.SimpleNamespace(extra=extra, label="x", count=3)
+    model = FakeModule({"fc1.weight": w1, "fc2.weight": w2}, {"mask": mask})
+    state = {"model": model, "b": b, "y": {"batch8": y8}, "list": [1, "s", (b, obj)],
+             "none": None}
+    found = find_arrays(state, _is_array)
+    assert [path for path, _ in found] == [
+        "state['model'].fc1.weight", "state['model'].fc2.weight", "state['model'].mask",
+        "state['b']", "state['y']['batch8']", "state['list'][2][1].extra",
+    ]
+    assert [a is e for (_, a), e in zip(found, (w1, w2, mask, b, y8, extra))] == [True] * 6
+
+
+def test_find_arrays_reports_an_array_once_ends_cycles_and_skips_code():
+    a = numpy.ones(3)
+    state = {"a": a, "again": a}
+    state["self"] = state
+    state["fn"] = lambda: a
+    state["mod"] = numpy
+    assert find_arrays(state, _is_array) == [("state['a']", a)]
+
+
+def test_find_arrays_stops_at_the_depth_limit():
+    deep = numpy.ones(1)
+    state = cursor = {}
+    for _ in range(20):
+        cursor["next"] = {}
+        cursor = cursor["next"]
+    cursor["x"] = deep
+    assert find_arrays(state, _is_array) == []
+    shallow = {"next": {"x": deep}}
+    assert find_arrays(shallow, _is_array) == [("state['next']['x']", deep)]
+
+
+def test_stream_lines_finds_with_blocks_and_stream_calls():
+    source = (
+        "import cupy\n"                                   # 1
+        "def step(state):\n"                              # 2
+        "    x = state['x'] * 2\n"                        # 3
+        "    with state['side']:\n"                       # 4: not named stream
+        "        pass\n"                                  # 5
+        "    with state['side_stream']:\n"                # 6
+        "        x += 1\n"                                # 7
+        "    s = cupy.cuda.Stream(non_blocking=True)\n"   # 8
+        "    s.use()\n"                                   # 9
+        "def other():\n"                                  # 10
+        "    with my_stream: pass\n"                      # 11: another function
+    )
+    assert guard.stream_lines(source, "step") == [6, 8, 9]
+    assert guard.stream_lines(source, "missing") == []
+    assert guard.stream_lines("def step(:\n", "step") == []
+
+
+def test_trace_off_stream_lines_records_lines_run_on_another_stream(tmp_path):
+    path = tmp_path / "scen.py"
+    path.write_text(
+        "def step(streams):\n"          # 1
+        "    a = 1\n"                   # 2: capturing stream
+        "    streams[0] = 7\n"          # 3: switches (like entering `with side:`)
+        "    b = 2\n"                   # 4: runs on stream 7
+        "    c = 3\n"                   # 5: on stream 7
+        "    streams[0] = 5\n"          # 6: still on 7 while this line runs
+        "    d = 4\n"                   # 7: back on the capturing stream
+    )
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    streams = [5]
+    with guard.trace_off_stream_lines(path, 5, lambda: list(streams)) as lines:
+        namespace["step"](streams)
+    assert lines == [4, 5, 6]
+
+
+def test_trace_ignores_other_files(tmp_path):
+    path = tmp_path / "scen.py"
+    path.write_text("x = 1\n")
+    with guard.trace_off_stream_lines(path, 5, lambda: [9]) as lines:
+        y = 1 + 1  # this file is not the scenario
+    assert y == 2 and lines == []
+
+
+def test_stray_work_message_names_changes_lines_and_fix():
+    message = guard.stray_work_message(
+        "step", ["state['y']", "state['z']"], ["s.py:14"], frozenset({"cupy"}))
+    assert message == (
+        "capture of 'step' ran work outside the graph: state['y'], state['z'] changed while "
+        "capturing, and a capture only records work; work launched off the capturing stream at "
+        "s.py:14 ran eagerly and is missing from the graph; fix: " + guard.FIX_STRAY
+    )
+    many = guard.stray_work_message("g", [f"state[{i}]" for i in range(6)], [])
+    assert "state[3] and 2 more changed" in many
+    assert "a library it calls launches on a stream of its own" in many
+    torch = guard.stray_work_message("step", ["state['y']"], ["t.py:3"], frozenset({"torch"}))
+    assert "torch launches on its own current stream" in torch
+
+
+def test_empty_graph_message_names_torch_only_when_imported():
+    plain = guard.empty_graph_message("step", frozenset({"cupy"}), "s.py:9")
+    assert plain.startswith("capture of 'step' (s.py:9) recorded no work (the graph is empty)")
+    assert "torch" not in plain
+    assert plain.endswith(guard.EXPECT_EMPTY_HINT)
+    with_torch = guard.empty_graph_message("step", frozenset({"torch", "cupy"}))
+    assert "imports torch" in with_torch
+
+
+def _scenario(tmp_path, body):
+    path = tmp_path / "s.py"
+    path.write_text('"""Doc."""\nimport cupy\nimport torch.nn as nn\nfrom numpy import zeros\n'
+                    "def setup():\n    return {}\ndef step(state):\n    pass\n" + body)
+    return path
+
+
+def test_scenario_info_reads_expect_empty_and_imports(tmp_path):
+    info = inspect_scenario(_scenario(tmp_path, ""))
+    assert info.expect_empty is False and not info.expects_empty("step")
+    assert info.imports == frozenset({"cupy", "torch", "numpy"})
+    info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = True\n"))
+    assert info.expects_empty("step") and info.expects_empty("other")
+    info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = ['a', 'b']\n"))
+    assert info.expect_empty == ("a", "b")
+    assert info.expects_empty("a") and not info.expects_empty("step")
+
+
+@pytest.mark.parametrize("value", ["'yes'", "1", "[1, 2]", "flag"])
+def test_scenario_rejects_a_bad_expect_empty(tmp_path, value):
+    path = _scenario(tmp_path, f"EXPECT_EMPTY = {value}\n")
+    with pytest.raises(ScenarioError) as info:
+        inspect_scenario(path)
+    assert str(info.value) == (f"{path}:9: EXPECT_EMPTY must be True, False, or a literal list "
+                               "of graph names")
