@@ -194,15 +194,15 @@ def replay(
             tick(done, total)
 
         try:
-            eager, graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
+            eager, graph, per_graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
                                               on_progress=progress)
         except KeyboardInterrupt:
-            verdict = "not run" if checked is None else ("ok" if checked.ok else "FAILED")
+            verdict = "not run" if checked is None else checked.verdict
             err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
                               f"{rounds_done[1]} timed rounds (eager and graph in turn); "
                               f"check: {verdict}")
             raise typer.Exit(130) from None
-    report = runner.ReplayReport(eager, graph, checked, result)
+    report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
     else:

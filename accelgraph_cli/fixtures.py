@@ -325,7 +325,7 @@ def record_scenarios(out_dir: Path, manifest: dict) -> None:
                             "graph": captured.name, "flags": flags,
                             "kinds": captured.kinds})
             checked = runner.check(result) if scen.info.has_outputs else None
-            eager, graph = runner.time_replay(result, iters=50, warmup=5, rounds=3)
+            eager, graph, _ = runner.time_replay(result, iters=50, warmup=5, rounds=3)
             report = runner.ReplayReport(eager, graph, checked, result).to_dict()
             (results_dir / f"replay_{label}.json").write_text(json.dumps(report, indent=2) + "\n")
             print(f"  replay_{label}.json speedup {report['speedup']:.2f}x "

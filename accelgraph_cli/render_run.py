@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -41,7 +42,13 @@ def print_capture(console: Console, result, folder) -> None:
     console.print(
         f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
         f"pool memory held: [bold]{human_bytes(result.pool_bytes)}[/] ({result.pool}); "
-        f"artifacts in {folder}"
+        f"artifacts in {escape(str(folder))}"
+    )
+    g = result.guard_summary()
+    console.print(
+        f"guard: {g['arrays']} state array(s), {human_bytes(g['bytes'])}, unchanged by capture "
+        f"(nothing ran outside the graphs); checksums {g['snapshot_ms']:.3f} ms before, "
+        f"{g['compare_ms']:.3f} ms after"
     )
 
 
@@ -50,14 +57,18 @@ def _stat(stat, digits=2) -> str:
 
 
 def print_replay(console: Console, report) -> None:
-    """The table `accelgraph replay` prints: eager vs graph, medians with spread, the check."""
+    """The table `accelgraph replay` prints: eager vs graph, medians with spread, the check;
+    for several graphs, one row per graph before the totals."""
     cap = report.capture
     console.print(
-        f"[bold]{cap.scenario.info.name}[/]  {cap.node_count:,} nodes in {len(cap.graphs)} "
-        f"graph(s), pool {cap.pool}, {report.graph.iters} iters x {report.graph.rounds} rounds"
+        f"[bold]{escape(cap.scenario.info.name)}[/]  {cap.node_count:,} nodes in "
+        f"{len(cap.graphs)} graph(s), pool {cap.pool}, {report.graph.iters} iters x "
+        f"{report.graph.rounds} rounds"
     )
+    if len(report.per_graph) > 1:
+        console.print(_per_graph_table(report))
     table = Table(show_edge=False, header_style="bold")
-    table.add_column("per iteration")
+    table.add_column("per iteration" + (" (all graphs)" if len(report.per_graph) > 1 else ""))
     table.add_column("eager", justify="right")
     table.add_column("graph", justify="right")
     table.add_row("GPU µs (events)", _stat(report.eager.gpu_us), _stat(report.graph.gpu_us))
@@ -66,16 +77,43 @@ def print_replay(console: Console, report) -> None:
     console.print(table)
     console.print(f"speedup (GPU time, medians): [bold]{report.speedup:.2f}x[/]")
     chk = report.check
+    how = ""
+    if chk is not None:
+        how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
     if chk is None:
         console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+    elif not chk.ran:
+        console.print(f"check: [yellow]not run[/] ({escape(chk.note)})")
     elif chk.ok:
-        how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
+        alone = f", each graph alone and all {len(chk.graphs)} in order" if chk.per_graph else ""
         console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal after "
-                      f"{chk.steps} step(s), {how}")
+                      f"{chk.steps} step(s) from the pre-capture state{alone}, {how}")
     else:
-        console.print("check: [bold red]FAILED[/]")
-        for m in chk.mismatches:
-            console.print(f"  {m.line()}")
+        console.print(f"check: [bold red]FAILED[/] ({how})")
+        for line in chk.problems():
+            console.print(f"  {escape(line)}")
+
+
+def _per_graph_table(report) -> Table:
+    checks = report.check.per_graph if report.check is not None else {}
+    table = Table(show_edge=False, header_style="bold")
+    for col, just in (("graph", "left"), ("nodes", "right"), ("eager GPU µs", "right"),
+                      ("graph GPU µs", "right"), ("graph host µs", "right"),
+                      ("speedup", "right"), ("check", "left")):
+        table.add_column(col, justify=just)
+    for g in report.per_graph:
+        chk = checks.get(g.name)
+        verdict = "-" if chk is None else chk.verdict
+        colour = {"ok": "green", "FAILED": "bold red"}.get(verdict, "yellow")
+        table.add_row(escape(g.name), f"{g.nodes:,}", f"{g.eager.gpu_us.median:.2f}",
+                      f"{g.graph.gpu_us.median:.2f}", f"{g.graph.host_us.median:.2f}",
+                      f"{g.speedup:.2f}x", f"[{colour}]{verdict}[/]")
+    total = report.check
+    table.add_row("[bold]all graphs[/]", f"{report.capture.node_count:,}",
+                  f"{report.eager.gpu_us.median:.2f}", f"{report.graph.gpu_us.median:.2f}",
+                  f"{report.graph.host_us.median:.2f}", f"{report.speedup:.2f}x",
+                  "-" if total is None else total.verdict)
+    return table
 
 
 @contextlib.contextmanager

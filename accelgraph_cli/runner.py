@@ -3,9 +3,15 @@
     warm-up  : a throwaway state runs each step eagerly (compiles kernels, loads modules —
                neither is capturable), then is dropped;
     capture  : a fresh state is captured, one Graph per step, with the chosen pool and mode;
-    check    : eager steps on another fresh state vs replays of the captured graphs, outputs
-               compared bitwise (or within --rtol/--atol);
-    timing   : eager steps vs graph replays, CUDA events + host clocks, median over rounds.
+    guard    : the state's device memory is checksummed before capture and after each graph's
+               capture: a change means work ran outside the graph (an error), and so is a
+               graph with no node unless the scenario says EXPECT_EMPTY;
+    check    : eager steps on another fresh state vs replays of the captured graphs, the
+               captured state first overwritten with the fresh state's bytes (outputs the
+               graphs allocated are filled with the complement of eager's), compared bitwise
+               (or within --rtol/--atol); each graph alone, then all in order;
+    timing   : eager steps vs graph replays, CUDA events + host clocks, median over rounds,
+               per graph and for all graphs together.
 
 Every function here takes a loaded Scenario (see scenario.py) and returns plain dataclasses the
 CLI renders and `--json` prints.
@@ -16,12 +22,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _cuda, pools
+from . import _cuda, guard, pools
 from .errors import AccelgraphError, CaptureError
 from .graph import Graph, capture_mode_value
+from .snapshot import StateSnapshot, fill_complement, is_complement
+from .timing import Timing, measure_interleaved, speedup
 
 POOL_CHOICES = ("private", "shared", "async")
 RECORD_DIR = ".accelgraph"
@@ -53,6 +61,14 @@ class CaptureResult:
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
     stream: object = None
+    snapshot: StateSnapshot | None = None  # the state as it was before capture
+
+    def graph(self, name: str) -> CapturedGraph:
+        """The captured graph called ``name``."""
+        for g in self.graphs:
+            if g.name == name:
+                return g
+        raise KeyError(name)
 
     @property
     def node_count(self) -> int:
@@ -79,6 +95,7 @@ class CaptureResult:
             "nodes": self.node_count,
             "kinds": self.kinds(),
             "pool_bytes": self.pool_bytes,
+            "guard": self.guard_summary(),
             "graphs": [
                 {
                     "name": g.name,
@@ -90,6 +107,18 @@ class CaptureResult:
                 }
                 for g in self.graphs
             ],
+        }
+
+    def guard_summary(self) -> dict:
+        """What the capture guard checksummed and what it cost (host ms, device syncs included)."""
+        snap = self.snapshot
+        if snap is None:
+            return {"arrays": 0, "bytes": 0, "snapshot_ms": 0.0, "compare_ms": 0.0}
+        return {
+            "arrays": sum(len(r.paths) for r in snap.regions),
+            "bytes": snap.nbytes,
+            "snapshot_ms": round(snap.take_ms, 4),
+            "compare_ms": round(snap.compare_ms, 4),
         }
 
 
@@ -150,6 +179,7 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         stream.synchronize()
+        snapshot = StateSnapshot.take(state, stream)
         shared = pools.new_pool("private") if pool == "shared" else None
         tokens = []
         captured = []
@@ -177,6 +207,7 @@ def capture(
                 graph.instantiate()
             t2 = time.perf_counter()
             kinds = node_kinds(graph.graph_handle)
+            _guard(scenario, params, name, snapshot, kinds, stream)
             captured.append(
                 CapturedGraph(
                     name=name,
@@ -202,7 +233,61 @@ def capture(
         pool_bytes=pool_bytes,
         state=state,
         stream=stream,
+        snapshot=snapshot,
     )
+
+
+def _guard(scenario, params, name, snapshot, kinds, stream) -> None:
+    """Refuse a capture that ran work outside its graph, or recorded nothing unexpectedly."""
+    changed = snapshot.changed()
+    if changed:
+        where = _off_stream_lines(scenario, params, name, stream)
+        raise CaptureError(guard.stray_work_message(name, changed, where, scenario.info.imports))
+    if not sum(kinds.values()) and not scenario.info.expects_empty(name):
+        function = "steps" if scenario.info.multi_graph else "step"
+        where = f"{scenario.path}:{scenario.info.line_of(function)}"
+        raise CaptureError(guard.empty_graph_message(name, scenario.info.imports, where))
+
+
+def _off_stream_lines(scenario, params, name, stream) -> list[str]:
+    """Where the stray work came from: capture the step again on a fresh state under a line
+    tracer that notes the scenario lines run while a current stream is not the capturing one
+    (then the step's lines that mention a stream, when the tracer saw none)."""
+    import sys
+
+    cupy = _cuda.require_cuda()
+    path = str(scenario.path)
+
+    def current_streams() -> list[int]:
+        handles = [cupy.cuda.get_current_stream().ptr]
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            handles.append(torch.cuda.current_stream().cuda_stream)
+        return handles
+
+    lines: list[int] = []
+    try:
+        with stream:
+            state = scenario.make_state(params)
+            step = scenario.graph_steps(state)[name]
+            stream.synchronize()
+            graph = Graph(pool=pools.new_pool("private"), capture_error_mode="relaxed")
+            graph.capture_begin()
+            try:
+                with guard.trace_off_stream_lines(path, stream.ptr, current_streams) as lines:
+                    step()
+            finally:
+                graph.abort_capture()
+            cupy.cuda.runtime.deviceSynchronize()
+    except Exception:  # the diagnosis is best effort; the stray work itself is the error
+        pass
+    if not lines:
+        function = "steps" if scenario.info.multi_graph else "step"
+        try:
+            lines = guard.stream_lines(Path(path).read_text(), function)
+        except OSError:
+            lines = []
+    return [f"{path}:{line}" for line in lines]
 
 
 _KIND_BY_TYPE = {
@@ -265,15 +350,28 @@ class Mismatch:
     def line(self) -> str:
         if self.elements < 0:
             return f"output {self.output!r}: {self.detail}"
-        return (
+        text = (
             f"output {self.output!r}: {self.elements:,} of {self.total:,} elements differ, "
             f"largest difference {self.max_abs_diff:.6g}"
         )
+        return f"{text} ({self.detail})" if self.detail else text
+
+
+NOT_WRITTEN = (
+    "the replays never wrote it: it still holds the complement of eager's values that the "
+    "check put there, so the graph does not compute this output"
+)
 
 
 @dataclass
 class CheckResult:
-    """Eager vs replay, compared output by output."""
+    """Eager vs replay, compared output by output.
+
+    ``graphs`` were replayed, in order, ``steps`` times, from the bytes eager started from.
+    For several graphs, ``per_graph`` holds each graph checked alone, and ``ok`` requires
+    every one of them (those that ran) and the run of all graphs in order.
+    ``ran`` is False when nothing could be compared (``note`` says why).
+    """
 
     ok: bool
     outputs: list[str]
@@ -281,42 +379,119 @@ class CheckResult:
     mismatches: list[Mismatch]
     rtol: float
     atol: float
+    graphs: list[str] = field(default_factory=list)
+    per_graph: dict[str, CheckResult] = field(default_factory=dict)
+    ran: bool = True
+    note: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """"ok", "FAILED" or "not run"."""
+        if not self.ran:
+            return "not run"
+        return "ok" if self.ok else "FAILED"
+
+    def problems(self) -> list[str]:
+        """One line per mismatch: each graph's own first (prefixed with its name), then the
+        run of all graphs."""
+        lines = [f"{name}: {m.line()}" for name, c in self.per_graph.items() for m in c.mismatches]
+        prefix = "all graphs: " if self.per_graph else ""
+        return lines + [prefix + m.line() for m in self.mismatches]
 
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
+            "verdict": self.verdict,
             "outputs": self.outputs,
             "steps": self.steps,
             "rtol": self.rtol,
             "atol": self.atol,
+            "graphs": self.graphs,
+            "note": self.note,
             "mismatches": [m.__dict__ for m in self.mismatches],
+            "per_graph": {name: c.to_dict() for name, c in self.per_graph.items()},
         }
 
 
 def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: float = 0.0) -> CheckResult:
-    """Run ``steps`` eager steps on a fresh state and ``steps`` replays of the captured graphs
-    on the captured (fresh, untouched) state; compare every output.
+    """Does replaying the graphs compute what running the steps eagerly computes?
 
-    Bitwise by default; with rtol/atol, |a - b| <= atol + rtol * |b| element by element.
-    Call before anything else replays the captured graphs (the check needs the fresh state).
+    Eager: ``steps`` rounds of the steps on a fresh state. Graph: the fresh state's bytes are
+    first copied over the state the graphs were captured on (so both start from the same
+    bytes, whatever capture or earlier replays left there), every output that the graphs
+    allocated is filled with the bitwise complement of eager's value (so an output the graph
+    never writes cannot match by luck), and the graphs are replayed ``steps`` times. Outputs
+    are compared bitwise by default; with rtol/atol, |a - b| <= atol + rtol * |b|.
+    Several graphs: each alone, then all in order. May be called at any time after capture.
     """
+    names = [g.name for g in result.graphs]
+    per_graph: dict[str, CheckResult] = {}
+    if len(names) > 1:
+        for name in names:
+            per_graph[name] = _check_run(result, [name], steps, rtol, atol, alone=True)
+    overall = _check_run(result, names, steps, rtol, atol, alone=False)
+    overall.per_graph = per_graph
+    overall.ok = overall.ok and all(c.ok for c in per_graph.values() if c.ran)
+    return overall
+
+
+def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float, atol: float,
+               *, alone: bool) -> CheckResult:
     cupy = _cuda.require_cuda()
     scenario = result.scenario
+
+    def not_run(note: str) -> CheckResult:
+        return CheckResult(False, [], steps, [], rtol, atol, names, ran=False, note=note)
+
     with result.stream:
         eager_state = scenario.make_state(result.params)
+        if result.snapshot is not None:
+            # the captured state gets eager's starting bytes, before eager changes them
+            result.snapshot.restore_from(eager_state)
         eager_steps = scenario.graph_steps(eager_state)
-        for _ in range(steps):
-            for name, step in eager_steps.items():
-                _call_step(scenario, name, step)
-        for _ in range(steps):
-            result.replay_all()
+        try:
+            for _ in range(steps):
+                for name in names:
+                    _call_step(scenario, name, eager_steps[name])
+        except AccelgraphError as exc:
+            if not alone:
+                raise
+            return not_run(f"this step cannot run alone ({exc}); checked with the others")
         result.stream.synchronize()
         expected = scenario.outputs(eager_state)
+        if not expected:
+            return not_run("outputs() returned no array to compare")
+        poisoned = _fill_outputs_graphs_allocated(result, expected)
+        graphs = [result.graph(name).graph for name in names]
+        for _ in range(steps):
+            for graph in graphs:
+                graph.replay()
+        result.stream.synchronize()
         got = scenario.outputs(result.state)
         mismatches = []
         for key in expected:
-            mismatches.extend(_compare(cupy, key, expected[key], got.get(key), rtol, atol))
-    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol)
+            found = _compare(cupy, key, expected[key], got.get(key), rtol, atol)
+            if found and key in poisoned and is_complement(got.get(key), expected[key]):
+                found[0].detail = NOT_WRITTEN
+            mismatches.extend(found)
+    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names)
+
+
+def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set[str]:
+    """Fill the outputs the graphs allocated (memory outside the pre-capture state) with the
+    complement of eager's values. Returns the names of the outputs so filled."""
+    poisoned: set[str] = set()
+    snapshot = result.snapshot
+    if snapshot is None or result.pool == "async":
+        # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
+        # it from outside the graph is not safe, so async-pool outputs are not filled.
+        return poisoned
+    current = result.scenario.outputs(result.state)
+    for key, want in expected.items():
+        target = current.get(key)
+        if target is not None and not snapshot.covers(target) and fill_complement(target, want):
+            poisoned.add(key)
+    return poisoned
 
 
 def _compare(cupy, key, want, got, rtol, atol) -> list[Mismatch]:
@@ -350,18 +525,37 @@ def _compare(cupy, key, want, got, rtol, atol) -> list[Mismatch]:
 
 
 @dataclass
-class ReplayReport:
-    """Eager vs graph timings (per iteration of all of the scenario's steps) and the check."""
+class GraphTiming:
+    """One graph's replay against its own step run eagerly."""
 
-    eager: object  # timing.Timing
-    graph: object  # timing.Timing
-    check: CheckResult | None
-    capture: CaptureResult
+    name: str
+    nodes: int
+    eager: Timing
+    graph: Timing
 
     @property
     def speedup(self) -> float:
-        g = self.graph.gpu_us.median
-        return self.eager.gpu_us.median / g if g else float("inf")
+        return speedup(self.eager, self.graph)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "nodes": self.nodes, "eager": self.eager.to_dict(),
+                "graph": self.graph.to_dict(), "speedup": round(self.speedup, 4)}
+
+
+@dataclass
+class ReplayReport:
+    """Eager vs graph timings (per iteration of all of the scenario's steps), the same per
+    graph, and the check."""
+
+    eager: Timing
+    graph: Timing
+    check: CheckResult | None
+    capture: CaptureResult
+    per_graph: list[GraphTiming] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        return speedup(self.eager, self.graph)
 
     def to_dict(self) -> dict:
         return {
@@ -369,32 +563,42 @@ class ReplayReport:
             "eager": self.eager.to_dict(),
             "graph": self.graph.to_dict(),
             "speedup": round(self.speedup, 4),
+            "per_graph": [g.to_dict() for g in self.per_graph],
             "check": self.check.to_dict() if self.check else None,
         }
 
 
-def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int, on_progress=None):
-    """Time eager steps and graph replays of the same work; returns (eager, graph) Timings.
+def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int,
+                on_progress=None) -> tuple[Timing, Timing, list[GraphTiming]]:
+    """Time eager steps and graph replays of the same work: all graphs together, and (for
+    several graphs) each graph against its own step. Returns (eager, graph, per graph).
 
-    Eager and graph rounds alternate, so clock drift during the run hits both alike.
+    All workloads' rounds are interleaved, so clock drift during the run hits them alike.
     ``on_progress(done, total)`` is called after each round.
     """
-    from .timing import measure_interleaved
-
     with result.stream:
         eager_state = result.scenario.make_state(result.params)
-        eager_steps = list(result.scenario.graph_steps(eager_state).values())
+        eager_steps = result.scenario.graph_steps(eager_state)
+        step_list = list(eager_steps.values())
 
         def eager_iteration():
-            for step in eager_steps:
+            for step in step_list:
                 step()
 
-        timed = measure_interleaved(
-            {"eager": eager_iteration, "graph": result.replay_all},
-            iters=iters, rounds=rounds, warmup=warmup, stream=result.stream,
-            on_round=on_progress,
-        )
-    return timed["eager"], timed["graph"]
+        workloads = {("eager", ""): eager_iteration, ("graph", ""): result.replay_all}
+        if len(result.graphs) > 1:
+            for g in result.graphs:
+                workloads[("eager", g.name)] = eager_steps[g.name]
+                workloads[("graph", g.name)] = g.graph.replay
+        timed = measure_interleaved(workloads, iters=iters, rounds=rounds, warmup=warmup,
+                                    stream=result.stream, on_round=on_progress)
+    eager, graph = timed[("eager", "")], timed[("graph", "")]
+    if len(result.graphs) == 1:
+        only = result.graphs[0]
+        return eager, graph, [GraphTiming(only.name, only.node_count, eager, graph)]
+    per_graph = [GraphTiming(g.name, g.node_count, timed[("eager", g.name)],
+                             timed[("graph", g.name)]) for g in result.graphs]
+    return eager, graph, per_graph
 
 
 # -- the record of the last capture -----------------------------------------------------------

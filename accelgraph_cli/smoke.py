@@ -24,7 +24,7 @@ class SmokeRow:
     graphs: int = 0
     capture_ms: float = 0.0
     speedup: float = 0.0
-    check: str = "-"  # "ok", "failed", "none" (no outputs), "-" (not reached)
+    check: str = "-"  # "ok", "failed", "not run", "none" (no outputs), "-" (not reached)
     drift: str = "-"  # "none", "changed", "new baseline", "-" (no baseline asked)
     message: str = ""
     seconds: float = 0.0
@@ -68,6 +68,7 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
     problem with the scenario itself (KeyboardInterrupt still propagates)."""
     from . import runner
     from .scenario import load_scenario, parse_params
+    from .timing import speedup
 
     row = SmokeRow(scenario=str(path), status="error")
     start = time.perf_counter()
@@ -81,10 +82,10 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
         status = "ok"
         if scen.info.has_outputs:
             checked = runner.check(result)
-            row.check = "ok" if checked.ok else "failed"
-            if not checked.ok:
+            row.check = {"ok": "ok", "FAILED": "failed"}.get(checked.verdict, "not run")
+            if checked.verdict == "FAILED":
                 status = "failed"
-                row.details = [m.line() for m in checked.mismatches]
+                row.details = checked.problems()
                 row.message = row.details[0]
         else:
             row.check = "none"
@@ -95,8 +96,9 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
                 status = "failed"
                 row.details.extend(lines)
                 row.message = row.message or lines[0]
-        eager, graph = runner.time_replay(result, iters=iters, warmup=min(5, iters), rounds=rounds)
-        row.speedup = eager.gpu_us.median / graph.gpu_us.median if graph.gpu_us.median else 0.0
+        eager, graph, _ = runner.time_replay(result, iters=iters, warmup=min(5, iters),
+                                             rounds=rounds)
+        row.speedup = speedup(eager, graph)
         row.status = status
     except AccelgraphError as exc:
         row.message = str(exc)

@@ -53,6 +53,12 @@ class Timing:
         }
 
 
+def speedup(eager: Timing, graph: Timing) -> float:
+    """How many times faster the graph ran than eager: the ratio of median GPU times."""
+    g = graph.gpu_us.median
+    return eager.gpu_us.median / g if g else float("inf")
+
+
 def measure(fn, *, iters: int, rounds: int, warmup: int, stream, on_round=None) -> Timing:
     """Time ``fn()`` (which enqueues work on ``stream``) per iteration.
 

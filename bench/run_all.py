@@ -123,6 +123,9 @@ def targets(report: dict) -> list[dict]:
         if hows.get("accelgraph") and hows.get("bare CuPy"):
             add(f"capture + instantiate, {nodes:,} nodes: accelgraph / bare CuPy",
                 hows["accelgraph"] / hows["bare CuPy"], 1.2)
+    guard = (report.get("scenario") or {}).get("guard") or {}
+    add("capture guard (snapshot + compare) / capture + instantiate, mlp_decode",
+        guard.get("ratio"), 0.10)
     memory = peers.get("bucket_memory") or {}
     add("buckets, shared pool / largest single graph", memory.get("shared_over_largest"), 1.25)
     parsed = [r for r in (report.get("parse") or {}).get("results", []) if r.get("ratio")]

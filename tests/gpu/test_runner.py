@@ -26,7 +26,7 @@ def test_every_scenario_captures_replays_and_checks(path):
     assert scen.info.has_outputs, "every bundled scenario declares outputs()"
     checked = runner.check(result, steps=2)
     assert checked.ok, [m.line() for m in checked.mismatches]
-    eager, graph = runner.time_replay(result, iters=5, warmup=1, rounds=2)
+    eager, graph, _ = runner.time_replay(result, iters=5, warmup=1, rounds=2)
     assert graph.gpu_us.median > 0 and eager.gpu_us.median > 0
 
 
@@ -58,7 +58,7 @@ def test_async_pool_makes_alloc_nodes_and_replays_many_times():
 def test_elementwise_chain_1000_replay_is_faster_than_eager(capsys):
     scen = load_scenario(ROOT / "scenarios" / "elementwise_chain.py")
     result = runner.capture(scen, parse_params(scen.info.params, ["n=1000"]))
-    eager, graph = runner.time_replay(result, iters=20, warmup=3, rounds=3)
+    eager, graph, _ = runner.time_replay(result, iters=20, warmup=3, rounds=3)
     speedup = eager.gpu_us.median / graph.gpu_us.median
     with capsys.disabled():
         print(f"\nelementwise_chain n=1000: eager {eager.gpu_us.median:.1f} µs, graph "

@@ -1,0 +1,192 @@
+"""The capture guard on the GPU: work that ran outside the graph, empty graphs, and a check that
+replays from the pre-capture state cannot be passed by a graph that does not do the work."""
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from accelgraph_cli import runner, smoke
+from accelgraph_cli.errors import CaptureError
+from accelgraph_cli.scenario import load_scenario, parse_params
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = ROOT / "tests" / "broken_capture"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+# scenario stem -> words the one-line error must contain
+GUARDED = {
+    "side_stream": ("ran work outside the graph", "state['y']", "fork/join"),
+    "partial_side_stream": ("ran work outside the graph", "state['z']", "wait_event"),
+    "empty_step": ("recorded no work", "empty", "EXPECT_EMPTY"),
+    "torch_as_cupy": ("ran work outside the graph", "state['y']", "torch"),
+}
+
+
+def _marked_line(path: Path) -> int:
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if "DIAGNOSE-LINE" in text:
+            return number
+    raise AssertionError(f"{path} has no DIAGNOSE-LINE mark")
+
+
+def _capture(path, *overrides):
+    scen = load_scenario(path)
+    return runner.capture(scen, parse_params(scen.info.params, list(overrides)))
+
+
+def _write(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize("stem", sorted(GUARDED))
+def test_stray_work_and_empty_graphs_are_refused_with_the_line(stem, capsys):
+    if stem == "torch_as_cupy" and not HAS_TORCH:
+        pytest.skip("torch is not installed")
+    path = BROKEN / f"{stem}.py"
+    with pytest.raises(CaptureError) as info:
+        _capture(path)
+    message = str(info.value)
+    with capsys.disabled():
+        print(f"\n{stem}: {message}")
+    assert "\n" not in message
+    for words in GUARDED[stem]:
+        assert words in message, (words, message)
+    assert f"{stem}.py:{_marked_line(path)}" in message, message
+    # the side-stream cases name only what changed: x was read, not written
+    assert "state['x']" not in message
+    # and the process captures, replays and checks a good scenario afterwards
+    assert runner.check(_capture(ROOT / "scenarios" / "saxpy.py")).ok
+
+
+def test_cli_exits_2_for_stray_work_and_smoke_reports_errors(tmp_path):
+    path = BROKEN / "side_stream.py"
+    for verb in (["capture"], ["replay", "--iters", "5"], ["dump", "--out", str(tmp_path / "g.dot")]):
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *verb, str(path)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2, (verb, proc.stdout, proc.stderr)
+        assert "ran work outside the graph" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert "speedup" not in proc.stdout and "check: ok" not in proc.stdout
+    assert not (tmp_path / "g.dot").exists()
+    for stem in ("side_stream", "partial_side_stream", "empty_step"):
+        row = smoke.run_one(BROKEN / f"{stem}.py", iters=5, rounds=1)
+        assert row.status == "error", row
+        assert "outside the graph" in row.message or "recorded no work" in row.message
+
+
+def test_expect_empty_lets_an_empty_step_capture(tmp_path):
+    path = _write(tmp_path, "meant_empty", '''
+        """A step that records nothing, on purpose."""
+        import cupy
+        EXPECT_EMPTY = True
+        def setup():
+            return {"x": cupy.ones(4)}
+        def step(state):
+            pass
+    ''')
+    result = _capture(path)
+    assert [g.node_count for g in result.graphs] == [0]
+
+
+def test_an_output_the_graph_never_writes_fails_the_check(tmp_path):
+    # z is allocated and computed on a side stream during capture: not state the snapshot
+    # covers, so the guard cannot see it, and the graph (which holds y's kernel) is not empty.
+    # The check fills z with the complement of eager's z before replaying: replay never
+    # writes z, so the check fails and says so.
+    path = _write(tmp_path, "new_output_off_stream", '''
+        """y on the capturing stream; z, a new array, on an unjoined side stream."""
+        import cupy
+        def setup():
+            x = cupy.arange(64, dtype=cupy.float32)
+            (x * 2) + 1  # compile both kernels before capture
+            return {"x": x, "side": cupy.cuda.Stream(non_blocking=True)}
+        def step(state):
+            state["y"] = state["x"] * 2
+            with state["side"]:
+                state["z"] = state["x"] + 1
+        def outputs(state):
+            return {"y": state["y"], "z": state["z"]}
+    ''')
+    result = _capture(path)
+    assert result.node_count >= 1
+    checked = runner.check(result)
+    assert not checked.ok
+    assert [m.output for m in checked.mismatches] == ["z"]
+    assert checked.mismatches[0].elements == 64
+    assert checked.mismatches[0].detail == runner.NOT_WRITTEN
+
+
+def test_the_check_replays_from_the_pre_capture_state(tmp_path):
+    # An accumulating step: eager from a fresh state after 2 steps holds x0 + 2. Replaying from
+    # whatever the state held after another run would not; the check restores the snapshot,
+    # so it passes, and passes again when called a second time.
+    path = _write(tmp_path, "accumulate", '''
+        """x += 1 per step."""
+        import cupy
+        def setup():
+            x = cupy.zeros(32, dtype=cupy.float32)
+            x += 1
+            x -= 1
+            return {"x": x}
+        def step(state):
+            state["x"] += 1
+        def outputs(state):
+            return {"x": state["x"]}
+    ''')
+    result = _capture(path)
+    assert runner.check(result, steps=2).ok
+    assert runner.check(result, steps=3).ok
+    assert float(result.state["x"][0]) == 3.0
+
+
+def test_buckets_replay_reports_each_graph_and_checks_each_alone():
+    result = _capture(ROOT / "scenarios" / "buckets.py")
+    checked = runner.check(result)
+    assert checked.ok, checked.problems()
+    names = [g.name for g in result.graphs]
+    assert list(checked.per_graph) == names
+    assert all(c.ran and c.ok and c.graphs == [n] for n, c in checked.per_graph.items())
+    eager, graph, per_graph = runner.time_replay(result, iters=5, warmup=1, rounds=2)
+    assert [g.name for g in per_graph] == names
+    assert all(g.graph.gpu_us.median > 0 and g.eager.gpu_us.median > 0 for g in per_graph)
+    report = runner.ReplayReport(eager, graph, checked, result, per_graph).to_dict()
+    assert [g["name"] for g in report["per_graph"]] == names
+    assert set(report["check"]["per_graph"]) == set(names)
+
+
+def test_guard_cost_is_reported_and_covers_the_state():
+    result = _capture(ROOT / "scenarios" / "mlp_decode.py")
+    guard = result.guard_summary()
+    fresh = result.scenario.make_state(result.params)  # the state as it was before capture
+    state_bytes = sum(a.nbytes for a in fresh.values() if hasattr(a, "nbytes"))
+    assert guard["bytes"] >= state_bytes
+    assert guard["arrays"] >= 2
+    assert guard["snapshot_ms"] > 0 and guard["compare_ms"] > 0
+
+
+def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):
+    from accelgraph_cli.snapshot import StateSnapshot
+
+    a = cupy.zeros(1000, dtype=cupy.uint8)
+    b = cupy.arange(1 << 20, dtype=cupy.float32)
+    state = {"a": a, "view": a[10:20], "b": b, "host": [1, 2]}
+    snap = StateSnapshot.take(state, stream)
+    assert [r.paths for r in snap.regions] == [["state['a']", "state['view']"], ["state['b']"]]
+    assert snap.changed() == []
+    a[999] = 1
+    assert snap.changed() == ["state['a']", "state['view']"]
+    a[999] = 0
+    assert snap.changed() == []
+    b[[0, 1]] = b[[1, 0]]  # the same words, swapped: the position salt sees it
+    assert snap.changed() == ["state['b']"]
+    b[[0, 1]] = b[[1, 0]]
+    b[-1] = -0.0 if float(b[-1]) == 0.0 else float(b[-1]) + 1
+    assert snap.changed() == ["state['b']"]
