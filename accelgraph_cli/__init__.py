@@ -5,6 +5,8 @@ API on CuPy streams. Importing this package never imports CuPy: that happens at 
 capture, so inspection (show, diff) works on machines with no GPU.
 """
 
+from .cuda.graph import CAPTURE_ERROR_MODES, Graph
+from .cuda.pools import graph_pool_handle
 from .errors import (
     AccelgraphError,
     CaptureError,
@@ -12,8 +14,6 @@ from .errors import (
     GraphStateError,
     NoGPUError,
 )
-from .graph import CAPTURE_ERROR_MODES, Graph
-from .pools import graph_pool_handle
 
 __version__ = "0.1.0"
 

@@ -68,7 +68,7 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     """typer.Exit codes reach the shell (click returns them instead of raising)."""
     import json
 
-    from accelgraph_cli.model import GraphModel, Node
+    from accelgraph_cli.model.graph_model import GraphModel, Node
 
     a = GraphModel([Node("n0", "kernel", "k", {"grid": (1, 1, 1)})], [])
     b = GraphModel([Node("n0", "kernel", "k", {"grid": (2, 1, 1)})], [])

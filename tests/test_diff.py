@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from accelgraph_cli.diff import DIFF_JSON_FORMAT, align, diff_models, param_changes
+from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
 from accelgraph_cli.errors import EXIT_FAILED, EXIT_OK
-from accelgraph_cli.model import GraphModel, Node
-from accelgraph_cli.render_diff import render_diff
+from accelgraph_cli.model.graph_model import GraphModel, Node
+from accelgraph_cli.render.diff import render_diff
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
 READY = DUMPS / "MANIFEST.json"  # written last by `make fixtures`
@@ -776,7 +776,7 @@ needs_dumps = pytest.mark.skipif(
 
 
 def _recorded(name: str) -> GraphModel:
-    from accelgraph_cli.dotparse import load_model
+    from accelgraph_cli.dot.parse import load_model
 
     path = DUMPS / name
     if not path.exists():

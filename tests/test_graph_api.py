@@ -3,8 +3,8 @@
 import pytest
 
 from accelgraph_cli import CAPTURE_ERROR_MODES, Graph, GraphStateError, graph_pool_handle
-from accelgraph_cli.graph import capture_mode_value, debug_dot_flags
-from accelgraph_cli.pools import get_pool
+from accelgraph_cli.cuda.graph import capture_mode_value, debug_dot_flags
+from accelgraph_cli.cuda.pools import get_pool
 
 
 def test_mode_mapping_matches_cuda_enums():

@@ -17,7 +17,7 @@ import pytest
 
 from accelgraph_cli import kernels
 from accelgraph_cli.errors import EXIT_BAD_INPUT, AccelgraphError
-from accelgraph_cli.scenario import (
+from accelgraph_cli.run.scenario import (
     CAPTURE_ERROR_MODES,
     POOL_KINDS,
     Scenario,
@@ -121,7 +121,7 @@ def test_inspect_does_not_execute_or_import(tmp_path):
 def test_importing_scenario_and_kernels_does_not_import_cupy():
     """The CLI imports these on machines without a GPU; checked in a fresh interpreter."""
     code = (
-        "import sys, accelgraph_cli.scenario as s, accelgraph_cli.kernels as k\n"
+        "import sys, accelgraph_cli.run.scenario as s, accelgraph_cli.kernels as k\n"
         "s.inspect_scenario('scenarios/mlp_decode.py')\n"
         "k.kernel_names('gemm.cu')\n"
         "assert 'cupy' not in sys.modules, 'cupy was imported'\n"

@@ -60,8 +60,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from .errors import EXIT_FAILED, EXIT_OK
-from .model import GraphModel, Node, is_stable_param
+from ..errors import EXIT_FAILED, EXIT_OK
+from ..model.graph_model import GraphModel, Node, is_stable_param
 
 DIFF_JSON_FORMAT = "accelgraph-diff"
 DIFF_JSON_VERSION = 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from . import _cuda
+from . import device as _cuda
 
 POOL_KINDS = ("private", "async")
 

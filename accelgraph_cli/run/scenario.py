@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import AccelgraphError
+from ..errors import AccelgraphError
 
 POOL_KINDS = ("private", "shared", "async")
 """Memory pools a scenario may ask for: one per graph, one shared by several graphs, or

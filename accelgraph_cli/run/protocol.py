@@ -19,9 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import _cuda, pools
-from .errors import AccelgraphError, CaptureError
-from .graph import Graph, capture_mode_value
+from ..cuda import device as _cuda
+from ..cuda import pools
+from ..cuda.graph import Graph, capture_mode_value
+from ..errors import AccelgraphError, CaptureError
 
 POOL_CHOICES = ("private", "shared", "async")
 RECORD_DIR = ".accelgraph"
@@ -379,7 +380,7 @@ def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int, 
     Eager and graph rounds alternate, so clock drift during the run hits both alike.
     ``on_progress(done, total)`` is called after each round.
     """
-    from .timing import measure_interleaved
+    from ..cuda.timing import measure_interleaved
 
     with result.stream:
         eager_state = result.scenario.make_state(result.params)

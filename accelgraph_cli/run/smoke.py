@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
-from .errors import AccelgraphError
+from ..errors import AccelgraphError
 
 
 @dataclass
@@ -66,7 +66,7 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
             update_baseline: bool = False) -> SmokeRow:
     """Capture, check and time one scenario with its default parameters; never raises for a
     problem with the scenario itself (KeyboardInterrupt still propagates)."""
-    from . import runner
+    from . import protocol as runner
     from .scenario import load_scenario, parse_params
 
     row = SmokeRow(scenario=str(path), status="error")
@@ -114,10 +114,10 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     """
     import json
 
+    from ..diff.structural import diff_models
+    from ..dot.parse import load_model, parse_dot
+    from ..render.diff import render_verdict
     from .artifacts import safe_name, write_text_atomic
-    from .diff import diff_models
-    from .dotparse import load_model, parse_dot
-    from .render_diff import render_verdict
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []

@@ -12,8 +12,8 @@ import os
 import typer
 from rich.console import Console
 
-from . import __version__
-from .errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, AccelgraphError
+from .. import __version__
+from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, AccelgraphError
 
 app = typer.Typer(
     name="accelgraph",
@@ -100,8 +100,9 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     Without a SCENARIO, the last capture recorded in this directory is used, with its
     parameters, pool and mode; options given now override them.
     """
-    from . import _cuda, runner
-    from . import scenario as scenario_mod
+    from ..cuda import device as _cuda
+    from ..run import protocol as runner
+    from ..run import scenario as scenario_mod
 
     if scenario_path is None:
         record = runner.load_record()
@@ -141,7 +142,9 @@ def capture(
     instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
     SCENARIO use it.
     """
-    from . import artifacts, render_run, runner
+    from ..render import run as render_run
+    from ..run import artifacts
+    from ..run import protocol as runner
 
     if out is not None:
         artifacts.ensure_folder(out)  # an unwritable --out fails before any GPU work
@@ -179,7 +182,8 @@ def replay(
     capture+replay from another and compares outputs bitwise (or within --rtol/--atol).
     Exit 1 when the check fails.
     """
-    from . import render_run, runner
+    from ..render import run as render_run
+    from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
@@ -221,7 +225,7 @@ DEPTH_OPTION = typer.Option(2, "--depth", min=0, help="Neighbourhood depth for -
 
 
 def _print_model(model, source: str, limit: int, focus: str | None, depth: int) -> None:
-    from . import render
+    from ..render import graph as render
 
     console = _stdout()
     if model.source == "dot-generic":
@@ -262,7 +266,7 @@ def show(
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
-    from .dotparse import load_model
+    from ..dot.parse import load_model
 
     model = load_model(file)
     if json_out:
@@ -298,9 +302,10 @@ def dump(
     Captures with the same pool and mode options as `capture`, writes the file atomically and
     renders the graph in the terminal.
     """
-    from . import artifacts, runner
-    from . import graph as graph_mod
-    from .dotparse import parse_dot
+    from ..cuda import graph as graph_mod
+    from ..dot.parse import parse_dot
+    from ..run import artifacts
+    from ..run import protocol as runner
 
     if fmt not in DUMP_FORMATS:
         raise AccelgraphError(f"--format must be one of {', '.join(DUMP_FORMATS)}, not {fmt!r}")
@@ -309,7 +314,7 @@ def dump(
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
     if fmt in ("svg", "png"):
-        from .draw import require_graphviz
+        from ..dot.draw import require_graphviz
 
         require_graphviz()
     artifacts.ensure_folder(os.path.dirname(os.path.abspath(out)))
@@ -330,7 +335,7 @@ def dump(
         elif fmt == "json":
             artifacts.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
         else:
-            from .draw import render_image
+            from ..dot.draw import render_image
 
             render_image(model, target, fmt)
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
@@ -341,7 +346,7 @@ def dump(
 def _per_graph_path(out: str, name: str, count: int) -> str:
     if count == 1:
         return out
-    from .artifacts import safe_name
+    from ..run.artifacts import safe_name
 
     root, ext = os.path.splitext(out)
     return f"{root}_{safe_name(name)}{ext}"
@@ -365,9 +370,10 @@ def smoke(
     ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
     scenario in flight and still reports what ran.
     """
-    from . import _cuda, render_run
-    from . import smoke as smoke_mod
-    from .artifacts import ensure_folder, write_text_atomic
+    from ..cuda import device as _cuda
+    from ..render import run as render_run
+    from ..run import smoke as smoke_mod
+    from ..run.artifacts import ensure_folder, write_text_atomic
 
     files = smoke_mod.discover(paths or ["scenarios"])
     if update_baseline and not baseline:
@@ -430,8 +436,8 @@ def diff(
     `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`
     shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read.
     """
-    from .diff import diff_models
-    from .render_diff import render_diff
+    from ..diff.structural import diff_models
+    from ..render.diff import render_diff
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
     side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
@@ -446,13 +452,13 @@ def diff(
 
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
     """A GraphModel for one side of a diff: a file is read; a scenario is captured."""
-    from .dotparse import load_model, parse_dot
+    from ..dot.parse import load_model, parse_dot
 
     if not path.endswith(".py"):
         if params:
             raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not {path}")
         return load_model(path)
-    from . import runner
+    from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)

@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 import tempfile
 
-from . import _cuda, pools
-from .errors import CaptureError, CudaError, GraphStateError
+from ..errors import CaptureError, CudaError, GraphStateError
+from . import device as _cuda
+from . import pools
 
 #: User-facing capture error modes -> cudaStreamCaptureMode values. "default" is what PyTorch
 #: uses on CUDA: global.
@@ -453,7 +454,7 @@ class Graph:
         """
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)
-        from .artifacts import atomic_output
+        from ..run.artifacts import atomic_output
 
         path = os.fspath(path)
         with atomic_output(path, suffix=".dot") as tmp:
