@@ -103,6 +103,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..cuda import device as _cuda
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
+    from ..run.catalog import resolve_scenario
 
     if scenario_path is None:
         record = runner.load_record()
@@ -110,6 +111,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
         params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
+    scenario_path = resolve_scenario(scenario_path)
     info = scenario_mod.inspect_scenario(scenario_path)
     values = scenario_mod.parse_params(info.params, list(params))
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
@@ -123,7 +125,8 @@ def _stdout() -> Console:
 
 @app.command()
 def capture(
-    scenario: str = typer.Argument(..., help="Scenario file (Python) to capture."),
+    scenario: str = typer.Argument(..., help="Scenario file (Python), or the name of a bundled "
+                                   "scenario (see `accelgraph scenarios`)."),
     param: list[str] = PARAM_OPTION,
     pool: str = POOL_OPTION,
     error_mode: str = MODE_OPTION,
@@ -151,7 +154,7 @@ def capture(
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
-    runner.save_record(scenario, values, pool, error_mode, keep_graph)
+    runner.save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
         print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
@@ -160,7 +163,8 @@ def capture(
 
 @app.command()
 def replay(
-    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
+                                   "the last capture here."),
     iters: int = typer.Option(1000, "--iters", "-n", min=1, help="Iterations per round."),
     warmup: int = typer.Option(20, "--warmup", min=0, help="Untimed iterations first."),
     rounds: int = typer.Option(5, "--rounds", min=1, help="Timed rounds (median, spread)."),
@@ -280,7 +284,8 @@ DUMP_FORMATS = ("dot", "json", "svg", "png")
 
 @app.command()
 def dump(
-    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
+                                   "the last capture here."),
     out: str = typer.Option(..., "--out", "-o", help="File to write (one per graph for "
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
     flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
@@ -353,8 +358,38 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
 
 
 @app.command()
+def scenarios(
+    json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List the bundled scenarios and what each one captures. No GPU needed.
+
+    Every verb that takes a SCENARIO takes one of these names as well as a file:
+    `accelgraph replay mlp_decode --iters 100`.
+    """
+    from ..run.catalog import bundled_scenarios
+
+    _print_scenarios(bundled_scenarios(), json_out, paths=False)
+
+
+def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
+    """One line per scenario: its name (or path) and the first line of its docstring."""
+    if json_out:
+        print(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
+                           "params": i.params, "pool": i.pool, "error_mode": i.error_mode,
+                           "graphs": "steps" if i.multi_graph else "step"} for i in infos],
+                         indent=2))
+        return
+    labels = [str(i.path) if paths else i.name for i in infos]
+    width = max((len(label) for label in labels), default=0)
+    console = _stdout()
+    for label, info in zip(labels, infos):
+        console.print(f"[bold]{label:<{width}}[/]  {info.summary}", soft_wrap=True)
+
+
+@app.command()
 def smoke(
-    paths: list[str] = typer.Argument(None, help="Scenario files or folders (default: scenarios/)."),
+    paths: list[str] = typer.Argument(None, help="Scenario files, folders or bundled scenario "
+                                      "names (default: every bundled scenario)."),
     iters: int = typer.Option(50, "--iters", "-n", min=1, help="Timed iterations per round."),
     rounds: int = typer.Option(3, "--rounds", min=1, help="Timed rounds."),
     junit: str = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
@@ -363,6 +398,8 @@ def smoke(
                                  "on structural drift from them."),
     update_baseline: bool = typer.Option(False, "--update-baseline",
                                          help="Write the current graphs as the baseline."),
+    list_only: bool = typer.Option(False, "--list", help="List the scenarios that would run, "
+                                   "with their summaries, and stop (no GPU needed)."),
 ) -> None:
     """Capture, replay and check every scenario under PATHS: for CI on GPU runners.
 
@@ -372,10 +409,14 @@ def smoke(
     """
     from ..cuda import device as _cuda
     from ..render import run as render_run
+    from ..run import scenario as scenario_mod
     from ..run import smoke as smoke_mod
     from ..run.artifacts import ensure_folder, write_text_atomic
 
-    files = smoke_mod.discover(paths or ["scenarios"])
+    files = smoke_mod.discover(paths)
+    if list_only:
+        _print_scenarios([scenario_mod.inspect_scenario(f) for f in files], json_out, paths=True)
+        return
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
@@ -409,8 +450,8 @@ def smoke(
 
 @app.command()
 def diff(
-    a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, or a "
-                            "scenario .py."),
+    a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
+                            "scenario .py, or a bundled scenario's name."),
     b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices."),
     ignore: list[str] = typer.Option([], "--ignore", metavar="PARAM",
                                      help="Parameter to leave out of matching and the report "
@@ -453,8 +494,9 @@ def diff(
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
     """A GraphModel for one side of a diff: a file is read; a scenario is captured."""
     from ..dot.parse import load_model, parse_dot
+    from ..run.catalog import is_scenario_argument
 
-    if not path.endswith(".py"):
+    if not is_scenario_argument(path):
         if params:
             raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not {path}")
         return load_model(path)

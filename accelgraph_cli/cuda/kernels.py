@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..bundled import kernels_folder
 from ..errors import CudaError
 
 KERNELS_DIR_ENV = "ACCELGRAPH_KERNELS"
@@ -42,7 +43,8 @@ class KernelError(RuntimeError):
 
 
 def kernels_dir() -> Path:
-    """The folder holding the .cu sources: $ACCELGRAPH_KERNELS, else the repo's kernels/."""
+    """The folder holding the .cu sources: $ACCELGRAPH_KERNELS, else the bundled kernels/
+    (package data in an installed accelgraph, the top-level kernels/ in a source checkout)."""
     return _kernels_dir(os.environ.get(KERNELS_DIR_ENV, ""))
 
 
@@ -51,7 +53,7 @@ def _kernels_dir(override: str) -> Path:
     # Cached: get_kernel runs on every launch, and resolving a path costs system calls.
     if override:
         return Path(override).expanduser().resolve()
-    return Path(__file__).resolve().parents[2] / "kernels"
+    return kernels_folder()
 
 
 def kernel_source(filename: str) -> str:
