@@ -11,6 +11,7 @@ import os
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from .. import __version__
 from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, AccelgraphError
@@ -33,7 +34,8 @@ err_console = Console(stderr=True, highlight=False)
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]accelgraph: error:[/] {message}", soft_wrap=True)
+    # escape: messages hold text such as "accelgraph[cuda12]" that rich would read as markup
+    err_console.print(f"[bold red]accelgraph: error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
