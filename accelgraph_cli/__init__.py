@@ -7,6 +7,7 @@ capture, so inspection (show, diff) works on machines with no GPU.
 
 from .cuda.graph import CAPTURE_ERROR_MODES, Graph
 from .cuda.pools import graph_pool_handle
+from .enums import CaptureErrorMode, ExitCode, PoolKind
 from .errors import (
     AccelgraphError,
     CaptureError,
@@ -21,9 +22,12 @@ __all__ = [
     "AccelgraphError",
     "CAPTURE_ERROR_MODES",
     "CaptureError",
+    "CaptureErrorMode",
     "CudaError",
+    "ExitCode",
     "Graph",
     "GraphStateError",
     "NoGPUError",
+    "PoolKind",
     "graph_pool_handle",
 ]

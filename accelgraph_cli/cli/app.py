@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+from enum import Enum
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from .. import __version__
-from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, AccelgraphError
+from ..enums import CaptureErrorMode, ExitCode, PoolKind
+from ..errors import AccelgraphError
 
 app = typer.Typer(
     name="accelgraph",
@@ -32,7 +34,7 @@ app = typer.Typer(
 err_console = Console(stderr=True, highlight=False)
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise."""
     # escape: messages hold text such as "accelgraph[cuda12]" that rich would read as markup
     err_console.print(f"[bold red]accelgraph: error:[/] {escape(message)}", soft_wrap=True)
@@ -66,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-            fail(f"{exc.format_message()}{where}", EXIT_BAD_INPUT)
-            return EXIT_BAD_INPUT
+            fail(f"{exc.format_message()}{where}", ExitCode.BAD_INPUT)
+            return ExitCode.BAD_INPUT
         raise
     return code if isinstance(code, int) else 0
 
@@ -85,13 +87,13 @@ PARAM_OPTION = typer.Option(
     help="Override a scenario parameter (repeatable); parsed to the default's type.",
 )
 POOL_OPTION = typer.Option(
-    None, "--pool", metavar="private|shared|async",
+    None, "--pool",
     help="Memory pool: a private pool per graph, one pool shared by all graphs (captured in "
     "order, largest first), or stream-ordered allocation nodes. Default: the scenario's POOL, "
     "else private.",
 )
 MODE_OPTION = typer.Option(
-    None, "--error-mode", metavar="default|global|thread_local|relaxed",
+    None, "--error-mode",
     help="Capture error mode. Default: the scenario's ERROR_MODE, else global.",
 )
 
@@ -130,8 +132,8 @@ def capture(
     scenario: str = typer.Argument(..., help="Scenario file (Python), or the name of a bundled "
                                    "scenario (see `accelgraph scenarios`)."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     keep_graph: bool = typer.Option(
         False, "--keep-graph", help="Keep the editable graph and instantiate explicitly "
         "(timed apart from capture_end)."),
@@ -177,8 +179,8 @@ def replay(
     rtol: float = typer.Option(0.0, "--rtol", min=0.0, help="Relative tolerance (0: bitwise)."),
     atol: float = typer.Option(0.0, "--atol", min=0.0, help="Absolute tolerance (0: bitwise)."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print every figure as JSON."),
 ) -> None:
     """Time graph replay against eager execution, and check replay computes what eager does.
@@ -211,14 +213,14 @@ def replay(
             err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
                               f"{rounds_done[1]} timed rounds (eager and graph in turn); "
                               f"check: {verdict}")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.ReplayReport(eager, graph, checked, result)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 # -- inspection -----------------------------------------------------------------------------
@@ -281,7 +283,16 @@ def show(
     _print_model(model, file, limit, focus, depth)
 
 
-DUMP_FORMATS = ("dot", "json", "svg", "png")
+class DumpFormat(str, Enum):
+    """What `dump --format` writes."""
+
+    DOT = "dot"
+    JSON = "json"
+    SVG = "svg"
+    PNG = "png"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @app.command()
@@ -292,14 +303,14 @@ def dump(
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
     flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
                               "names joined by | (kernel_params|memcpy_params|handles...)."),
-    fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|json|svg|png",
+    fmt: DumpFormat = typer.Option(DumpFormat.DOT, "--format", "-f",
                             help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
                             "drawn with Graphviz, kinds coloured."),
     graph_name: str = typer.Option(None, "--graph", help="Only this graph of a multi-graph "
                                    "scenario."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     limit: int = LIMIT_OPTION,
     render_it: bool = typer.Option(True, "--render/--no-render",
                                    help="Render the graph in the terminal after writing."),
@@ -314,13 +325,11 @@ def dump(
     from ..run import artifacts
     from ..run import protocol as runner
 
-    if fmt not in DUMP_FORMATS:
-        raise AccelgraphError(f"--format must be one of {', '.join(DUMP_FORMATS)}, not {fmt!r}")
     try:
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
-    if fmt in ("svg", "png"):
+    if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
 
         require_graphviz()
@@ -335,11 +344,11 @@ def dump(
             raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has {names}")
     for captured in graphs:
         target = _per_graph_path(out, captured.name, len(graphs))
-        text = captured.graph.debug_dot(flags if fmt == "dot" else "verbose")
+        text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
-        if fmt == "dot":
+        if fmt is DumpFormat.DOT:
             artifacts.write_text_atomic(target, text)
-        elif fmt == "json":
+        elif fmt is DumpFormat.JSON:
             artifacts.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
         else:
             from ..dot.draw import render_image
@@ -445,9 +454,9 @@ def smoke(
     else:
         render_run.print_smoke(console, rows, len(files), interrupted)
     if interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(ExitCode.INTERRUPTED)
     if not all(r.ok for r in rows):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command()
@@ -466,8 +475,8 @@ def diff(
                                       help="Scenario parameter for side B only."),
     graph_name: str = typer.Option(None, "--graph", help="Which graph of a multi-graph "
                                    "scenario (default: its only graph)."),
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     limit: int = typer.Option(20, "--limit", min=1, help="Most items listed per section."),
     json_out: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
 ) -> None:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 from ..cuda import device as _cuda
 from ..cuda import pools
-from ..cuda.graph import Graph, capture_mode_value
+from ..cuda.graph import Graph
+from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 
-POOL_CHOICES = ("private", "shared", "async")
 RECORD_DIR = ".accelgraph"
 RECORD_FILE = "last_capture.json"
 
@@ -48,8 +48,8 @@ class CaptureResult:
 
     scenario: object
     params: dict
-    pool: str
-    error_mode: str
+    pool: PoolKind
+    error_mode: CaptureErrorMode
     graphs: list[CapturedGraph]
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
@@ -94,20 +94,21 @@ class CaptureResult:
         }
 
 
-def resolve_options(info, pool: str | None, error_mode: str | None) -> tuple[str, str]:
+def resolve_options(info, pool: PoolKind | str | None,
+                    error_mode: CaptureErrorMode | str | None) -> tuple[PoolKind, CaptureErrorMode]:
     """The pool and error mode to use: the option if given, else the scenario's default.
 
-    ``info`` is a ScenarioInfo (or a Scenario, whose ``info`` is used).
+    ``info`` is a ScenarioInfo (or a Scenario, whose ``info`` is used). Names are checked here
+    too, for library callers and the last-capture record (the CLI's parser checks options).
     """
     info = getattr(info, "info", info)
-    pool = pool or getattr(info, "pool", None) or "private"
-    if pool not in POOL_CHOICES:
-        raise AccelgraphError(f"--pool must be one of {', '.join(POOL_CHOICES)}, not {pool!r}")
-    error_mode = error_mode or getattr(info, "error_mode", None) or "global"
     try:
-        capture_mode_value(error_mode)
+        pool = PoolKind.parse(pool or getattr(info, "pool", None) or PoolKind.PRIVATE, "--pool")
+        error_mode = CaptureErrorMode.parse(
+            error_mode or getattr(info, "error_mode", None) or CaptureErrorMode.GLOBAL,
+            "--error-mode")
     except ValueError as exc:
-        raise AccelgraphError(f"--error-mode: {exc}") from None
+        raise AccelgraphError(str(exc)) from None
     return pool, error_mode
 
 
@@ -131,8 +132,8 @@ def capture(
     scenario,
     params: dict,
     *,
-    pool: str | None = None,
-    error_mode: str | None = None,
+    pool: PoolKind | str | None = None,
+    error_mode: CaptureErrorMode | str | None = None,
     keep_graph: bool = False,
     warmup: bool = True,
 ) -> CaptureResult:
@@ -151,11 +152,12 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         stream.synchronize()
-        shared = pools.new_pool("private") if pool == "shared" else None
+        shared = pools.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
         tokens = []
         captured = []
         for name, step in steps.items():
-            token = shared if shared else pools.new_pool("async" if pool == "async" else "private")
+            token = shared or pools.new_pool(PoolKind.ASYNC if pool is PoolKind.ASYNC
+                                             else PoolKind.PRIVATE)
             if token not in tokens:
                 tokens.append(token)
             graph = Graph(keep_graph=keep_graph, pool=token, capture_error_mode=error_mode)
@@ -190,7 +192,7 @@ def capture(
                 )
             )
         held = [pools.get_pool(t) for t in tokens]
-        if pool == "async":
+        if pool is PoolKind.ASYNC:
             pool_bytes = pools.graph_memory_reserved()
         else:
             pool_bytes = sum(p.bytes_held() for p in held)
