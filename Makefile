@@ -52,10 +52,10 @@ test-gpu: $(GPU_SITE)/.installed
 	$(GPU_ENV) $(PYTHON) -m pytest tests/gpu -m gpu -p no:cacheprovider
 
 fixtures: $(GPU_SITE)/.installed
-	$(GPU_ENV) $(PYTHON) -m accelgraph_cli.fixtures tests/data
+	$(GPU_ENV) $(PYTHON) -m tools.fixtures tests/data
 
 demo: $(VENV)/.installed
-	@if $(VPY) -c "from accelgraph_cli._cuda import gpu_available; raise SystemExit(0 if gpu_available() else 1)"; then \
+	@if $(VPY) -c "from accelgraph_cli.cuda.device import gpu_available; raise SystemExit(0 if gpu_available() else 1)"; then \
 	  set -e; \
 	  $(VENV)/bin/accelgraph capture scenarios/fork_join.py --out demo-out; \
 	  $(VENV)/bin/accelgraph replay --iters 500; \
@@ -78,7 +78,7 @@ bench: $(GPU_SITE)/.installed
 	$(GPU_ENV) $(BENCH_PY) bench/run_all.py
 
 lint: $(VENV)/.installed
-	$(VPY) -m ruff check accelgraph_cli tests bench scenarios
+	$(VPY) -m ruff check accelgraph_cli tests bench scenarios tools
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -5,6 +5,9 @@ API on CuPy streams. Importing this package never imports CuPy: that happens at 
 capture, so inspection (show, diff) works on machines with no GPU.
 """
 
+from .cuda.graph import CAPTURE_ERROR_MODES, Graph
+from .cuda.pools import graph_pool_handle
+from .enums import CaptureErrorMode, ExitCode, PoolKind
 from .errors import (
     AccelgraphError,
     CaptureError,
@@ -12,8 +15,6 @@ from .errors import (
     GraphStateError,
     NoGPUError,
 )
-from .graph import CAPTURE_ERROR_MODES, Graph
-from .pools import graph_pool_handle
 
 __version__ = "0.1.0"
 
@@ -21,9 +22,12 @@ __all__ = [
     "AccelgraphError",
     "CAPTURE_ERROR_MODES",
     "CaptureError",
+    "CaptureErrorMode",
     "CudaError",
+    "ExitCode",
     "Graph",
     "GraphStateError",
     "NoGPUError",
+    "PoolKind",
     "graph_pool_handle",
 ]

@@ -1,5 +1,5 @@
 """`python -m accelgraph_cli` runs the accelgraph CLI."""
 
-from .cli import main
+from .cli.app import main
 
 raise SystemExit(main())

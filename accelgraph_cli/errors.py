@@ -5,24 +5,19 @@ Every error carries a one-line message a user can act on: what failed, where, wh
 
 from __future__ import annotations
 
-# Exit codes shared by every verb (documented in the README).
-EXIT_OK = 0
-EXIT_FAILED = 1  # a check failed, or `diff` found a difference
-EXIT_BAD_INPUT = 2  # bad file, bad option, a scenario that raises, an illegal call in capture
-EXIT_NO_GPU = 3  # the verb needs a CUDA GPU and none is usable
-EXIT_INTERRUPTED = 130  # Ctrl-C
+from .enums import ExitCode
 
 
 class AccelgraphError(Exception):
     """Base class: an error with a one-line message and the CLI exit code it maps to."""
 
-    exit_code = EXIT_BAD_INPUT
+    exit_code: ExitCode = ExitCode.BAD_INPUT
 
 
 class NoGPUError(AccelgraphError):
     """CuPy is missing or no CUDA device is visible."""
 
-    exit_code = EXIT_NO_GPU
+    exit_code = ExitCode.NO_GPU
 
 
 class GraphStateError(AccelgraphError, RuntimeError):

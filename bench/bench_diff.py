@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402 - after the sys.path line above
 from rich.table import Table  # noqa: E402
 
-from accelgraph_cli.diff import diff_models  # noqa: E402
-from accelgraph_cli.model import GraphModel, Node  # noqa: E402
+from accelgraph_cli.diff.structural import diff_models  # noqa: E402
+from accelgraph_cli.model.graph_model import GraphModel, Node  # noqa: E402
 
 DEFAULT_DUMPS = ROOT / "tests" / "data" / "dumps"
 RECORDED = ("chain10k_verbose.dot", "forkjoin_wide_verbose.dot")
@@ -80,7 +80,7 @@ def load_basic(dump_dir: Path) -> dict[str, GraphModel]:
 
 
 def _load(dump_dir: Path, name: str) -> GraphModel | None:
-    from accelgraph_cli.dotparse import load_model
+    from accelgraph_cli.dot.parse import load_model
 
     for candidate in (dump_dir / (name + ".gz"), dump_dir / name):
         if candidate.exists():

@@ -27,7 +27,7 @@ DEFAULT_DUMPS = ROOT / "tests" / "data" / "dumps"
 
 def time_ours(path: Path, repeat: int) -> tuple[float, int]:
     """Best wall time (s) of load_model over ``repeat`` runs, and the node count (nested too)."""
-    from accelgraph_cli.dotparse import load_model
+    from accelgraph_cli.dot.parse import load_model
 
     best, nodes = float("inf"), 0
     for _ in range(repeat):

@@ -27,9 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accelgraph_cli import Graph, runner  # noqa: E402
-from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
-from accelgraph_cli.scenario import load_scenario, parse_params  # noqa: E402
+from accelgraph_cli import Graph  # noqa: E402
+from accelgraph_cli.cuda.device import device_name, require_cuda  # noqa: E402
+from accelgraph_cli.run import protocol as runner  # noqa: E402
+from accelgraph_cli.run.scenario import load_scenario, parse_params  # noqa: E402
 
 
 def _torch():

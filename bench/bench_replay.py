@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelgraph_cli import Graph  # noqa: E402
-from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
-from accelgraph_cli.timing import measure_interleaved  # noqa: E402
+from accelgraph_cli.cuda.device import device_name, require_cuda  # noqa: E402
+from accelgraph_cli.cuda.timing import measure_interleaved  # noqa: E402
 
 
 def chain_work(x, n):

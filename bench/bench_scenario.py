@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accelgraph_cli import runner  # noqa: E402
-from accelgraph_cli._cuda import device_name, require_cuda  # noqa: E402
-from accelgraph_cli.scenario import load_scenario, parse_params  # noqa: E402
-from accelgraph_cli.timing import measure_interleaved  # noqa: E402
+from accelgraph_cli.cuda.device import device_name, require_cuda  # noqa: E402
+from accelgraph_cli.cuda.timing import measure_interleaved  # noqa: E402
+from accelgraph_cli.run import protocol as runner  # noqa: E402
+from accelgraph_cli.run.scenario import load_scenario, parse_params  # noqa: E402
 
 CHAIN = ROOT / "scenarios" / "elementwise_chain.py"
 MLP = ROOT / "scenarios" / "mlp_decode.py"

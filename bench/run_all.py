@@ -57,7 +57,7 @@ def script(name: str, *args: str, timeout: int = 900) -> dict | None:
 
 
 def main() -> int:
-    from accelgraph_cli._cuda import gpu_available
+    from accelgraph_cli.cuda.device import gpu_available
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")

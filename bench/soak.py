@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accelgraph_cli import Graph  # noqa: E402
-from accelgraph_cli._cuda import require_cuda  # noqa: E402
+from accelgraph_cli.cuda.device import require_cuda  # noqa: E402
 
 
 def rss_bytes() -> int:

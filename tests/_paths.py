@@ -12,7 +12,7 @@ SCENARIOS = ROOT / "scenarios"
 
 
 def has_gpu() -> bool:
-    from accelgraph_cli._cuda import gpu_available
+    from accelgraph_cli.cuda.device import gpu_available
 
     return gpu_available()
 

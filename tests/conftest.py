@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture
 def cli(capsys, monkeypatch, tmp_path):
     """Run `accelgraph ARGS...` in-process (in a temporary cwd); returns (code, out, err)."""
-    from accelgraph_cli.cli import main
+    from accelgraph_cli.cli.app import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "100")

@@ -6,9 +6,9 @@ import types
 import numpy
 import pytest
 
-from accelgraph_cli import guard
-from accelgraph_cli.scenario import ScenarioError, inspect_scenario
-from accelgraph_cli.statewalk import find_arrays
+from accelgraph_cli.run import guard
+from accelgraph_cli.run.scenario import ScenarioError, inspect_scenario
+from accelgraph_cli.run.statewalk import find_arrays
 
 
 def _is_array(obj):

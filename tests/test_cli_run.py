@@ -15,6 +15,7 @@ def test_gpu_verbs_without_gpu_fail_in_one_line(cli, verb):
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert "need a CUDA GPU" in err and "show and diff work without a GPU" in err
+    assert "pip install 'accelgraph[cuda12]' or 'accelgraph[cuda13]'" in err  # not eaten as markup
     assert "Traceback" not in err + out
 
 
@@ -68,7 +69,7 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     """typer.Exit codes reach the shell (click returns them instead of raising)."""
     import json
 
-    from accelgraph_cli.model import GraphModel, Node
+    from accelgraph_cli.model.graph_model import GraphModel, Node
 
     a = GraphModel([Node("n0", "kernel", "k", {"grid": (1, 1, 1)})], [])
     b = GraphModel([Node("n0", "kernel", "k", {"grid": (2, 1, 1)})], [])

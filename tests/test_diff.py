@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from accelgraph_cli.diff import DIFF_JSON_FORMAT, align, diff_models, param_changes
-from accelgraph_cli.errors import EXIT_FAILED, EXIT_OK
-from accelgraph_cli.model import GraphModel, Node
-from accelgraph_cli.render_diff import render_diff
+from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
+from accelgraph_cli.enums import ExitCode
+from accelgraph_cli.model.graph_model import GraphModel, Node
+from accelgraph_cli.render.diff import render_diff
 
 DUMPS = Path(__file__).parent / "data" / "dumps"
 READY = DUMPS / "MANIFEST.json"  # written last by `make fixtures`
@@ -278,7 +278,7 @@ def test_a_graph_is_identical_to_itself_and_to_a_renumbered_copy(model):
     for other in (model, clone(model), renumbered(model, 1), renumbered(model, 2)):
         diff = diff_models(model, other)
         assert diff.identical, counts(diff)
-        assert diff.exit_code == EXIT_OK
+        assert diff.exit_code == ExitCode.OK
         assert len(diff.matches) == len(model.nodes)
         assert counts(diff) == (0, 0, 0, 0, 0)
 
@@ -326,7 +326,7 @@ def test_one_kernel_with_a_different_grid_is_changed_with_old_and_new():
     assert (change.a_id, change.b_id) == ("graph_0_node_117", "graph_0_node_117")
     assert change.kind == "kernel" and change.name == "cupy_multiply"
     assert change.params == {"grid": ((4, 1, 1), (8, 2, 1))}
-    assert not diff.identical and diff.exit_code == EXIT_FAILED
+    assert not diff.identical and diff.exit_code == ExitCode.FAILED
 
 
 def test_a_changed_grid_is_found_in_a_renumbered_copy_too():
@@ -776,7 +776,7 @@ needs_dumps = pytest.mark.skipif(
 
 
 def _recorded(name: str) -> GraphModel:
-    from accelgraph_cli.dotparse import load_model
+    from accelgraph_cli.dot.parse import load_model
 
     path = DUMPS / name
     if not path.exists():

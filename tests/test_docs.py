@@ -6,7 +6,7 @@ import pytest
 import typer
 from _paths import ROOT
 
-from accelgraph_cli.cli import app
+from accelgraph_cli.cli.app import app
 
 README = (ROOT / "README.md").read_text()
 COMMANDS = typer.main.get_command(app).commands

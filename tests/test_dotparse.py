@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli.dotparse import (
+from accelgraph_cli.dot.parse import (
     DotParseError,
     is_generic,
     load_model,
     load_model_bytes,
     parse_dot,
 )
-from accelgraph_cli.model import GraphModel, ModelLoadError, Node
+from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError, Node
 
 # ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
 DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
@@ -234,7 +234,7 @@ def test_basic_and_verbose_dumps_give_the_same_structure(pair):
 @needs_recordings
 @pytest.mark.parametrize("path", [p for p in RECORDED if "_basic" not in p.name], ids=lambda p: p.name)
 def test_label_templates_give_the_same_nodes_as_direct_parsing(path):
-    from accelgraph_cli import dotparse
+    from accelgraph_cli.dot import parse as dotparse
 
     model = load_model(path)
     text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
@@ -263,7 +263,7 @@ def test_pointers_and_handles_are_marked_unstable(path):
                     assert key.startswith(("ptr_", "handle_")), f"{node.id}: {key}={value}"
 
 
-# Facts per recorded fixture. They follow from what accelgraph_cli/fixtures.py captures (see
+# Facts per recorded fixture. They follow from what tools/fixtures.py captures (see
 # each recipe) and from CUDA's output format as read in dumps recorded on an H200.
 
 

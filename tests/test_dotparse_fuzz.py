@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from accelgraph_cli.dotparse import DotParseError, load_model_bytes
-from accelgraph_cli.model import GraphModel, ModelLoadError
-from accelgraph_cli.render import render_focus, render_listing, render_summary
+from accelgraph_cli.dot.parse import DotParseError, load_model_bytes
+from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError
+from accelgraph_cli.render.graph import render_focus, render_listing, render_summary
 
 # ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
 DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))

@@ -2,9 +2,9 @@
 
 import pytest
 
-from accelgraph_cli import draw
+from accelgraph_cli.dot import draw
 from accelgraph_cli.errors import AccelgraphError
-from accelgraph_cli.model import GraphModel, Node
+from accelgraph_cli.model.graph_model import GraphModel, Node
 
 
 def _model():

@@ -3,8 +3,8 @@
 import pytest
 
 from accelgraph_cli import CAPTURE_ERROR_MODES, Graph, GraphStateError, graph_pool_handle
-from accelgraph_cli.graph import capture_mode_value, debug_dot_flags
-from accelgraph_cli.pools import get_pool
+from accelgraph_cli.cuda.graph import capture_mode_value, debug_dot_flags
+from accelgraph_cli.cuda.pools import get_pool
 
 
 def test_mode_mapping_matches_cuda_enums():
@@ -64,8 +64,9 @@ def test_unknown_pool_token_is_refused():
 
 
 def test_unknown_pool_kind_is_refused():
-    with pytest.raises(ValueError, match="private, async"):
-        graph_pool_handle("managed")
+    for kind in ("managed", "shared"):
+        with pytest.raises(ValueError, match="'private' or 'async'"):
+            graph_pool_handle(kind)
 
 
 def test_replay_before_capture_is_a_clear_error_without_touching_cuda():

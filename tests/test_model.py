@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from accelgraph_cli.model import (
+from accelgraph_cli.model.graph_model import (
     KINDS,
     GraphModel,
     ModelLoadError,

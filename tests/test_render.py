@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from accelgraph_cli.dotparse import load_model
-from accelgraph_cli.model import GraphModel, Node
-from accelgraph_cli.render import (
+from accelgraph_cli.dot.parse import load_model
+from accelgraph_cli.model.graph_model import GraphModel, Node
+from accelgraph_cli.render.graph import (
     format_bytes,
     node_detail,
     render_focus,

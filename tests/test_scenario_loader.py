@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from accelgraph_cli import kernels
-from accelgraph_cli.errors import EXIT_BAD_INPUT, AccelgraphError
-from accelgraph_cli.scenario import (
-    CAPTURE_ERROR_MODES,
-    POOL_KINDS,
+from accelgraph_cli.enums import ExitCode
+from accelgraph_cli.errors import AccelgraphError
+from accelgraph_cli.run.scenario import (
     Scenario,
     ScenarioError,
     format_params,
@@ -121,7 +120,7 @@ def test_inspect_does_not_execute_or_import(tmp_path):
 def test_importing_scenario_and_kernels_does_not_import_cupy():
     """The CLI imports these on machines without a GPU; checked in a fresh interpreter."""
     code = (
-        "import sys, accelgraph_cli.scenario as s, accelgraph_cli.kernels as k\n"
+        "import sys, accelgraph_cli.run.scenario as s, accelgraph_cli.kernels as k\n"
         "s.inspect_scenario('scenarios/mlp_decode.py')\n"
         "k.kernel_names('gemm.cu')\n"
         "assert 'cupy' not in sys.modules, 'cupy was imported'\n"
@@ -370,15 +369,10 @@ def test_setup_with_kwargs_accepts_any_params(tmp_path):
     assert scenario.make_state({"b": "t"}) == {"a": 1, "b": "t"}
 
 
-def test_constants_exported():
-    assert POOL_KINDS == ("private", "shared", "async")
-    assert CAPTURE_ERROR_MODES == ("global", "thread_local", "relaxed")
-
-
 def test_scenario_error_is_a_cli_error_with_exit_code_2():
     error = ScenarioError("x.py:3: bad")
     assert isinstance(error, AccelgraphError)
-    assert error.exit_code == EXIT_BAD_INPUT == 2
+    assert error.exit_code == ExitCode.BAD_INPUT == 2
 
 
 # --------------------------------------------------------------------------- kernel sources

@@ -10,7 +10,7 @@ import json
 import pytest
 from _paths import DUMPS
 
-from accelgraph_cli.dotparse import load_model
+from accelgraph_cli.dot.parse import load_model
 
 MANIFEST = DUMPS / "MANIFEST.json"
 pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="recorded dumps not present "

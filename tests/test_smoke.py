@@ -6,7 +6,7 @@ import pytest
 from _paths import SCENARIOS, requires_no_gpu
 
 from accelgraph_cli.errors import AccelgraphError
-from accelgraph_cli.smoke import SmokeRow, discover, junit_xml
+from accelgraph_cli.run.smoke import SmokeRow, discover, junit_xml
 
 
 def test_discover_folder_and_files_sorted_without_duplicates():

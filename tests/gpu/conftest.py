@@ -2,7 +2,7 @@
 
 import pytest
 
-from accelgraph_cli import _cuda
+from accelgraph_cli.cuda import device as _cuda
 
 
 def _gpu_skip_reason():

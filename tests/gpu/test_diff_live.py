@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli.cli import main
+from accelgraph_cli.cli.app import main
 
 pytestmark = pytest.mark.gpu
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli import runner, smoke
 from accelgraph_cli.errors import CaptureError
-from accelgraph_cli.scenario import load_scenario, parse_params
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run import smoke
+from accelgraph_cli.run.scenario import load_scenario, parse_params
+from accelgraph_cli.run.statewalk import find_arrays
 
 pytestmark = pytest.mark.gpu
 
@@ -173,12 +175,12 @@ def test_guard_cost_is_reported_and_covers_the_state():
 
 
 def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):
-    from accelgraph_cli.snapshot import StateSnapshot
+    from accelgraph_cli.cuda.snapshot import StateSnapshot, is_device_array
 
     a = cupy.zeros(1000, dtype=cupy.uint8)
     b = cupy.arange(1 << 20, dtype=cupy.float32)
     state = {"a": a, "view": a[10:20], "b": b, "host": [1, 2]}
-    snap = StateSnapshot.take(state, stream)
+    snap = StateSnapshot.take(find_arrays(state, is_device_array), stream)
     assert [r.paths for r in snap.regions] == [["state['a']", "state['view']"], ["state['b']"]]
     assert snap.changed() == []
     a[999] = 1

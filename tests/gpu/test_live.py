@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli import runner
-from accelgraph_cli.dotparse import parse_dot
-from accelgraph_cli.live import model_from_graph
-from accelgraph_cli.scenario import load_scenario, parse_params
+from accelgraph_cli.cuda.live import model_from_graph
+from accelgraph_cli.dot.parse import parse_dot
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run.scenario import load_scenario, parse_params
 
 pytestmark = pytest.mark.gpu
 
@@ -61,7 +61,7 @@ def test_live_model_equals_parsed_for_every_node_kind(cupy, stream, recipe):
     """The fixtures' graphs hold memset/memcpy/host, MEM_ALLOC/MEM_FREE, event record/wait,
     empty, child-graph and conditional nodes: both routes must agree on all of them, nested
     graphs included."""
-    from accelgraph_cli import fixtures
+    from tools import fixtures
 
     graph = getattr(fixtures, recipe)(cupy)
     try:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli import runner
-from accelgraph_cli.scenario import load_scenario, parse_params
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run.scenario import load_scenario, parse_params
 
 pytestmark = pytest.mark.gpu
 

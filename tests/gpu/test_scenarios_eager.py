@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
-from accelgraph_cli.scenario import ScenarioError, load_scenario, parse_params  # noqa: E402  (after the importorskip above)
+from accelgraph_cli.run.scenario import ScenarioError, load_scenario, parse_params  # noqa: E402  (after the importorskip above)
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 ALL = sorted(SCENARIOS.glob("*.py"))

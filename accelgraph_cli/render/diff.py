@@ -18,9 +18,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from .diff import GraphDiff, NodeChange
-from .model import GraphModel, Node
-from .render import format_bytes, kind_style, node_detail, node_name, short_id
+from ..diff.structural import GraphDiff, NodeChange
+from ..model.graph_model import GraphModel, Node
+from .graph import format_bytes, kind_style, node_detail, node_name, short_id
 
 # Default number of lines per list (changed / added / removed / edges).
 DEFAULT_LIMIT = 20

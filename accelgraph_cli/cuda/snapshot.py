@@ -3,17 +3,18 @@
 Capturing a stream records work and runs none of it, so the state a scenario's steps read and
 write must be bit for bit the same after capture as before. When it is not, some of the step's
 work ran eagerly *outside* the graph (on another stream, or a library's own stream) and the
-graph is missing it. ``StateSnapshot`` finds every device allocation the state holds (through
-:mod:`statewalk`), checksums them all in one kernel before capture and again after it, and
-names the state paths whose checksum moved. One kernel launch and one small device-to-host copy
-each time: no copy of the state is kept, on the device or the host.
+graph is missing it. ``StateSnapshot`` takes every device array the state holds (found by
+``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one kernel
+before capture and again after it, and names the state paths whose checksum moved. One kernel
+launch and one small device-to-host copy each time: no copy of the state is kept, on the
+device or the host.
 
 The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
 over its 8-byte words: order-dependent through the salt, deterministic (a sum does not depend on
 the order in which threads add), and any change to one word changes it unless two 64-bit
 mixes cancel exactly (about one chance in 2**64).
 
-``restore_from(fresh_state)`` copies another state's allocations (the correctness check's
+``restore_from(fresh_arrays)`` copies another state's allocations (the correctness check's
 eager starting state) into the captured state's, so replays start from exactly the bytes
 eager starts from. Allocations, not arrays: views share one allocation and are counted once;
 the snapshot holds each allocation, so memory freed during capture is not reused while it is
@@ -27,9 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _cuda
-from .errors import AccelgraphError
-from .statewalk import find_arrays
+from ..errors import AccelgraphError
+from . import device as _cuda
 
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256
@@ -121,10 +121,10 @@ def is_device_array(obj: Any) -> bool:
     return isinstance(obj, cupy.ndarray) or _is_cuda_tensor(obj)
 
 
-def state_regions(state: Any) -> list[Region]:
-    """The device allocations ``state`` holds, each with the paths that reach it."""
+def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
+    """The device allocations behind ``(path, array)`` pairs, each with the paths reaching it."""
     by_ptr: dict[int, Region] = {}
-    for path, array in find_arrays(state, is_device_array):
+    for path, array in arrays:
         found = device_region(array)
         if found is None:
             continue
@@ -160,10 +160,11 @@ class StateSnapshot:
         self.checksums = None
 
     @classmethod
-    def take(cls, state: Any, stream: Any) -> StateSnapshot:
-        """Checksum the state's device allocations once all device work so far is done."""
+    def take(cls, arrays: list[tuple[str, Any]], stream: Any) -> StateSnapshot:
+        """Checksum the allocations behind a state's ``(path, array)`` pairs, once all device
+        work so far is done."""
         t0 = time.perf_counter()
-        snapshot = cls(state_regions(state), stream)
+        snapshot = cls(state_regions(arrays), stream)
         snapshot.checksums = snapshot._checksum()
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
@@ -194,15 +195,16 @@ class StateSnapshot:
         return [path for region, before, after in zip(self.regions, self.checksums, now)
                 if before != after for path in region.paths]
 
-    def restore_from(self, fresh_state: Any) -> None:
-        """Copy ``fresh_state``'s allocations over the captured state's (on the snapshot's
-        stream), so the captured state holds exactly the bytes ``fresh_state`` holds now.
+    def restore_from(self, fresh_arrays: list[tuple[str, Any]]) -> None:
+        """Copy a fresh state's allocations over the captured state's (on the snapshot's
+        stream), so the captured state holds exactly the bytes the fresh one holds now.
 
-        ``fresh_state`` comes from the same setup with the same parameters: the same paths
-        reach allocations of the same sizes. AccelgraphError when they do not.
+        ``fresh_arrays`` are the ``(path, array)`` pairs of a state from the same setup with
+        the same parameters: the same paths reach allocations of the same sizes.
+        AccelgraphError when they do not.
         """
         cupy = _cuda.require_cuda()
-        fresh = {path: array for path, array in find_arrays(fresh_state, is_device_array)}
+        fresh = dict(fresh_arrays)
         for region in self.regions:
             source = fresh.get(region.paths[0])
             found = device_region(source) if source is not None else None

@@ -28,8 +28,8 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 
-from .demangle import demangle_many
-from .model import GraphModel, ModelLoadError, Node
+from ..model.demangle import demangle_many
+from ..model.graph_model import GraphModel, ModelLoadError, Node
 
 
 class DotParseError(ModelLoadError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from .artifacts import atomic_output
-from .errors import AccelgraphError
-from .model import GraphModel
+from ..errors import AccelgraphError
+from ..model.graph_model import GraphModel
+from ..run.artifacts import atomic_output
 
 # Fill colours per node kind (light, so black labels stay readable in print).
 KIND_COLOURS = {
@@ -53,7 +53,7 @@ def styled_dot(model: GraphModel) -> str:
     """DOT text for drawing: one box per node (kind colour, name, launch dims or bytes)."""
     import pydot
 
-    from .render import node_detail, node_name
+    from ..render.graph import node_detail, node_name
 
     graph = pydot.Dot("accelgraph", graph_type="digraph", rankdir="TB")
     graph.set_node_defaults(shape="box", style="filled,rounded", fontname="Helvetica",

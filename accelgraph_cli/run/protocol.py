@@ -25,13 +25,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import _cuda, guard, pools
-from .errors import AccelgraphError, CaptureError
-from .graph import Graph, capture_mode_value
-from .snapshot import StateSnapshot, fill_complement, is_complement
-from .timing import Timing, measure_interleaved, speedup
+from ..cuda import device as _cuda
+from ..cuda import pools
+from ..cuda.graph import Graph
+from ..cuda.snapshot import StateSnapshot, fill_complement, is_complement, is_device_array
+from ..cuda.timing import Timing, measure_interleaved, speedup
+from ..enums import CaptureErrorMode, PoolKind
+from ..errors import AccelgraphError, CaptureError
+from . import guard
+from .statewalk import find_arrays
 
-POOL_CHOICES = ("private", "shared", "async")
 RECORD_DIR = ".accelgraph"
 RECORD_FILE = "last_capture.json"
 
@@ -55,8 +58,8 @@ class CaptureResult:
 
     scenario: object
     params: dict
-    pool: str
-    error_mode: str
+    pool: PoolKind
+    error_mode: CaptureErrorMode
     graphs: list[CapturedGraph]
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
@@ -122,20 +125,21 @@ class CaptureResult:
         }
 
 
-def resolve_options(info, pool: str | None, error_mode: str | None) -> tuple[str, str]:
+def resolve_options(info, pool: PoolKind | str | None,
+                    error_mode: CaptureErrorMode | str | None) -> tuple[PoolKind, CaptureErrorMode]:
     """The pool and error mode to use: the option if given, else the scenario's default.
 
-    ``info`` is a ScenarioInfo (or a Scenario, whose ``info`` is used).
+    ``info`` is a ScenarioInfo (or a Scenario, whose ``info`` is used). Names are checked here
+    too, for library callers and the last-capture record (the CLI's parser checks options).
     """
     info = getattr(info, "info", info)
-    pool = pool or getattr(info, "pool", None) or "private"
-    if pool not in POOL_CHOICES:
-        raise AccelgraphError(f"--pool must be one of {', '.join(POOL_CHOICES)}, not {pool!r}")
-    error_mode = error_mode or getattr(info, "error_mode", None) or "global"
     try:
-        capture_mode_value(error_mode)
+        pool = PoolKind.parse(pool or getattr(info, "pool", None) or PoolKind.PRIVATE, "--pool")
+        error_mode = CaptureErrorMode.parse(
+            error_mode or getattr(info, "error_mode", None) or CaptureErrorMode.GLOBAL,
+            "--error-mode")
     except ValueError as exc:
-        raise AccelgraphError(f"--error-mode: {exc}") from None
+        raise AccelgraphError(str(exc)) from None
     return pool, error_mode
 
 
@@ -159,8 +163,8 @@ def capture(
     scenario,
     params: dict,
     *,
-    pool: str | None = None,
-    error_mode: str | None = None,
+    pool: PoolKind | str | None = None,
+    error_mode: CaptureErrorMode | str | None = None,
     keep_graph: bool = False,
     warmup: bool = True,
 ) -> CaptureResult:
@@ -179,12 +183,13 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         stream.synchronize()
-        snapshot = StateSnapshot.take(state, stream)
-        shared = pools.new_pool("private") if pool == "shared" else None
+        snapshot = StateSnapshot.take(find_arrays(state, is_device_array), stream)
+        shared = pools.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
         tokens = []
         captured = []
         for name, step in steps.items():
-            token = shared if shared else pools.new_pool("async" if pool == "async" else "private")
+            token = shared or pools.new_pool(PoolKind.ASYNC if pool is PoolKind.ASYNC
+                                             else PoolKind.PRIVATE)
             if token not in tokens:
                 tokens.append(token)
             graph = Graph(keep_graph=keep_graph, pool=token, capture_error_mode=error_mode)
@@ -220,7 +225,7 @@ def capture(
                 )
             )
         held = [pools.get_pool(t) for t in tokens]
-        if pool == "async":
+        if pool is PoolKind.ASYNC:
             pool_bytes = pools.graph_memory_reserved()
         else:
             pool_bytes = sum(p.bytes_held() for p in held)
@@ -271,7 +276,8 @@ def _off_stream_lines(scenario, params, name, stream) -> list[str]:
             state = scenario.make_state(params)
             step = scenario.graph_steps(state)[name]
             stream.synchronize()
-            graph = Graph(pool=pools.new_pool("private"), capture_error_mode="relaxed")
+            graph = Graph(pool=pools.new_pool(PoolKind.PRIVATE),
+                          capture_error_mode=CaptureErrorMode.RELAXED)
             graph.capture_begin()
             try:
                 with guard.trace_off_stream_lines(path, stream.ptr, current_streams) as lines:
@@ -447,7 +453,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         eager_state = scenario.make_state(result.params)
         if result.snapshot is not None:
             # the captured state gets eager's starting bytes, before eager changes them
-            result.snapshot.restore_from(eager_state)
+            result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
         try:
             for _ in range(steps):
@@ -482,7 +488,7 @@ def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set
     complement of eager's values. Returns the names of the outputs so filled."""
     poisoned: set[str] = set()
     snapshot = result.snapshot
-    if snapshot is None or result.pool == "async":
+    if snapshot is None or result.pool is PoolKind.ASYNC:
         # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
         # it from outside the graph is not safe, so async-pool outputs are not filled.
         return poisoned

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+from enum import Enum
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from . import __version__
-from .errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, AccelgraphError
+from .. import __version__
+from ..enums import CaptureErrorMode, ExitCode, PoolKind
+from ..errors import AccelgraphError
 
 app = typer.Typer(
     name="accelgraph",
@@ -31,9 +34,10 @@ app = typer.Typer(
 err_console = Console(stderr=True, highlight=False)
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]accelgraph: error:[/] {message}", soft_wrap=True)
+    # escape: messages hold text such as "accelgraph[cuda12]" that rich would read as markup
+    err_console.print(f"[bold red]accelgraph: error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -64,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-            fail(f"{exc.format_message()}{where}", EXIT_BAD_INPUT)
-            return EXIT_BAD_INPUT
+            fail(f"{exc.format_message()}{where}", ExitCode.BAD_INPUT)
+            return ExitCode.BAD_INPUT
         raise
     return code if isinstance(code, int) else 0
 
@@ -83,13 +87,13 @@ PARAM_OPTION = typer.Option(
     help="Override a scenario parameter (repeatable); parsed to the default's type.",
 )
 POOL_OPTION = typer.Option(
-    None, "--pool", metavar="private|shared|async",
+    None, "--pool",
     help="Memory pool: a private pool per graph, one pool shared by all graphs (captured in "
     "order, largest first), or stream-ordered allocation nodes. Default: the scenario's POOL, "
     "else private.",
 )
 MODE_OPTION = typer.Option(
-    None, "--error-mode", metavar="default|global|thread_local|relaxed",
+    None, "--error-mode",
     help="Capture error mode. Default: the scenario's ERROR_MODE, else global.",
 )
 
@@ -100,8 +104,10 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     Without a SCENARIO, the last capture recorded in this directory is used, with its
     parameters, pool and mode; options given now override them.
     """
-    from . import _cuda, runner
-    from . import scenario as scenario_mod
+    from ..cuda import device as _cuda
+    from ..run import protocol as runner
+    from ..run import scenario as scenario_mod
+    from ..run.catalog import resolve_scenario
 
     if scenario_path is None:
         record = runner.load_record()
@@ -109,6 +115,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
         params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
+    scenario_path = resolve_scenario(scenario_path)
     info = scenario_mod.inspect_scenario(scenario_path)
     values = scenario_mod.parse_params(info.params, list(params))
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
@@ -122,10 +129,11 @@ def _stdout() -> Console:
 
 @app.command()
 def capture(
-    scenario: str = typer.Argument(..., help="Scenario file (Python) to capture."),
+    scenario: str = typer.Argument(..., help="Scenario file (Python), or the name of a bundled "
+                                   "scenario (see `accelgraph scenarios`)."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     keep_graph: bool = typer.Option(
         False, "--keep-graph", help="Keep the editable graph and instantiate explicitly "
         "(timed apart from capture_end)."),
@@ -141,14 +149,16 @@ def capture(
     instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
     SCENARIO use it.
     """
-    from . import artifacts, render_run, runner
+    from ..render import run as render_run
+    from ..run import artifacts
+    from ..run import protocol as runner
 
     if out is not None:
         artifacts.ensure_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
-    runner.save_record(scenario, values, pool, error_mode, keep_graph)
+    runner.save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
         print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
@@ -157,7 +167,8 @@ def capture(
 
 @app.command()
 def replay(
-    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
+                                   "the last capture here."),
     iters: int = typer.Option(1000, "--iters", "-n", min=1, help="Iterations per round."),
     warmup: int = typer.Option(20, "--warmup", min=0, help="Untimed iterations first."),
     rounds: int = typer.Option(5, "--rounds", min=1, help="Timed rounds (median, spread)."),
@@ -168,8 +179,8 @@ def replay(
     rtol: float = typer.Option(0.0, "--rtol", min=0.0, help="Relative tolerance (0: bitwise)."),
     atol: float = typer.Option(0.0, "--atol", min=0.0, help="Absolute tolerance (0: bitwise)."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print every figure as JSON."),
 ) -> None:
     """Time graph replay against eager execution, and check replay computes what eager does.
@@ -179,7 +190,8 @@ def replay(
     capture+replay from another and compares outputs bitwise (or within --rtol/--atol).
     Exit 1 when the check fails.
     """
-    from . import render_run, runner
+    from ..render import run as render_run
+    from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
@@ -201,14 +213,14 @@ def replay(
             err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
                               f"{rounds_done[1]} timed rounds (eager and graph in turn); "
                               f"check: {verdict}")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 # -- inspection -----------------------------------------------------------------------------
@@ -221,7 +233,7 @@ DEPTH_OPTION = typer.Option(2, "--depth", min=0, help="Neighbourhood depth for -
 
 
 def _print_model(model, source: str, limit: int, focus: str | None, depth: int) -> None:
-    from . import render
+    from ..render import graph as render
 
     console = _stdout()
     if model.source == "dot-generic":
@@ -262,7 +274,7 @@ def show(
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
-    from .dotparse import load_model
+    from ..dot.parse import load_model
 
     model = load_model(file)
     if json_out:
@@ -271,24 +283,34 @@ def show(
     _print_model(model, file, limit, focus, depth)
 
 
-DUMP_FORMATS = ("dot", "json", "svg", "png")
+class DumpFormat(str, Enum):
+    """What `dump --format` writes."""
+
+    DOT = "dot"
+    JSON = "json"
+    SVG = "svg"
+    PNG = "png"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @app.command()
 def dump(
-    scenario: str = typer.Argument(None, help="Scenario file; default: the last capture here."),
+    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
+                                   "the last capture here."),
     out: str = typer.Option(..., "--out", "-o", help="File to write (one per graph for "
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
     flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
                               "names joined by | (kernel_params|memcpy_params|handles...)."),
-    fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|json|svg|png",
+    fmt: DumpFormat = typer.Option(DumpFormat.DOT, "--format", "-f",
                             help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
                             "drawn with Graphviz, kinds coloured."),
     graph_name: str = typer.Option(None, "--graph", help="Only this graph of a multi-graph "
                                    "scenario."),
     param: list[str] = PARAM_OPTION,
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     limit: int = LIMIT_OPTION,
     render_it: bool = typer.Option(True, "--render/--no-render",
                                    help="Render the graph in the terminal after writing."),
@@ -298,18 +320,17 @@ def dump(
     Captures with the same pool and mode options as `capture`, writes the file atomically and
     renders the graph in the terminal.
     """
-    from . import artifacts, runner
-    from . import graph as graph_mod
-    from .dotparse import parse_dot
+    from ..cuda import graph as graph_mod
+    from ..dot.parse import parse_dot
+    from ..run import artifacts
+    from ..run import protocol as runner
 
-    if fmt not in DUMP_FORMATS:
-        raise AccelgraphError(f"--format must be one of {', '.join(DUMP_FORMATS)}, not {fmt!r}")
     try:
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
-    if fmt in ("svg", "png"):
-        from .draw import require_graphviz
+    if fmt in (DumpFormat.SVG, DumpFormat.PNG):
+        from ..dot.draw import require_graphviz
 
         require_graphviz()
     artifacts.ensure_folder(os.path.dirname(os.path.abspath(out)))
@@ -323,14 +344,14 @@ def dump(
             raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has {names}")
     for captured in graphs:
         target = _per_graph_path(out, captured.name, len(graphs))
-        text = captured.graph.debug_dot(flags if fmt == "dot" else "verbose")
+        text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
-        if fmt == "dot":
+        if fmt is DumpFormat.DOT:
             artifacts.write_text_atomic(target, text)
-        elif fmt == "json":
+        elif fmt is DumpFormat.JSON:
             artifacts.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
         else:
-            from .draw import render_image
+            from ..dot.draw import render_image
 
             render_image(model, target, fmt)
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
@@ -341,15 +362,45 @@ def dump(
 def _per_graph_path(out: str, name: str, count: int) -> str:
     if count == 1:
         return out
-    from .artifacts import safe_name
+    from ..run.artifacts import safe_name
 
     root, ext = os.path.splitext(out)
     return f"{root}_{safe_name(name)}{ext}"
 
 
 @app.command()
+def scenarios(
+    json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List the bundled scenarios and what each one captures. No GPU needed.
+
+    Every verb that takes a SCENARIO takes one of these names as well as a file:
+    `accelgraph replay mlp_decode --iters 100`.
+    """
+    from ..run.catalog import bundled_scenarios
+
+    _print_scenarios(bundled_scenarios(), json_out, paths=False)
+
+
+def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
+    """One line per scenario: its name (or path) and the first line of its docstring."""
+    if json_out:
+        print(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
+                           "params": i.params, "pool": i.pool, "error_mode": i.error_mode,
+                           "graphs": "steps" if i.multi_graph else "step"} for i in infos],
+                         indent=2))
+        return
+    labels = [str(i.path) if paths else i.name for i in infos]
+    width = max((len(label) for label in labels), default=0)
+    console = _stdout()
+    for label, info in zip(labels, infos):
+        console.print(f"[bold]{label:<{width}}[/]  {info.summary}", soft_wrap=True)
+
+
+@app.command()
 def smoke(
-    paths: list[str] = typer.Argument(None, help="Scenario files or folders (default: scenarios/)."),
+    paths: list[str] = typer.Argument(None, help="Scenario files, folders or bundled scenario "
+                                      "names (default: every bundled scenario)."),
     iters: int = typer.Option(50, "--iters", "-n", min=1, help="Timed iterations per round."),
     rounds: int = typer.Option(3, "--rounds", min=1, help="Timed rounds."),
     junit: str = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
@@ -358,6 +409,8 @@ def smoke(
                                  "on structural drift from them."),
     update_baseline: bool = typer.Option(False, "--update-baseline",
                                          help="Write the current graphs as the baseline."),
+    list_only: bool = typer.Option(False, "--list", help="List the scenarios that would run, "
+                                   "with their summaries, and stop (no GPU needed)."),
 ) -> None:
     """Capture, replay and check every scenario under PATHS: for CI on GPU runners.
 
@@ -365,11 +418,16 @@ def smoke(
     ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
     scenario in flight and still reports what ran.
     """
-    from . import _cuda, render_run
-    from . import smoke as smoke_mod
-    from .artifacts import ensure_folder, write_text_atomic
+    from ..cuda import device as _cuda
+    from ..render import run as render_run
+    from ..run import scenario as scenario_mod
+    from ..run import smoke as smoke_mod
+    from ..run.artifacts import ensure_folder, write_text_atomic
 
-    files = smoke_mod.discover(paths or ["scenarios"])
+    files = smoke_mod.discover(paths)
+    if list_only:
+        _print_scenarios([scenario_mod.inspect_scenario(f) for f in files], json_out, paths=True)
+        return
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
@@ -396,15 +454,15 @@ def smoke(
     else:
         render_run.print_smoke(console, rows, len(files), interrupted)
     if interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(ExitCode.INTERRUPTED)
     if not all(r.ok for r in rows):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @app.command()
 def diff(
-    a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, or a "
-                            "scenario .py."),
+    a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
+                            "scenario .py, or a bundled scenario's name."),
     b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices."),
     ignore: list[str] = typer.Option([], "--ignore", metavar="PARAM",
                                      help="Parameter to leave out of matching and the report "
@@ -417,8 +475,8 @@ def diff(
                                       help="Scenario parameter for side B only."),
     graph_name: str = typer.Option(None, "--graph", help="Which graph of a multi-graph "
                                    "scenario (default: its only graph)."),
-    pool: str = POOL_OPTION,
-    error_mode: str = MODE_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
     limit: int = typer.Option(20, "--limit", min=1, help="Most items listed per section."),
     json_out: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
 ) -> None:
@@ -430,8 +488,8 @@ def diff(
     `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`
     shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read.
     """
-    from .diff import diff_models
-    from .render_diff import render_diff
+    from ..diff.structural import diff_models
+    from ..render.diff import render_diff
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
     side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
@@ -446,13 +504,14 @@ def diff(
 
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
     """A GraphModel for one side of a diff: a file is read; a scenario is captured."""
-    from .dotparse import load_model, parse_dot
+    from ..dot.parse import load_model, parse_dot
+    from ..run.catalog import is_scenario_argument
 
-    if not path.endswith(".py"):
+    if not is_scenario_argument(path):
         if params:
             raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not {path}")
         return load_model(path)
-    from . import runner
+    from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)

@@ -35,21 +35,15 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from .errors import AccelgraphError
+from ..enums import CaptureErrorMode, PoolKind
+from ..errors import AccelgraphError
 
-POOL_KINDS = ("private", "shared", "async")
-"""Memory pools a scenario may ask for: one per graph, one shared by several graphs, or
-CUDA's stream-ordered allocator (allocations become MEM_ALLOC/MEM_FREE graph nodes)."""
+DEFAULT_POOL = PoolKind.PRIVATE
+DEFAULT_ERROR_MODE = CaptureErrorMode.GLOBAL
 
-CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
-"""cudaStreamCaptureMode names, as torch's capture_error_mode spells them."""
-
-DEFAULT_POOL = "private"
-DEFAULT_ERROR_MODE = "global"
-
-_ERROR_MODE_ALIASES = {"default": "global"}  # PyTorch's "default" is global mode
+_E = TypeVar("_E", PoolKind, CaptureErrorMode)
 _PARAM_TYPES = (bool, int, float, str)
 _TRUE_WORDS = ("true", "yes", "on", "1")
 _FALSE_WORDS = ("false", "no", "off", "0")
@@ -84,9 +78,9 @@ class ScenarioInfo:
     """The whole module docstring, dedented ("" when there is none)."""
     params: dict[str, bool | int | float | str]
     """PARAMS: parameter defaults, in file order ({} when the file has no PARAMS)."""
-    pool: str
+    pool: PoolKind
     """POOL, or :data:`DEFAULT_POOL` when the file does not set it."""
-    error_mode: str
+    error_mode: CaptureErrorMode
     """ERROR_MODE, or :data:`DEFAULT_ERROR_MODE` when the file does not set it."""
     has_outputs: bool
     """Whether the file defines ``outputs(state)``."""
@@ -176,11 +170,10 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
     definitions = {name: node.lineno for name, node in nodes.items()}
 
     params = _parse_params_literal(where, nodes.get("PARAMS"))
-    pool = _parse_choice(where, nodes.get("POOL"), "POOL", POOL_KINDS, {}, DEFAULT_POOL)
+    pool = _parse_choice(where, nodes.get("POOL"), "POOL", PoolKind, DEFAULT_POOL)
     error_mode = _parse_choice(
-        where, nodes.get("ERROR_MODE"), "ERROR_MODE", CAPTURE_ERROR_MODES,
-        _ERROR_MODE_ALIASES, DEFAULT_ERROR_MODE,
-    )
+        where, nodes.get("ERROR_MODE"), "ERROR_MODE", CaptureErrorMode, DEFAULT_ERROR_MODE
+    ).resolved  # PyTorch's "default" is global mode
 
     if "setup" not in nodes:
         raise ScenarioError(
@@ -357,29 +350,29 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
     return params
 
 
-def _parse_choice(where: str, node: ast.AST | None, name: str, allowed: tuple[str, ...],
-                  aliases: dict[str, str], default: str) -> str:
+def _parse_choice(where: str, node: ast.AST | None, name: str, choices: type[_E],
+                  default: _E) -> _E:
     if node is None:
         return default
     line = node.lineno
-    choices = ", ".join(repr(choice) for choice in allowed)
+    listed = ", ".join(repr(choice.value) for choice in choices)
     value_node = getattr(node, "value", None)
     value = None
     if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value_node, ast.Constant):
         value = value_node.value
     if not isinstance(value, str):
         raise ScenarioError(
-            f"{where}:{line}: {name} must be a string literal, one of {choices}",
+            f"{where}:{line}: {name} must be a string literal, one of {listed}",
             path=where, line=line,
         )
-    value = aliases.get(value, value)
-    if value not in allowed:
+    try:
+        return choices(value)
+    except ValueError:
         raise ScenarioError(
-            f"{where}:{line}: {name} = {value!r} is not one of {choices}; use one of those "
-            f"(or remove {name} to get {default!r})",
+            f"{where}:{line}: {name} = {value!r} is not one of {listed}; use one of those "
+            f"(or remove {name} to get '{default}')",
             path=where, line=line,
-        )
-    return value
+        ) from None
 
 
 def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) -> None:

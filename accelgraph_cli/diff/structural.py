@@ -60,8 +60,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from .errors import EXIT_FAILED, EXIT_OK
-from .model import GraphModel, Node, is_stable_param
+from ..enums import ExitCode
+from ..model.graph_model import GraphModel, Node, is_stable_param
 
 DIFF_JSON_FORMAT = "accelgraph-diff"
 DIFF_JSON_VERSION = 1
@@ -192,9 +192,9 @@ class GraphDiff:
         return not (self.added or self.removed or self.changed or self.edges_added or self.edges_removed)
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """The CLI's exit status for this result: 0 identical, 1 different."""
-        return EXIT_OK if self.identical else EXIT_FAILED
+        return ExitCode.OK if self.identical else ExitCode.FAILED
 
     @property
     def unchanged(self) -> int:

@@ -13,8 +13,8 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from .demangle import demangler_name, is_mangled, short_kernel_name
-from .model import KINDS, GraphModel, Node, Run, chain_runs
+from ..model.demangle import demangler_name, is_mangled, short_kernel_name
+from ..model.graph_model import KINDS, GraphModel, Node, Run, chain_runs
 
 # One colour per kind, so a listing can be read by colour at a glance.
 KIND_STYLES = {

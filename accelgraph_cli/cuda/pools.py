@@ -21,9 +21,8 @@ from __future__ import annotations
 import itertools
 import threading
 
-from . import _cuda
-
-POOL_KINDS = ("private", "async")
+from ..enums import PoolKind
+from . import device as _cuda
 
 _serial = itertools.count(1)
 _registry: dict[tuple[int, int], GraphPool] = {}
@@ -37,9 +36,12 @@ class GraphPool:
     graph being collected), cached blocks go back to CUDA.
     """
 
-    def __init__(self, token: tuple[int, int], kind: str):
-        if kind not in POOL_KINDS:
-            raise ValueError(f"pool kind must be one of {', '.join(POOL_KINDS)}, not {kind!r}")
+    def __init__(self, token: tuple[int, int], kind: PoolKind | str):
+        if kind not in (PoolKind.PRIVATE, PoolKind.ASYNC):
+            # "shared" is no kind of pool: it is a private pool whose token several graphs pass
+            raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "
+                             f"pool's token to several graphs); got {kind!r}")
+        kind = PoolKind(kind)
         self.token = token
         self.kind = kind
         self.users = 0
@@ -48,7 +50,7 @@ class GraphPool:
     def _cupy_pool(self):
         if self._pool is None:
             cupy = _cuda.require_cuda()
-            if self.kind == "async":
+            if self.kind is PoolKind.ASYNC:
                 self._pool = cupy.cuda.MemoryAsyncPool()
             else:
                 self._pool = cupy.cuda.MemoryPool()
@@ -79,7 +81,7 @@ class GraphPool:
         """Bytes of device memory this pool holds (in use plus cached)."""
         if self._pool is None:
             return 0
-        if self.kind == "async":
+        if self.kind is PoolKind.ASYNC:
             return graph_memory_reserved()
         return int(self._pool.total_bytes())
 
@@ -87,17 +89,17 @@ class GraphPool:
         """Bytes currently handed out by this pool (private pools; async reports graph use)."""
         if self._pool is None:
             return 0
-        if self.kind == "async":
+        if self.kind is PoolKind.ASYNC:
             return graph_memory_used()
         return int(self._pool.used_bytes())
 
     def release_cached(self) -> None:
         """Give cached, unused blocks back to CUDA."""
-        if self._pool is not None and self.kind == "private":
+        if self._pool is not None and self.kind is PoolKind.PRIVATE:
             self._pool.free_all_blocks()
 
 
-def new_pool(kind: str = "private") -> tuple[int, int]:
+def new_pool(kind: PoolKind | str = PoolKind.PRIVATE) -> tuple[int, int]:
     """Create a pool and return its token. Pass it as ``Graph(pool=token)``.
 
     Like ``torch.cuda.graph_pool_handle()``; ``kind="async"`` asks for stream-ordered

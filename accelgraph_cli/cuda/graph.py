@@ -19,12 +19,14 @@ from __future__ import annotations
 import os
 import tempfile
 
-from . import _cuda, pools
-from .errors import CaptureError, CudaError, GraphStateError
+from ..enums import CaptureErrorMode, PoolKind
+from ..errors import CaptureError, CudaError, GraphStateError
+from . import device as _cuda
+from . import pools
 
-#: User-facing capture error modes -> cudaStreamCaptureMode values. "default" is what PyTorch
-#: uses on CUDA: global.
-CAPTURE_ERROR_MODES = {"default": 0, "global": 0, "thread_local": 1, "relaxed": 2}
+#: Capture error mode names -> cudaStreamCaptureMode values (derived from CaptureErrorMode).
+#: "default" is what PyTorch uses on CUDA: global.
+CAPTURE_ERROR_MODES = {mode.value: mode.cuda_value for mode in CaptureErrorMode}
 
 #: cudaGraphDebugDotFlags by name. "verbose" asks CUDA for every detail it can print.
 DEBUG_DOT_FLAGS = {
@@ -49,15 +51,9 @@ DEBUG_DOT_FLAGS = {
 _INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1  # cudaGraphInstantiateFlagAutoFreeOnLaunch
 
 
-def capture_mode_value(capture_error_mode: str) -> int:
-    """The cudaStreamCaptureMode for a capture error mode name; ValueError naming the four."""
-    try:
-        return CAPTURE_ERROR_MODES[capture_error_mode]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"capture_error_mode must be one of 'default', 'global', 'thread_local', 'relaxed'; "
-            f"got {capture_error_mode!r}"
-        ) from None
+def capture_mode_value(capture_error_mode: CaptureErrorMode | str) -> int:
+    """The cudaStreamCaptureMode for a capture error mode (or its name); ValueError naming the four."""
+    return CaptureErrorMode.parse(capture_error_mode, "capture_error_mode").cuda_value
 
 
 def debug_dot_flags(flags) -> int:
@@ -103,7 +99,8 @@ class Graph:
     changed before the next capture.
     """
 
-    def __init__(self, keep_graph: bool = False, *, pool=None, capture_error_mode: str = "default"):
+    def __init__(self, keep_graph: bool = False, *, pool: tuple[int, int] | None = None,
+                 capture_error_mode: CaptureErrorMode | str = CaptureErrorMode.DEFAULT) -> None:
         self.keep_graph = bool(keep_graph)
         self.graph_pool = pool
         self.capture_error_mode = capture_error_mode
@@ -123,16 +120,16 @@ class Graph:
     # -- settings -------------------------------------------------------------------------
 
     @property
-    def capture_error_mode(self) -> str:
+    def capture_error_mode(self) -> CaptureErrorMode:
         """The capture error mode used by the next capture (see the class docstring)."""
         return self._capture_error_mode
 
     @capture_error_mode.setter
-    def capture_error_mode(self, value: str) -> None:
-        capture_mode_value(value)
+    def capture_error_mode(self, value: CaptureErrorMode | str) -> None:
+        mode = CaptureErrorMode.parse(value, "capture_error_mode")
         if getattr(self, "_capturing", False):
             raise GraphStateError("capture_error_mode cannot change during a capture")
-        self._capture_error_mode = value
+        self._capture_error_mode = mode
 
     @property
     def graph_pool(self):
@@ -172,7 +169,7 @@ class Graph:
         before either is captured.
         """
         if self._graph_pool is None:
-            self._graph_pool = pools.new_pool("private")
+            self._graph_pool = pools.new_pool(PoolKind.PRIVATE)
         return self._graph_pool
 
     def capture_begin(self) -> None:
@@ -199,7 +196,7 @@ class Graph:
                 "cannot capture on the legacy default stream: CUDA forbids it; capture on a "
                 "stream of your own, e.g. `with cupy.cuda.Stream(non_blocking=True), graph:`"
             )
-        mode = capture_mode_value(self._capture_error_mode)
+        mode = self._capture_error_mode.cuda_value
         if self._debug and not self.keep_graph:
             _cupy_keeps_captured_graph(cupy)  # learn it now: it captures, so not mid-capture
         pool = pools.acquire(self.pool())
@@ -230,7 +227,7 @@ class Graph:
         stream = self._stream
         through_cupy = (
             not self.keep_graph
-            and self._pool.kind != "async"
+            and self._pool.kind is not PoolKind.ASYNC
             and (not self._debug or _KEEPS_GRAPH.get("value") is True)
         )
         try:
@@ -426,8 +423,8 @@ class Graph:
         return self._pool.bytes_held()
 
     @property
-    def pool_kind(self) -> str | None:
-        """"private" or "async" once captured; None before."""
+    def pool_kind(self) -> PoolKind | None:
+        """PoolKind.PRIVATE or PoolKind.ASYNC once captured; None before."""
         return self._pool.kind if self._pool is not None else None
 
     def enable_debug_mode(self) -> None:
@@ -453,7 +450,7 @@ class Graph:
         """
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)
-        from .artifacts import atomic_output
+        from ..run.artifacts import atomic_output
 
         path = os.fspath(path)
         with atomic_output(path, suffix=".dot") as tmp:
@@ -504,7 +501,7 @@ class Graph:
         )
         return (
             f"Graph({state}, keep_graph={self.keep_graph}, pool={self._graph_pool}, "
-            f"capture_error_mode={self._capture_error_mode!r})"
+            f"capture_error_mode={self._capture_error_mode.value!r})"
         )
 
 

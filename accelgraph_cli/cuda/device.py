@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from .errors import CudaError, NoGPUError
+from ..errors import CudaError, NoGPUError
 
 NO_GPU_HINT = (
     "capture, replay, dump and smoke need a CUDA GPU and CuPy "

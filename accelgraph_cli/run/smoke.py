@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree
 
-from .errors import AccelgraphError
+from ..errors import AccelgraphError
+from .catalog import bundled_names, bundled_scenario, bundled_scenario_files, relative_to_cwd
 
 
 @dataclass
@@ -38,11 +39,14 @@ class SmokeRow:
         return asdict(self)
 
 
-def discover(paths: list[str]) -> list[Path]:
-    """Scenario files under ``paths`` (files, or folders searched for *.py not starting with _).
+def discover(paths: list[str] | None) -> list[Path]:
+    """Scenario files under ``paths`` (files, folders searched for *.py not starting with _,
+    or names of bundled scenarios); no paths: every bundled scenario.
 
-    A path that does not exist, or a folder with no scenario, is an AccelgraphError.
+    A path that is none of these, or a folder with no scenario, is an AccelgraphError.
     """
+    if not paths:
+        return [relative_to_cwd(p) for p in bundled_scenario_files()]
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -53,8 +57,11 @@ def discover(paths: list[str]) -> list[Path]:
             found.extend(files)
         elif path.is_file():
             found.append(path)
+        elif bundled_scenario(raw) is not None:
+            found.append(relative_to_cwd(bundled_scenario(raw)))
         else:
-            raise AccelgraphError(f"{path}: no such file or folder")
+            raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
+                                  f"that name; bundled: {', '.join(bundled_names())}")
     unique: list[Path] = []
     for p in found:
         if p not in unique:
@@ -66,9 +73,9 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
             update_baseline: bool = False) -> SmokeRow:
     """Capture, check and time one scenario with its default parameters; never raises for a
     problem with the scenario itself (KeyboardInterrupt still propagates)."""
-    from . import runner
+    from ..cuda.timing import speedup
+    from . import protocol as runner
     from .scenario import load_scenario, parse_params
-    from .timing import speedup
 
     row = SmokeRow(scenario=str(path), status="error")
     start = time.perf_counter()
@@ -116,10 +123,10 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     """
     import json
 
+    from ..diff.structural import diff_models
+    from ..dot.parse import load_model, parse_dot
+    from ..render.diff import render_verdict
     from .artifacts import safe_name, write_text_atomic
-    from .diff import diff_models
-    from .dotparse import load_model, parse_dot
-    from .render_diff import render_verdict
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []

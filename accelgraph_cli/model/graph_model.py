@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import AccelgraphError
+from ..errors import AccelgraphError
 
 KINDS = (
     "kernel",

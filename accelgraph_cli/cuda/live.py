@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import itertools
 
-from . import _cuda
-from .model import GraphModel, Node
-from .runner import graph_nodes, node_kind_name
+from ..model.graph_model import GraphModel, Node
+from ..run.protocol import graph_nodes, node_kind_name
+from . import device as _cuda
 
 _MEMCPY_DIRECTION = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "default"}
 

@@ -1,6 +1,6 @@
 """`make fixtures`: record, on a GPU, the DOT dumps the CPU tests and benchmarks read.
 
-Run as ``python -m accelgraph_cli.fixtures DIR`` (``make fixtures`` passes tests/data). Every
+Run as ``python -m tools.fixtures DIR`` from the repository root (``make fixtures`` passes tests/data). Every
 file written here comes from CUDA itself (cudaGraphDebugDotPrint through accelgraph's Graph,
 or PyTorch's debug_dump), so the CPU tier exercises real CUDA output. Files over 1 MB are
 gzipped. A manifest (``dumps/MANIFEST.json``) records what each file holds as measured here:
@@ -16,10 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from . import _cuda
-from .graph import Graph
-from .pools import graph_pool_handle
-from .runner import graph_nodes, node_kinds
+from accelgraph_cli.cuda import device as _cuda
+from accelgraph_cli.cuda.graph import Graph
+from accelgraph_cli.cuda.pools import graph_pool_handle
+from accelgraph_cli.run.protocol import graph_nodes, node_kinds
 
 BIG = 1_000_000  # bytes above which a dump is stored gzipped
 
@@ -91,7 +91,7 @@ def memory_ops(cupy) -> Graph:
     host[:] = np.arange(n, dtype=np.float32)
     _warm(cupy, dst)
     calls = []
-    from .kernels import HostFunction
+    from accelgraph_cli.cuda.kernels import HostFunction
 
     host_fn = HostFunction(lambda: calls.append(1))  # replay-safe, unlike launch_host_func
     g = Graph(keep_graph=True)
@@ -302,8 +302,8 @@ SCENARIO_VARIANTS = [
 def record_scenarios(out_dir: Path, manifest: dict) -> None:
     """Capture every bundled scenario with its defaults (and a few variants), dump each graph
     (basic and verbose) and record the capture summary and a short replay report as JSON."""
-    from . import runner
-    from .scenario import load_scenario, parse_params
+    from accelgraph_cli.run import protocol as runner
+    from accelgraph_cli.run.scenario import load_scenario, parse_params
 
     root = Path(__file__).resolve().parent.parent / "scenarios"
     dump_dir = out_dir / "dumps"

@@ -9,7 +9,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from .errors import AccelgraphError
+from ..errors import AccelgraphError
 
 
 def safe_name(name: str) -> str:

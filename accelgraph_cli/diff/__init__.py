@@ -1,0 +1,1 @@
+"""Structural diff of two GraphModels: nodes matched by what they do and where they sit."""

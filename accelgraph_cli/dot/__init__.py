@@ -1,0 +1,1 @@
+"""CUDA's DOT dialect: the fast parser (dumps to GraphModel) and Graphviz drawing."""

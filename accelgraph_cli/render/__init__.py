@@ -1,0 +1,1 @@
+"""Rich rendering for the terminal: graph models, diffs, capture/replay/smoke results."""

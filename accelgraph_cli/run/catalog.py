@@ -1,0 +1,70 @@
+"""The bundled scenarios: list them, and turn a SCENARIO argument into a file.
+
+Every verb that takes a scenario takes a path or the name of a bundled scenario
+(``accelgraph replay mlp_decode``). A path that exists always wins, so a file of one's own
+named like a bundled scenario is never shadowed. Nothing here runs a scenario or needs a GPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..bundled import scenarios_folder
+from .scenario import ScenarioError, ScenarioInfo, inspect_scenario
+
+
+def bundled_scenario_files() -> list[Path]:
+    """The bundled scenario files, sorted by name (files starting with ``_`` are helpers)."""
+    folder = scenarios_folder()
+    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def bundled_names() -> list[str]:
+    """Names of the bundled scenarios, as verbs accept them: ``["buckets", ...]``."""
+    return [p.stem for p in bundled_scenario_files()]
+
+
+def bundled_scenarios() -> list[ScenarioInfo]:
+    """What each bundled scenario declares (name, summary, params...), read without running it."""
+    return [inspect_scenario(p) for p in bundled_scenario_files()]
+
+
+def bundled_scenario(name: str) -> Path | None:
+    """The bundled scenario called ``name`` (``"mlp_decode"`` or ``"mlp_decode.py"``), or None."""
+    if not name or Path(name).name != name:
+        return None  # a path with folders in it names a file, not a bundled scenario
+    stem = name[:-3] if name.endswith(".py") else name
+    return next((p for p in bundled_scenario_files() if p.stem == stem), None)
+
+
+def resolve_scenario(argument: str | Path) -> Path:
+    """The scenario file a SCENARIO argument names: an existing path as given, else the
+    bundled scenario of that name. Neither: a one-line ScenarioError listing the bundled names.
+    """
+    path = Path(argument)
+    if path.exists():
+        return path
+    bundled = bundled_scenario(str(argument))
+    if bundled is not None:
+        return bundled
+    raise ScenarioError(
+        f"{argument}: no such file, and no bundled scenario of that name; bundled: "
+        f"{', '.join(bundled_names()) or 'none'} (`accelgraph scenarios` lists them)",
+        path=str(argument),
+    )
+
+
+def is_scenario_argument(argument: str) -> bool:
+    """Whether ``argument`` names a scenario rather than a saved graph: a .py path, or the
+    name of a bundled scenario where no file of that name exists (for `diff`)."""
+    if argument.endswith(".py"):
+        return True
+    return not Path(argument).exists() and bundled_scenario(argument) is not None
+
+
+def relative_to_cwd(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies inside it (shorter to read)."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
