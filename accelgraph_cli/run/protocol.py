@@ -24,6 +24,7 @@ from ..cuda import pools
 from ..cuda.graph import Graph
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
+from ..files import write_text_atomic
 
 RECORD_DIR = ".accelgraph"
 RECORD_FILE = "last_capture.json"
@@ -363,15 +364,17 @@ class ReplayReport:
 
     @property
     def speedup(self) -> float:
-        g = self.graph.gpu_us.median
-        return self.eager.gpu_us.median / g if g else float("inf")
+        """Eager GPU time / graph GPU time (see timing.speedup)."""
+        from ..cuda.timing import speedup
+
+        return speedup(self.eager, self.graph)
 
     def to_dict(self) -> dict:
         return {
             **self.capture.summary(),
             "eager": self.eager.to_dict(),
             "graph": self.graph.to_dict(),
-            "speedup": round(self.speedup, 4),
+            "speedup": self.speedup,
             "check": self.check.to_dict() if self.check else None,
         }
 
@@ -406,16 +409,10 @@ def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int, 
 def save_record(path: str, params: dict, pool: str, error_mode: str, keep_graph: bool,
                 directory: str = ".") -> Path:
     """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO."""
-    folder = Path(directory) / RECORD_DIR
-    folder.mkdir(exist_ok=True)
-    target = folder / RECORD_FILE
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps({
+    return write_text_atomic(Path(directory) / RECORD_DIR / RECORD_FILE, json.dumps({
         "scenario": os.path.abspath(path), "params": params, "pool": pool,
         "error_mode": error_mode, "keep_graph": keep_graph,
     }, indent=2) + "\n")
-    os.replace(tmp, target)
-    return target
 
 
 def load_record(directory: str = ".") -> dict:

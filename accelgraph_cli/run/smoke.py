@@ -73,6 +73,7 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
             update_baseline: bool = False) -> SmokeRow:
     """Capture, check and time one scenario with its default parameters; never raises for a
     problem with the scenario itself (KeyboardInterrupt still propagates)."""
+    from ..cuda.timing import speedup
     from . import protocol as runner
     from .scenario import load_scenario, parse_params
 
@@ -103,7 +104,7 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
                 row.details.extend(lines)
                 row.message = row.message or lines[0]
         eager, graph = runner.time_replay(result, iters=iters, warmup=min(5, iters), rounds=rounds)
-        row.speedup = eager.gpu_us.median / graph.gpu_us.median if graph.gpu_us.median else 0.0
+        row.speedup = speedup(eager, graph)
         row.status = status
     except AccelgraphError as exc:
         row.message = str(exc)
@@ -123,8 +124,8 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 
     from ..diff.structural import diff_models
     from ..dot.parse import load_model, parse_dot
+    from ..files import safe_name, write_text_atomic
     from ..render.diff import render_verdict
-    from .artifacts import safe_name, write_text_atomic
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []
