@@ -7,7 +7,7 @@ import json
 from accelgraph_cli.cuda.timing import Stat, Timing, speedup
 from accelgraph_cli.enums import CaptureErrorMode, PoolKind
 from accelgraph_cli.files import write_bytes_atomic, write_text_atomic
-from accelgraph_cli.run.protocol import load_record, save_record
+from accelgraph_cli.run.record import load_record, save_record
 
 
 def test_atomic_writes_leave_the_file_and_nothing_else(tmp_path):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from accelgraph_cli.cuda import device as _cuda
 from accelgraph_cli.cuda.graph import Graph
+from accelgraph_cli.cuda.nodes import graph_nodes, node_kinds
 from accelgraph_cli.cuda.pools import graph_pool_handle
 from accelgraph_cli.files import write_bytes_atomic
-from accelgraph_cli.run.protocol import graph_nodes, node_kinds
 
 BIG = 1_000_000  # bytes above which a dump is stored gzipped
 

@@ -108,9 +108,10 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
     from ..run.catalog import resolve_scenario
+    from ..run.record import load_record
 
     if scenario_path is None:
-        record = runner.load_record()
+        record = load_record()
         scenario_path = record["scenario"]
         params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
         pool = pool or record.get("pool")
@@ -153,13 +154,14 @@ def capture(
     from ..render import run as render_run
     from ..run import artifacts
     from ..run import protocol as runner
+    from ..run.record import save_record
 
     if out is not None:
         files.ensure_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
-    runner.save_record(str(scen.path), values, pool, error_mode, keep_graph)
+    save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
         print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
