@@ -2,7 +2,7 @@
 #   make demo      capture, replay and dump a bundled scenario (GPU), or show a recorded dump (no GPU)
 #   make test      install what the tests need, then run the whole suite (GPU tier skips without a GPU)
 #   make test-gpu  the GPU tier alone, from the source tree, no network needed (for GPU machines)
-#   make fixtures  record the DOT dumps and results the CPU tests read (GPU), into tests/data/
+#   make fixtures  record the DOT dumps the CPU tests read (GPU), into tests/data/
 #   make bench     benchmarks (GPU parts skip without a GPU)
 #   make lint      ruff
 

@@ -7,7 +7,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 DUMPS = DATA / "dumps"
-RESULTS = DATA / "results"
 SCENARIOS = ROOT / "scenarios"
 
 

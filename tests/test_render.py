@@ -15,7 +15,6 @@ from rich.console import Console
 from accelgraph_cli.dot.parse import load_model
 from accelgraph_cli.model.graph_model import GraphModel, Node
 from accelgraph_cli.render.graph import (
-    format_bytes,
     node_detail,
     render_focus,
     render_graph,
@@ -23,6 +22,7 @@ from accelgraph_cli.render.graph import (
     render_summary,
     short_id,
 )
+from accelgraph_cli.render.text import format_bytes
 
 # ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
 DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))

@@ -108,9 +108,10 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
     from ..run.catalog import resolve_scenario
+    from ..run.record import load_record
 
     if scenario_path is None:
-        record = runner.load_record()
+        record = load_record()
         scenario_path = record["scenario"]
         params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
         pool = pool or record.get("pool")
@@ -149,16 +150,18 @@ def capture(
     instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
     SCENARIO use it.
     """
+    from .. import files
     from ..render import run as render_run
     from ..run import artifacts
     from ..run import protocol as runner
+    from ..run.record import save_record
 
     if out is not None:
-        artifacts.ensure_folder(out)  # an unwritable --out fails before any GPU work
+        files.ensure_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
-    runner.save_record(str(scen.path), values, pool, error_mode, keep_graph)
+    save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
         print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
@@ -320,9 +323,9 @@ def dump(
     Captures with the same pool and mode options as `capture`, writes the file atomically and
     renders the graph in the terminal.
     """
+    from .. import files
     from ..cuda import graph as graph_mod
     from ..dot.parse import parse_dot
-    from ..run import artifacts
     from ..run import protocol as runner
 
     try:
@@ -333,7 +336,7 @@ def dump(
         from ..dot.draw import require_graphviz
 
         require_graphviz()
-    artifacts.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = result.graphs
@@ -347,9 +350,9 @@ def dump(
         text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
         if fmt is DumpFormat.DOT:
-            artifacts.write_text_atomic(target, text)
+            files.write_text_atomic(target, text)
         elif fmt is DumpFormat.JSON:
-            artifacts.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
+            files.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
         else:
             from ..dot.draw import render_image
 
@@ -362,7 +365,7 @@ def dump(
 def _per_graph_path(out: str, name: str, count: int) -> str:
     if count == 1:
         return out
-    from ..run.artifacts import safe_name
+    from ..files import safe_name
 
     root, ext = os.path.splitext(out)
     return f"{root}_{safe_name(name)}{ext}"
@@ -419,10 +422,10 @@ def smoke(
     scenario in flight and still reports what ran.
     """
     from ..cuda import device as _cuda
+    from ..files import ensure_folder, write_text_atomic
     from ..render import run as render_run
     from ..run import scenario as scenario_mod
     from ..run import smoke as smoke_mod
-    from ..run.artifacts import ensure_folder, write_text_atomic
 
     files = smoke_mod.discover(paths)
     if list_only:

@@ -450,7 +450,7 @@ class Graph:
         """
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)
-        from ..run.artifacts import atomic_output
+        from ..files import atomic_output
 
         path = os.fspath(path)
         with atomic_output(path, suffix=".dot") as tmp:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 
 from ..model.graph_model import GraphModel, Node
-from ..run.protocol import graph_nodes, node_kind_name
 from . import device as _cuda
+from .nodes import graph_nodes, node_kind_name
 
 _MEMCPY_DIRECTION = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "default"}
 

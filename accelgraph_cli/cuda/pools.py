@@ -85,14 +85,6 @@ class GraphPool:
             return graph_memory_reserved()
         return int(self._pool.total_bytes())
 
-    def bytes_used(self) -> int:
-        """Bytes currently handed out by this pool (private pools; async reports graph use)."""
-        if self._pool is None:
-            return 0
-        if self.kind is PoolKind.ASYNC:
-            return graph_memory_used()
-        return int(self._pool.used_bytes())
-
     def release_cached(self) -> None:
         """Give cached, unused blocks back to CUDA."""
         if self._pool is not None and self.kind is PoolKind.PRIVATE:
@@ -154,11 +146,6 @@ def release(pool: GraphPool) -> None:
 def graph_memory_reserved(device: int = 0) -> int:
     """Bytes CUDA reserves for graph allocations (MEM_ALLOC nodes) on a device."""
     return _graph_mem_attribute("cudaGraphMemAttrReservedMemCurrent", device)
-
-
-def graph_memory_used(device: int = 0) -> int:
-    """Bytes of graph allocations (MEM_ALLOC nodes) currently in use on a device."""
-    return _graph_mem_attribute("cudaGraphMemAttrUsedMemCurrent", device)
 
 
 def _graph_mem_attribute(name: str, device: int) -> int:

@@ -24,11 +24,6 @@ class Stat:
     def of(cls, values: list[float]) -> Stat:
         return cls(statistics.median(values), min(values), max(values), list(values))
 
-    @property
-    def spread(self) -> float:
-        """(max - min) / median: the relative spread over rounds."""
-        return (self.max - self.min) / self.median if self.median else 0.0
-
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -54,26 +49,21 @@ class Timing:
 
 
 def speedup(eager: Timing, graph: Timing) -> float:
-    """How many times faster the graph ran than eager: the ratio of median GPU times."""
+    """What replay buys: eager GPU time / graph GPU time per iteration (medians over rounds),
+    rounded to 4 decimals; 0.0 when the graph's time is 0 (nothing measurable)."""
     g = graph.gpu_us.median
-    return eager.gpu_us.median / g if g else float("inf")
+    return round(eager.gpu_us.median / g, 4) if g else 0.0
 
 
-def measure(fn, *, iters: int, rounds: int, warmup: int, stream, on_round=None) -> Timing:
-    """Time ``fn()`` (which enqueues work on ``stream``) per iteration.
+def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
+                        on_round=None) -> dict[str, Timing]:
+    """Time ``fn()`` of each workload (each enqueues work on ``stream``) per iteration, their
+    rounds interleaved (a, b, b, a...).
 
     The device time of a round is the time between CUDA events recorded before the first and
     after the last call, so it includes the gaps a launch-bound workload leaves on the GPU:
     exactly what graphs remove. Host time is the time to submit the calls; wall time includes
     the final synchronization.
-    """
-    return measure_interleaved({"fn": fn}, iters=iters, rounds=rounds, warmup=warmup,
-                               stream=stream, on_round=on_round)["fn"]
-
-
-def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
-                        on_round=None) -> dict[str, Timing]:
-    """Time several workloads as :func:`measure` does, their rounds interleaved (a, b, b, a...).
 
     GPU clocks drift over seconds (measured one after the other in one process on an H200,
     two captures of the same 1,000-kernel step replayed in 842 and 1,019 µs), so workloads

@@ -56,12 +56,12 @@ from __future__ import annotations
 import gc
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 from ..enums import ExitCode
-from ..model.graph_model import GraphModel, Node, is_stable_param
+from ..model.graph_model import GraphModel, Node, is_stable_param, to_jsonable
 
 DIFF_JSON_FORMAT = "accelgraph-diff"
 DIFF_JSON_VERSION = 1
@@ -153,7 +153,7 @@ class NodeChange:
             "kind": self.kind,
             "name": self.name,
             "params": {
-                key: {"old": _jsonable(old), "new": _jsonable(new)}
+                key: {"old": to_jsonable(old), "new": to_jsonable(new)}
                 for key, (old, new) in sorted(self.params.items())
             },
         }
@@ -184,7 +184,6 @@ class GraphDiff:
     edges_removed: list[tuple[str, str]]
     stats_a: GraphStats
     stats_b: GraphStats
-    _reverse: dict | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def identical(self) -> bool:
@@ -200,12 +199,6 @@ class GraphDiff:
     def unchanged(self) -> int:
         """Number of matched nodes whose parameters (and child graph) are the same."""
         return len(self.matches) - len(self.changed)
-
-    def match_of_b(self, b_id: str) -> str | None:
-        """The node of A matched to node ``b_id`` of B, or None when it was added."""
-        if self._reverse is None:
-            self._reverse = {b: a for a, b in self.matches.items()}
-        return self._reverse.get(b_id)
 
     def kind_deltas(self) -> dict[str, tuple[int, int]]:
         """``{kind: (count in A, count in B)}`` for every kind present on either side."""
@@ -262,15 +255,9 @@ class GraphDiff:
         return document
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
 def _node_json(node: Node) -> dict:
     params = {
-        k: _jsonable(v)
+        k: to_jsonable(v)
         for k, v in sorted(node.params.items())
         if is_stable_param(k) and k not in _NAME_PARAMS
     }

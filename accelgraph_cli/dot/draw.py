@@ -11,8 +11,8 @@ import shutil
 import subprocess
 
 from ..errors import AccelgraphError
+from ..files import atomic_output
 from ..model.graph_model import GraphModel
-from ..run.artifacts import atomic_output
 
 # Fill colours per node kind (light, so black labels stay readable in print).
 KIND_COLOURS = {

@@ -70,11 +70,6 @@ def demangle_many(names: Iterable[str | None]) -> dict[str, str]:
     return {n: _cache[n] for n in wanted if _cache.get(n, n) != n}
 
 
-def demangle(name: str) -> str:
-    """One name, demangled if possible (prefer ``demangle_many`` for many names)."""
-    return demangle_many([name]).get(name, name)
-
-
 def _run_demangler(names: list[str]) -> dict[str, str]:
     kind, handle = _find_backend()
     if kind == "c++filt":

@@ -360,9 +360,10 @@ def graph_signature(model: GraphModel) -> tuple:
     return (signatures, edges)
 
 
-def _to_jsonable(value: Any) -> Any:
+def to_jsonable(value: Any) -> Any:
+    """A parameter value as JSON holds it: tuples (grid, block) become lists."""
     if isinstance(value, tuple):
-        return [_to_jsonable(v) for v in value]
+        return [to_jsonable(v) for v in value]
     return value
 
 
@@ -381,7 +382,7 @@ def _graph_to_json(model: GraphModel) -> dict:
         if node.topo_id is not None:
             entry["topo_id"] = node.topo_id
         if node.params:
-            entry["params"] = {k: _to_jsonable(v) for k, v in node.params.items()}
+            entry["params"] = {k: to_jsonable(v) for k, v in node.params.items()}
         if node.child is not None:
             entry["child"] = _graph_to_json(node.child)
         nodes.append(entry)

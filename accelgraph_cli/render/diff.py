@@ -20,7 +20,8 @@ from rich.text import Text
 
 from ..diff.structural import GraphDiff, NodeChange
 from ..model.graph_model import GraphModel, Node
-from .graph import format_bytes, kind_style, node_detail, node_name, short_id
+from .graph import kind_style, node_detail, node_name, short_id
+from .text import format_bytes
 
 # Default number of lines per list (changed / added / removed / edges).
 DEFAULT_LIMIT = 20

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..model.demangle import demangler_name, is_mangled, short_kernel_name
 from ..model.graph_model import KINDS, GraphModel, Node, Run, chain_runs
+from .text import format_bytes
 
 # One colour per kind, so a listing can be read by colour at a glance.
 KIND_STYLES = {
@@ -52,18 +53,6 @@ def short_id(node_id: str, with_graph: bool = False) -> str:
     if not m:
         return node_id
     return f"g{m.group(1)}#{m.group(2)}" if with_graph else f"#{m.group(2)}"
-
-
-def format_bytes(count: int) -> str:
-    """1536 -> '1.5 KiB'; exact bytes below 1 KiB."""
-    if count < 1024:
-        return f"{count} B"
-    value = float(count)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024 or unit == "TiB":
-            return f"{value:.1f} {unit}"
-    return f"{count} B"  # unreachable
 
 
 def _dims(dims: tuple) -> str:
@@ -621,7 +610,6 @@ __all__ = [
     "KINDS",
     "KIND_STYLES",
     "GraphDrawing",
-    "format_bytes",
     "kind_style",
     "node_detail",
     "node_name",

@@ -9,15 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-
-def human_bytes(n: int) -> str:
-    """1536 -> '1.5 KiB'."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+from .text import format_bytes
 
 
 def _kinds(kinds: dict) -> str:
@@ -37,16 +29,16 @@ def print_capture(console: Console, result, folder) -> None:
         table.add_column(col, justify=just)
     for g in result.graphs:
         table.add_row(g.name, f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
-                      f"{g.instantiate_ms:.2f}", human_bytes(g.pool_bytes))
+                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_bytes))
     console.print(table)
     console.print(
         f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
-        f"pool memory held: [bold]{human_bytes(result.pool_bytes)}[/] ({result.pool}); "
+        f"pool memory held: [bold]{format_bytes(result.pool_bytes)}[/] ({result.pool}); "
         f"artifacts in {escape(str(folder))}"
     )
     g = result.guard_summary()
     console.print(
-        f"guard: {g['arrays']} state array(s), {human_bytes(g['bytes'])}, unchanged by capture "
+        f"guard: {g['arrays']} state array(s), {format_bytes(g['bytes'])}, unchanged by capture "
         f"(nothing ran outside the graphs); checksums {g['snapshot_ms']:.3f} ms before, "
         f"{g['compare_ms']:.3f} ms after"
     )

@@ -19,8 +19,6 @@ CLI renders and `--json` prints.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +26,13 @@ from pathlib import Path
 from ..cuda import device as _cuda
 from ..cuda import pools
 from ..cuda.graph import Graph
+from ..cuda.nodes import node_kinds
 from ..cuda.snapshot import StateSnapshot, fill_complement, is_complement, is_device_array
 from ..cuda.timing import Timing, measure_interleaved, speedup
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
 from .statewalk import find_arrays
-
-RECORD_DIR = ".accelgraph"
-RECORD_FILE = "last_capture.json"
 
 
 @dataclass
@@ -296,50 +292,6 @@ def _off_stream_lines(scenario, params, name, stream) -> list[str]:
     return [f"{path}:{line}" for line in lines]
 
 
-_KIND_BY_TYPE = {
-    "Kernel": "kernel",
-    "Memcpy": "memcpy",
-    "Memset": "memset",
-    "Host": "host",
-    "Graph": "graph",
-    "Empty": "empty",
-    "WaitEvent": "event_wait",
-    "EventRecord": "event_record",
-    "ExtSemasSignal": "ext_semas_signal",
-    "ExtSemasWait": "ext_semas_wait",
-    "MemAlloc": "mem_alloc",
-    "MemFree": "mem_free",
-    "BatchMemOp": "batch_mem_op",
-    "Conditional": "conditional",
-}
-
-
-def node_kind_name(node_type) -> str:
-    """accelgraph's kind name for a cudaGraphNodeType enum member."""
-    name = getattr(node_type, "name", str(node_type))
-    return _KIND_BY_TYPE.get(name.replace("cudaGraphNodeType", ""), "unknown")
-
-
-def graph_nodes(graph_handle: int) -> list:
-    """The nodes of a cudaGraph_t, in CUDA's order."""
-    runtime, _ = _cuda.bindings()
-    _, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph_handle, 0))
-    if not count:
-        return []
-    nodes, count = _cuda.check("cudaGraphGetNodes", runtime.cudaGraphGetNodes(graph_handle, count))
-    return list(nodes[:count])
-
-
-def node_kinds(graph_handle: int) -> dict[str, int]:
-    """Counts of nodes per kind in a cudaGraph_t (top level; child graphs count as one node)."""
-    runtime, _ = _cuda.bindings()
-    counts: dict[str, int] = {}
-    for node in graph_nodes(graph_handle):
-        kind = node_kind_name(_cuda.check("cudaGraphNodeGetType", runtime.cudaGraphNodeGetType(node)))
-        counts[kind] = counts.get(kind, 0) + 1
-    return dict(sorted(counts.items()))
-
-
 # -- check ------------------------------------------------------------------------------------
 
 
@@ -545,7 +497,7 @@ class GraphTiming:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "nodes": self.nodes, "eager": self.eager.to_dict(),
-                "graph": self.graph.to_dict(), "speedup": round(self.speedup, 4)}
+                "graph": self.graph.to_dict(), "speedup": self.speedup}
 
 
 @dataclass
@@ -561,6 +513,7 @@ class ReplayReport:
 
     @property
     def speedup(self) -> float:
+        """Eager GPU time / graph GPU time (see timing.speedup)."""
         return speedup(self.eager, self.graph)
 
     def to_dict(self) -> dict:
@@ -568,7 +521,7 @@ class ReplayReport:
             **self.capture.summary(),
             "eager": self.eager.to_dict(),
             "graph": self.graph.to_dict(),
-            "speedup": round(self.speedup, 4),
+            "speedup": self.speedup,
             "per_graph": [g.to_dict() for g in self.per_graph],
             "check": self.check.to_dict() if self.check else None,
         }
@@ -605,41 +558,6 @@ def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int,
     per_graph = [GraphTiming(g.name, g.node_count, timed[("eager", g.name)],
                              timed[("graph", g.name)]) for g in result.graphs]
     return eager, graph, per_graph
-
-
-# -- the record of the last capture -----------------------------------------------------------
-
-
-def save_record(path: str, params: dict, pool: str, error_mode: str, keep_graph: bool,
-                directory: str = ".") -> Path:
-    """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO."""
-    folder = Path(directory) / RECORD_DIR
-    folder.mkdir(exist_ok=True)
-    target = folder / RECORD_FILE
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps({
-        "scenario": os.path.abspath(path), "params": params, "pool": pool,
-        "error_mode": error_mode, "keep_graph": keep_graph,
-    }, indent=2) + "\n")
-    os.replace(tmp, target)
-    return target
-
-
-def load_record(directory: str = ".") -> dict:
-    """The last capture recorded in this directory, or AccelgraphError saying to capture first."""
-    target = Path(directory) / RECORD_DIR / RECORD_FILE
-    try:
-        record = json.loads(target.read_text())
-    except FileNotFoundError:
-        raise AccelgraphError(
-            "no SCENARIO given and no capture recorded here: run `accelgraph capture "
-            "SCENARIO` first, or name the scenario"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
-    if not isinstance(record, dict) or "scenario" not in record:
-        raise AccelgraphError(f"{target}: not a capture record; capture again")
-    return record
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -125,8 +125,8 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 
     from ..diff.structural import diff_models
     from ..dot.parse import load_model, parse_dot
+    from ..files import safe_name, write_text_atomic
     from ..render.diff import render_verdict
-    from .artifacts import safe_name, write_text_atomic
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []

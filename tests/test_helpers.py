@@ -1,0 +1,37 @@
+"""The helpers that exist once: atomic writes, the last-capture record, speedup."""
+
+from __future__ import annotations
+
+import json
+
+from accelgraph_cli.cuda.timing import Stat, Timing, speedup
+from accelgraph_cli.enums import CaptureErrorMode, PoolKind
+from accelgraph_cli.files import write_bytes_atomic, write_text_atomic
+from accelgraph_cli.run.record import load_record, save_record
+
+
+def test_atomic_writes_leave_the_file_and_nothing_else(tmp_path):
+    text_file = write_text_atomic(tmp_path / "sub" / "a.txt", "héllo\n")
+    bytes_file = write_bytes_atomic(tmp_path / "sub" / "b.bin", b"\x00\x01")
+    assert text_file.read_text(encoding="utf-8") == "héllo\n"
+    assert bytes_file.read_bytes() == b"\x00\x01"
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["a.txt", "b.bin"]
+
+
+def test_the_capture_record_round_trips_with_the_enum_values(tmp_path):
+    target = save_record("scenarios/saxpy.py", {"n": 8}, PoolKind.SHARED,
+                         CaptureErrorMode.RELAXED, True, directory=str(tmp_path))
+    assert json.loads(target.read_text())["pool"] == "shared"
+    record = load_record(str(tmp_path))
+    assert record["params"] == {"n": 8} and record["error_mode"] == "relaxed"
+    assert record["scenario"].endswith("saxpy.py") and record["keep_graph"] is True
+
+
+def _timing(gpu_median: float) -> Timing:
+    stat = Stat.of([gpu_median])
+    return Timing(stat, stat, stat, iters=10, rounds=1)
+
+
+def test_speedup_is_eager_over_graph_rounded_once():
+    assert speedup(_timing(10.0), _timing(3.0)) == 3.3333
+    assert speedup(_timing(10.0), _timing(0.0)) == 0.0  # nothing measurable, and valid JSON
