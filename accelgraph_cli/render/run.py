@@ -19,17 +19,21 @@ def _kinds(kinds: dict) -> str:
 def print_capture(console: Console, result, folder) -> None:
     """The table `accelgraph capture` prints: one row per graph, then the pool total."""
     scen = result.scenario
+    backend = result.backend.name if result.backend is not None else scen.info.backend
     console.print(
-        f"[bold]{scen.info.name}[/]  {scen.info.summary}\n"
-        f"params {result.params}  pool [cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
+        f"[bold]{escape(scen.info.name)}[/]  {escape(scen.info.summary)}\n"
+        f"backend [cyan]{backend}[/]  params {escape(str(result.params))}  pool "
+        f"[cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
     )
     table = Table(show_edge=False, header_style="bold")
     for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
-                      ("capture ms", "right"), ("instantiate ms", "right"), ("pool", "right")):
+                      ("capture ms", "right"), ("instantiate ms", "right"),
+                      ("pool added", "right"), ("pool", "right")):
         table.add_column(col, justify=just)
     for g in result.graphs:
-        table.add_row(g.name, f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
-                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_bytes))
+        table.add_row(escape(g.name), f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
+                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_added),
+                      format_bytes(g.pool_bytes))
     console.print(table)
     console.print(
         f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
@@ -131,7 +135,7 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
                       ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
                       ("drift", "left")):
         table.add_column(col, justify=just)
-    colours = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
             r.scenario, f"[{colours.get(r.status, '')}]{r.status}[/]", f"{r.nodes:,}",
@@ -139,8 +143,11 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
         )
     console.print(table)
     for r in rows:
-        if not r.ok:
-            console.print(f"[red]{r.scenario}[/]: {r.message}")
-    passed = sum(r.ok for r in rows)
+        if r.status != "ok":
+            colour = "yellow" if r.status == "skipped" else "red"
+            console.print(f"[{colour}]{escape(r.scenario)}[/]: {escape(r.message)}")
+    passed = sum(r.status == "ok" for r in rows)
+    skipped = sum(r.status == "skipped" for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""
-    console.print(f"{passed} passed, {len(rows) - passed} failed{tail}")
+    skips = f", {skipped} skipped" if skipped else ""
+    console.print(f"{passed} passed, {len(rows) - passed - skipped} failed{skips}{tail}")
