@@ -19,17 +19,21 @@ def _kinds(kinds: dict) -> str:
 def print_capture(console: Console, result, folder) -> None:
     """The table `accelgraph capture` prints: one row per graph, then the pool total."""
     scen = result.scenario
+    backend = result.backend.name if result.backend is not None else scen.info.backend
     console.print(
-        f"[bold]{scen.info.name}[/]  {scen.info.summary}\n"
-        f"params {result.params}  pool [cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
+        f"[bold]{escape(scen.info.name)}[/]  {escape(scen.info.summary)}\n"
+        f"backend [cyan]{backend}[/]  params {escape(str(result.params))}  pool "
+        f"[cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
     )
     table = Table(show_edge=False, header_style="bold")
     for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
-                      ("capture ms", "right"), ("instantiate ms", "right"), ("pool", "right")):
+                      ("capture ms", "right"), ("instantiate ms", "right"),
+                      ("pool added", "right"), ("pool", "right")):
         table.add_column(col, justify=just)
     for g in result.graphs:
-        table.add_row(g.name, f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
-                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_bytes))
+        table.add_row(escape(g.name), f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
+                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_added),
+                      format_bytes(g.pool_bytes))
     console.print(table)
     console.print(
         f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
@@ -86,6 +90,47 @@ def print_replay(console: Console, report) -> None:
             console.print(f"  {escape(line)}")
 
 
+def print_unrolled(console: Console, report) -> None:
+    """What `replay --unroll K` prints: per-step times of eager, the one-step graph and the
+    K-step graph, what unrolling cost in capture time and memory, and the check."""
+    cap, one = report.capture, report.one_step
+    k = report.unroll
+    console.print(
+        f"[bold]{escape(cap.scenario.info.name)}[/]  one-step graph: {one.node_count:,} nodes; "
+        f"unrolled x{k}: {cap.node_count:,} nodes; pool {cap.pool}, "
+        f"{report.unrolled.iters} steps x {report.unrolled.rounds} rounds"
+    )
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("per step")
+    table.add_column("eager", justify="right")
+    table.add_column("graph (1 step)", justify="right")
+    table.add_column(f"graph ({k} steps)", justify="right")
+    for label, attr in (("GPU µs (events)", "gpu_us"), ("host submit µs", "host_us"),
+                        ("wall µs", "wall_us")):
+        table.add_row(label, _stat(getattr(report.eager, attr)), _stat(getattr(report.graph, attr)),
+                      _stat(getattr(report.unrolled, attr)))
+    capture_ms = sum(g.capture_ms + g.instantiate_ms for g in cap.graphs)
+    one_ms = sum(g.capture_ms + g.instantiate_ms for g in one.graphs)
+    table.add_row("capture + instantiate ms", "-", f"{one_ms:.2f}", f"{capture_ms:.2f}")
+    table.add_row("graph pool", "-", format_bytes(one.pool_bytes), format_bytes(cap.pool_bytes))
+    console.print(table)
+    console.print(f"unrolled x{k} per step / one-step graph (GPU time): "
+                  f"[bold]{report.over_one_step:.3f}[/]; speedup over eager: "
+                  f"[bold]{report.speedup:.2f}x[/]")
+    chk = report.check
+    if chk is None:
+        console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+    elif not chk.ran:
+        console.print(f"check: [yellow]not run[/] ({escape(chk.note)})")
+    elif chk.ok:
+        console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal: "
+                      f"{chk.steps * k} eager step(s) vs {chk.steps} replay(s) of the {k}-step graph")
+    else:
+        console.print("check: [bold red]FAILED[/]")
+        for line in chk.problems():
+            console.print(f"  {escape(line)}")
+
+
 def _per_graph_table(report) -> Table:
     checks = report.check.per_graph if report.check is not None else {}
     table = Table(show_edge=False, header_style="bold")
@@ -131,7 +176,7 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
                       ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
                       ("drift", "left")):
         table.add_column(col, justify=just)
-    colours = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
             r.scenario, f"[{colours.get(r.status, '')}]{r.status}[/]", f"{r.nodes:,}",
@@ -139,8 +184,11 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
         )
     console.print(table)
     for r in rows:
-        if not r.ok:
-            console.print(f"[red]{r.scenario}[/]: {r.message}")
-    passed = sum(r.ok for r in rows)
+        if r.status != "ok":
+            colour = "yellow" if r.status == "skipped" else "red"
+            console.print(f"[{colour}]{escape(r.scenario)}[/]: {escape(r.message)}")
+    passed = sum(r.status == "ok" for r in rows)
+    skipped = sum(r.status == "skipped" for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""
-    console.print(f"{passed} passed, {len(rows) - passed} failed{tail}")
+    skips = f", {skipped} skipped" if skipped else ""
+    console.print(f"{passed} passed, {len(rows) - passed - skipped} failed{skips}{tail}")
