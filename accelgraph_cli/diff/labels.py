@@ -7,6 +7,7 @@ and a digest of the node's child graph; a *coarse* label is kind and name only.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from operator import attrgetter
 from typing import Any
 
 from ..model.graph_model import GraphModel, Node, is_stable_param
@@ -18,10 +19,18 @@ NAME_PARAMS = frozenset({"demangled"})
 def _param_keys_by_kind(model: GraphModel) -> dict[str, set]:
     keys: dict[str, set] = defaultdict(set)
     for graph in model.walk():
-        for node in graph.nodes:
-            if node.params:
-                keys[node.kind].update(node.params)  # C-speed; filtered once per kind below
+        nodes = graph.nodes
+        kinds = set(map(_kind, nodes))
+        for kind in kinds:
+            group = [n.params for n in nodes if n.kind == kind] if len(kinds) > 1 else map(_params, nodes)
+            names = set().union(*group)  # the keys of every dict: C-speed
+            if names:
+                keys[kind].update(names)
     return keys
+
+
+_kind = attrgetter("kind")
+_params = attrgetter("params")
 
 
 def shared_param_keys(a: GraphModel, b: GraphModel, ignore: frozenset) -> dict[str, tuple]:
@@ -59,12 +68,11 @@ class Labeler:
         fine, coarse = [], []
         no_keys: tuple = ()
         for node in model.nodes:
-            name = node.display_name
-            head = (node.kind, name)
+            params = node.params
+            head = (node.kind, params.get("demangled") or node.name)  # node.display_name, inlined
             coarse.append(coarse_ids.setdefault(head, len(coarse_ids)))
             keys = shared.get(node.kind, no_keys)
-            params = node.params
-            values = tuple([params.get(k) for k in keys]) if keys else no_keys
+            values = tuple(map(params.get, keys)) if keys else no_keys
             child = self._digest(node.child) if node.child is not None else None
             key = (head, values, child)
             try:

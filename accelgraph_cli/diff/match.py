@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from itertools import pairwise
+from heapq import heappop, heappush
+from itertools import compress, pairwise, repeat
+from operator import not_
 
 from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
@@ -59,8 +61,8 @@ def match(side_a: Side, side_b: Side) -> dict[int, int]:
     # Step 6: among equally good alignments the sequence picked one; prefer keeping edges:
     # look-alikes follow their matched neighbours (parents, then children), then single
     # nodes are re-seated.
-    _follow(side_a, side_b, a_to_b, b_to_a)
-    _reseat(side_a, side_b, a_to_b, b_to_a)
+    troubled = _follow(side_a, side_b, a_to_b, b_to_a)
+    _reseat(side_a, side_b, a_to_b, b_to_a, troubled)
     if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
     return a_to_b
@@ -99,8 +101,16 @@ def _pair_unique(order_a, order_b, hash_a, hash_b, a_to_b, b_to_a, pair) -> None
 
 
 def _propagate(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> None:
-    """From each matched pair, pair up unmatched parents (and children) with equal labels."""
-    queue = list(a_to_b.items())
+    """From each matched pair, pair up unmatched parents (and children) with equal labels.
+
+    Only a pair with an unmatched neighbour on both sides can pair anything, and matching
+    only ever shrinks the unmatched sets, so the others are left out of the queue from the
+    start (in a graph with a few changes, nearly every pair)."""
+    unmatched_a = set(range(len(side_a.fine))).difference(a_to_b)
+    unmatched_b = [j for j, i in enumerate(b_to_a) if i < 0]
+    near_a = _near(side_a, unmatched_a)
+    near_b = _near(side_b, unmatched_b)
+    queue = [(i, j) for i, j in a_to_b.items() if i in near_a and j in near_b]
     while queue:
         i, j = queue.pop()
         for near_a, near_b in (
@@ -126,22 +136,28 @@ def _propagate(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> 
                 queue.extend((x, a_to_b[x]) for x in open_a if x in a_to_b)
 
 
-def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict) -> int:
-    """Edges of A whose two ends are matched to the two ends of an edge of B."""
-    children_b = side_b.children
-    kept = 0
-    for s, ds in enumerate(side_a.children):
-        t = a_to_b.get(s)
-        if t is None or not ds:
-            continue
-        images = children_b[t]
-        if len(ds) == 1 and len(images) == 1:
-            kept += a_to_b.get(ds[0]) == images[0]
-            continue
-        images_set = set(images)
-        for d in ds:
-            kept += a_to_b.get(d) in images_set
-    return kept
+def _near(side: Side, nodes) -> set[int]:
+    """The parents and children of ``nodes``."""
+    parents, children = side.parents, side.children
+    near: set[int] = set()
+    for i in nodes:
+        near.update(parents[i])
+        near.update(children[i])
+    return near
+
+
+def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict, troubled: set | None = None) -> int:
+    """Edges of A whose two ends are matched to the two ends of an edge of B.
+
+    ``troubled``, when given, receives both ends of every other edge of A."""
+    sources, targets = side_a.edges
+    image = list(map(a_to_b.get, range(len(side_a.fine)), repeat(-1))).__getitem__
+    kept = list(map(side_b.edge_set.__contains__, zip(map(image, sources), map(image, targets))))
+    if troubled is not None:
+        for s, d in compress(zip(sources, targets), map(not_, kept)):
+            troubled.add(s)
+            troubled.add(d)
+    return sum(kept)
 
 
 # Neighbours of a node's matched neighbour looked through for a better partner; past this
@@ -152,7 +168,7 @@ _FOLLOW_MAX_CANDIDATES = 64
 _FOLLOW_ROUNDS = 4
 
 
-def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> set[int]:
     """Let look-alike nodes follow their matched neighbours: symmetric parts paired consistently.
 
     The alignment pairs nodes in sequence; among identical parallel branches (three lanes of
@@ -164,15 +180,24 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
     nothing is matched or changed that was not before) and either comes later or agrees as
     well with its own placed parents after the swap; then the same pass backwards, over
     children. A pass is kept only if it keeps more edges in all.
+
+    A node whose partner has its label and whose placed neighbours all agree is left where
+    it is, so a pass visits only the troubled nodes — unmatched, changed, or at an edge not
+    kept — and those next to a node that moved, in order; the edges kept are counted around
+    each move. Returns the troubled nodes (and more), for ``_reseat``.
     """
-    fine_a, fine_b, rank_b = side_a.fine, side_b.fine, side_b.rank
+    fine_a, fine_b, rank_a, rank_b = side_a.fine, side_b.fine, side_a.rank, side_b.rank
+    parents_a, children_a = side_a.parents, side_a.children
     most = min(len(side_a.model.edges), len(side_b.model.edges))  # no matching keeps more
-    before = _kept_edges(side_a, side_b, a_to_b)
+    troubled: set[int] = set()
+    before = _kept_edges(side_a, side_b, a_to_b, troubled)
+    troubled.update(x for x, y in a_to_b.items() if fine_a[x] != fine_b[y])
     if before >= most:
-        return
+        return troubled
+    last = len(fine_a) - 1
     passes = [
-        (side_a.parents, side_b.parents, side_b.children, side_a.order),
-        (side_a.children, side_b.children, side_b.parents, side_a.order[::-1]),
+        (side_a.parents, side_b.parents, side_b.children, children_a, side_a.order, False),
+        (side_a.children, side_b.children, side_b.parents, parents_a, side_a.order[::-1], True),
     ] * _FOLLOW_ROUNDS
     failed = 0
 
@@ -181,11 +206,33 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
         around = set(near_b[j])
         return sum(1 for p in near_a[i] if a_to_b.get(p) in around)
 
-    for near_a, near_b, far_b, order in passes:
+    def kept_around(x: int, other: int) -> int:
+        """Kept edges of A touching x or other (-1: none), each counted once."""
+        kept = 0
+        for u, skip in ((x, -2), (other, x)) if other >= 0 else ((x, -2),):
+            t = a_to_b.get(u)
+            if t is None:
+                continue
+            for d in children_a[u]:
+                if d != skip and a_to_b.get(d) in side_b.children[t]:
+                    kept += 1
+            for p in parents_a[u]:
+                if p != skip and p != u and a_to_b.get(p) in side_b.parents[t]:
+                    kept += 1
+        return kept
+
+    for near_a, near_b, far_b, far_a, order, backwards in passes:
         saved_a, saved_b = dict(a_to_b), b_to_a[:]
-        done = bytearray(len(fine_a))
-        for x in order:
-            done[x] = 1
+        after = before
+        place = [last - r for r in rank_a] if backwards else rank_a  # node -> step of this pass
+        heap = sorted(map(place.__getitem__, troubled))
+        here = -1
+        while heap:
+            where = heappop(heap)
+            if where == here:
+                continue  # queued twice
+            here = where
+            x = order[where]
             ns = near_a[x]
             if not ns:
                 continue
@@ -226,7 +273,7 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
                     if fine_a[owner] != label or y0 is None or fine_b[y0] != label:
                         continue
                     # An owner already passed may give its place up only for one as good.
-                    if done[owner] and agreeing(near_a, near_b, owner, c) > agreeing(
+                    if place[owner] < where and agreeing(near_a, near_b, owner, c) > agreeing(
                         near_a, near_b, owner, y0
                     ):
                         continue
@@ -237,6 +284,7 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
             if best < 0:
                 continue
             owner = b_to_a[best]
+            after -= kept_around(x, owner)
             if owner >= 0:
                 a_to_b[owner] = y0
                 b_to_a[y0] = owner
@@ -244,7 +292,15 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
                 b_to_a[y0] = -1
             a_to_b[x] = best
             b_to_a[best] = x
-        after = _kept_edges(side_a, side_b, a_to_b)
+            after += kept_around(x, owner)
+            # What moved, and what is next to it, may no longer agree: look at it (again).
+            for u in (x, owner) if owner >= 0 else (x,):
+                troubled.add(u)
+                troubled.update(parents_a[u])
+                troubled.update(children_a[u])
+                for z in (u, *far_a[u]):
+                    if place[z] > where:
+                        heappush(heap, place[z])
         if after > before:
             before, failed = after, 0
         else:
@@ -253,14 +309,15 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
             b_to_a[:] = saved_b
             failed += 1
         if before >= most or failed == 2:
-            return
+            return troubled
+    return troubled
 
 
 # A node with more candidate places than this is not re-seated (a fan-out of thousands).
 _RESEAT_MAX_CANDIDATES = 64
 
 
-def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: set[int]) -> None:
     """Move matched nodes of A onto look-alikes in B where that keeps more edges.
 
     Sequence alignment cannot tell which of several identical nodes was added (the 3rd
@@ -269,7 +326,9 @@ def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
     partner's kind and name that is adjacent to the images of its neighbours: an unmatched
     one is taken over, a matched one is swapped with. A move is made only when it strictly
     increases the number of kept edges, so this ends; afterwards only the moved nodes'
-    neighbours are looked at again.
+    neighbours are looked at again. ``troubled`` holds (at least) every node of A at an edge
+    not kept; the others keep all their edges and are passed over (and added to it when a
+    move next to them may change that).
     """
     parents_a, children_a = side_a.parents, side_a.children
     parents_b, children_b = side_b.parents, side_b.children
@@ -310,6 +369,8 @@ def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
     while work:
         i = work.pop()
         queued.discard(i)
+        if i not in troubled:
+            continue  # every edge of i is kept
         j = a_to_b.get(i)
         if j is None or kept(i) == len(parents_a[i]) + len(children_a[i]):
             continue
@@ -351,6 +412,8 @@ def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
         touched = parents_a[i] + children_a[i]
         if moved >= 0:
             touched = touched + [moved] + parents_a[moved] + children_a[moved]
+        troubled.add(i)
+        troubled.update(touched)
         for k in touched:
             if k in a_to_b and k not in queued:
                 queued.add(k)

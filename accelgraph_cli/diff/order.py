@@ -2,25 +2,65 @@
 
 from __future__ import annotations
 
+from itertools import compress, repeat
+from operator import lt
 
-def wl_hashes(parents, children, base: list[int], rounds: int, tables: list[dict]) -> list[list[int]]:
+
+class Neighbourhoods:
+    """How the nodes of one graph connect, in the form ``wl_hashes`` reads every round: per
+    node, its one parent (child), or ``none`` when it has none or several; and the nodes
+    with several. Built once per graph."""
+
+    def __init__(self, parents: list[list[int]], children: list[list[int]]):
+        self.parents, self.children = parents, children
+        self.none = none = len(parents)  # index of the () appended to each round's hashes
+        self.up_one, self.up_many = _one_and_many(parents, none)
+        self.down_one, self.down_many = _one_and_many(children, none)
+
+
+def _one_and_many(near: list[list[int]], none: int) -> tuple[list[int], list[int]]:
+    """Per node its first neighbour (``none`` if it has none or several), and the nodes with
+    several; by built-ins over the whole list, since most nodes have exactly one."""
+    one = list(map(next, map(iter, near), repeat(none)))
+    many = list(compress(range(len(near)), map(lt, repeat(1), map(len, near))))
+    for i in many:
+        one[i] = none
+    return one, many
+
+
+def wl_hashes(near: Neighbourhoods, base: list[int], rounds: int, tables: list[dict]) -> list[list[int]]:
     """Weisfeiler-Lehman refinement: each round, a node's hash becomes (its hash, sorted
     parents' hashes, sorted children's hashes), interned in the round's table (shared by both
-    graphs, so equal neighbourhoods get equal ints on both sides)."""
+    graphs, so equal neighbourhoods get equal ints on both sides).
+
+    A lone parent or child enters the key as its hash, several as a sorted tuple, none as
+    (): one encoding for both graphs, so equal keys still mean equal neighbourhoods. Most
+    nodes have one parent and one child, so keys are built by ``map`` and ``zip`` over the
+    whole graph and only the nodes with several neighbours are visited one by one.
+    """
+    parents, children = near.parents, near.children
     hashes = [base]
     current = base
     for r in range(rounds):
-        table = tables[r]
-        nxt = []
-        append = nxt.append
-        for i, h in enumerate(current):
-            ps, cs = parents[i], children[i]
-            up = (current[ps[0]],) if len(ps) == 1 else tuple(sorted([current[p] for p in ps]))
-            down = (current[cs[0]],) if len(cs) == 1 else tuple(sorted([current[c] for c in cs]))
-            append(table.setdefault((h, up, down), len(table)))
-        hashes.append(nxt)
-        current = nxt
+        at = [*current, ()].__getitem__
+        ups = list(map(at, near.up_one))
+        downs = list(map(at, near.down_one))
+        for i in near.up_many:
+            ups[i] = tuple(sorted([current[p] for p in parents[i]]))
+        for i in near.down_many:
+            downs[i] = tuple(sorted([current[c] for c in children[i]]))
+        current = intern(list(zip(current, ups, downs)), tables[r])
+        hashes.append(current)
     return hashes
+
+
+def intern(keys: list, table: dict) -> list[int]:
+    """``[table.setdefault(key, len(table)) for key in keys]``, with the per-key work done
+    by dict built-ins: new keys get the next ints in the order they first occur."""
+    for key in dict.fromkeys(keys):
+        if key not in table:
+            table[key] = len(table)
+    return list(map(table.__getitem__, keys))
 
 
 # Look-alike siblings one pick compares at most (a wider fan-out is taken in node order), the

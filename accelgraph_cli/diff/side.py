@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from ..model.graph_model import GraphModel
 from .labels import Labeler
-from .order import canonical_order, wl_hashes
+from .order import Neighbourhoods, canonical_order, wl_hashes
 
 # Rounds of Weisfeiler-Lehman hashing: radius 3 tells apart the places where the same kernel
 # recurs (after a memcpy, before a join...) without making every hash unique near a change.
@@ -15,11 +17,12 @@ class Side:
     """One graph prepared for matching: adjacency, labels, canonical order, and (computed
     when first needed) Weisfeiler-Lehman hashes over the fine labels."""
 
-    def __init__(self, model, position, parents, children, fine, coarse, coarse_shape, order, tables):
+    def __init__(self, model, position, near, fine, coarse, coarse_shape, order, tables):
         self.model: GraphModel = model
         self.position: dict[str, int] = position  # node id -> index in model.nodes
-        self.parents: list[list[int]] = parents
-        self.children: list[list[int]] = children
+        self.near: Neighbourhoods = near
+        self.parents: list[list[int]] = near.parents
+        self.children: list[list[int]] = near.children
         self.fine: list[int] = fine
         self.coarse: list[int] = coarse
         self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
@@ -27,6 +30,23 @@ class Side:
         self.rank: list[int] = ranks(order)  # node index -> position in order
         self._tables = tables
         self._hashes: list[list[int]] | None = None
+        self._edges: tuple[list[int], list[int]] | None = None
+        self._edge_set: set[tuple[int, int]] | None = None
+
+    @property
+    def edges(self) -> tuple[list[int], list[int]]:
+        """The edges as node indices: (sources, targets), in the model's edge order."""
+        if self._edges is None:
+            at, edges = self.position.__getitem__, self.model.edges
+            self._edges = list(map(at, map(_source, edges))), list(map(at, map(_target, edges)))
+        return self._edges
+
+    @property
+    def edge_set(self) -> set[tuple[int, int]]:
+        """The edges as a set of (source, target) node indices."""
+        if self._edge_set is None:
+            self._edge_set = set(zip(*self.edges))
+        return self._edge_set
 
     @property
     def hashes(self) -> list[list[int]]:
@@ -34,7 +54,7 @@ class Side:
 
         Only needed when the alignment leaves nodes over, so an identical diff never pays."""
         if self._hashes is None:
-            self._hashes = wl_hashes(self.parents, self.children, self.fine, WL_ROUNDS, self._tables)
+            self._hashes = wl_hashes(self.near, self.fine, WL_ROUNDS, self._tables)
         return self._hashes
 
     def reordered(self, order: list[int]) -> Side:
@@ -42,42 +62,32 @@ class Side:
         side = Side(
             self.model,
             self.position,
-            self.parents,
-            self.children,
+            self.near,
             self.fine,
             self.coarse,
             self.coarse_shape,
             order,
             self._tables,
         )
-        side._hashes = self._hashes
+        side._hashes, side._edges, side._edge_set = self._hashes, self._edges, self._edge_set
         return side
 
 
-def adjacency(model: GraphModel) -> tuple[dict[str, int], list[list[int]], list[list[int]]]:
-    position = {node.id: i for i, node in enumerate(model.nodes)}
-    if len(position) != len(model.nodes):
-        raise ValueError("duplicate node ids in graph")
-    parents: list[list[int]] = [[] for _ in model.nodes]
-    children: list[list[int]] = [[] for _ in model.nodes]
-    for src, dst in model.edges:
-        s, d = position[src], position[dst]
-        children[s].append(d)
-        parents[d].append(s)
-    return position, parents, children
+_source, _target = itemgetter(0), itemgetter(1)
 
 
 def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables: list[dict]) -> Side:
-    position, parents, children = adjacency(model)
+    position, parents, children = model.adjacency()
     fine, coarse = labeler.labels(model)
     # The order must not depend on parameters: a kernel whose grid changed has to stay where
     # it was among its siblings, or the alignment pairs siblings crosswise. So ready nodes are
     # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
     # (creation order in CUDA dumps) breaks the remaining ties.
-    coarse_shape = wl_hashes(parents, children, coarse, WL_ROUNDS, coarse_tables)[-1]
+    near = Neighbourhoods(parents, children)
+    coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
     sort_key = list(zip(coarse, coarse_shape))
     order = canonical_order(parents, children, sort_key)
-    return Side(model, position, parents, children, fine, coarse, coarse_shape, order, tables)
+    return Side(model, position, near, fine, coarse, coarse_shape, order, tables)
 
 
 def ranks(order: list[int]) -> list[int]:

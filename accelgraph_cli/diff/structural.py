@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
+from itertools import repeat
 
 from ..model.graph_model import GraphModel
 from .align import ALIGN_WORK_LIMIT, MAX_EDIT_DISTANCE, align
@@ -147,18 +148,18 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict[int, int], labeler: Labeler
     nodes_a, nodes_b = a.nodes, b.nodes
     changed: list[NodeChange] = []
     matches: dict[str, str] = {}
-    order_a = a.topological_order()
-    position_a = side_a.position
     fine_a, fine_b = side_a.fine, side_b.fine
     removed = []
-    for node_id in order_a:
-        i = position_a[node_id]
+    b_to_a = [-1] * len(nodes_b)
+    for i in a.topological_indices():
         j = a_to_b.get(i)
+        node_a = nodes_a[i]
         if j is None:
-            removed.append(node_id)
+            removed.append(node_a.id)
             continue
-        node_a, node_b = nodes_a[i], nodes_b[j]
-        matches[node_id] = node_b.id
+        b_to_a[j] = i
+        node_b = nodes_b[j]
+        matches[node_a.id] = node_b.id
         same_label = fine_a[i] == fine_b[j]
         if same_label and node_a.child is None:
             continue  # equal labels: every parameter both carry is equal
@@ -168,30 +169,13 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict[int, int], labeler: Labeler
             child_diff = _diff_graphs(node_a.child, node_b.child, labeler)
             child = None if child_diff.identical else child_diff
         if params or child is not None:
-            changed.append(NodeChange(node_id, node_b.id, node_a.kind, node_a.display_name, params, child))
-    matched_b = set(matches.values())
+            changed.append(NodeChange(node_a.id, node_b.id, node_a.kind, node_a.display_name, params, child))
+    a_to_b_list = list(map(a_to_b.get, range(len(nodes_a)), repeat(-1)))
     added = (
-        [node_id for node_id in b.topological_order() if node_id not in matched_b]
-        if len(matched_b) < len(nodes_b)
+        [nodes_b[j].id for j in b.topological_indices() if b_to_a[j] < 0]
+        if len(matches) < len(nodes_b)
         else []
     )
-
-    # Rewiring: edges between matched nodes present on one side only.
-    edges_b = set(b.edges)
-    mapped_a = set()
-    edges_removed = []
-    for src, dst in a.edges:
-        s, d = matches.get(src), matches.get(dst)
-        if s is None or d is None:
-            continue
-        mapped_a.add((s, d))
-        if (s, d) not in edges_b:
-            edges_removed.append((src, dst))
-    edges_added = [
-        (src, dst)
-        for src, dst in b.edges
-        if src in matched_b and dst in matched_b and (src, dst) not in mapped_a
-    ]
     return GraphDiff(
         a=a,
         b=b,
@@ -200,16 +184,35 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict[int, int], labeler: Labeler
         changed=changed,
         added=added,
         removed=removed,
-        edges_added=_in_order(edges_added, b),
-        edges_removed=_in_order(edges_removed, a),
+        edges_added=_in_order(_rewired(side_b, side_a, b_to_a, a_to_b_list), b),
+        edges_removed=_in_order(_rewired(side_a, side_b, a_to_b_list, b_to_a), a),
         stats_a=GraphStats.of(a),
         stats_b=GraphStats.of(b),
     )
 
 
-def _in_order(edges: list[tuple[str, str]], model: GraphModel) -> list[tuple[str, str]]:
-    """Edges sorted by the topological position of their ends, so listings read in order."""
-    if len(edges) < 2:
-        return edges
-    rank = {node_id: r for r, node_id in enumerate(model.topological_order())}
-    return sorted(edges, key=lambda e: (rank[e[0]], rank[e[1]]))
+def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list[tuple[int, int]]:
+    """Edges of ``side`` (node indices) between matched nodes whose image is no edge of
+    ``other``; ``image[i]`` is node i's partner in ``other`` (-1: none), ``back`` the same
+    the other way. One entry per edge, duplicates included, in no particular order."""
+    sources, targets = side.edges
+    at = image.__getitem__
+    missing = set(zip(map(at, sources), map(at, targets))).difference(other.edge_set)
+    rewired = []
+    for t, u in missing:
+        if t >= 0 and u >= 0:
+            s, d = back[t], back[u]
+            rewired += [(s, d)] * side.children[s].count(d)
+    return rewired
+
+
+def _in_order(edges: list[tuple[int, int]], model: GraphModel) -> list[tuple[str, str]]:
+    """Edges (node indices) as ids, sorted by the topological position of their ends, so
+    listings read in order."""
+    nodes = model.nodes
+    if len(edges) > 1:
+        rank = [0] * len(nodes)
+        for r, i in enumerate(model.topological_indices()):
+            rank[i] = r
+        edges = sorted(edges, key=lambda e: (rank[e[0]], rank[e[1]]))
+    return [(nodes[s].id, nodes[d].id) for s, d in edges]

@@ -33,7 +33,7 @@ class GraphStats:
             edges=len(model.edges),
             levels=len(widths),
             max_width=max(widths, default=0),
-            critical_path=len(model.critical_path()),
+            critical_path=model.critical_path_length(),
             kinds=model.kind_counts(),
         )
 

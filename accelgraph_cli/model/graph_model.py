@@ -148,6 +148,14 @@ class GraphModel:
         index = self._ensure_index()
         return [self.nodes[c].id for c in index.children[index.position[node_id]]]
 
+    def adjacency(self) -> tuple[dict[str, int], list[list[int]], list[list[int]]]:
+        """``(position, parents, children)``: node id -> index in ``nodes``, and for each node
+        index the indices of its parents and of its children, in edge order (one entry per
+        edge). Built once and cached with the model's other views: read them, never change them.
+        """
+        index = self._ensure_index()
+        return index.position, index.parents, index.children
+
     def roots(self) -> list[str]:
         """Ids of nodes with no parents, in node order."""
         index = self._ensure_index()
@@ -178,16 +186,13 @@ class GraphModel:
         # Ties are broken by node order (a FIFO over ready nodes), which for CUDA dumps is
         # creation order, so the order reads like the program that captured the graph.
         ready = [i for i in range(n) if indegree[i] == 0]
-        order: list[int] = []
-        head = 0
-        while head < len(ready):
-            i = ready[head]
-            head += 1
-            order.append(i)
-            for c in index.children[i]:
+        children = index.children
+        for i in ready:  # the list grows while it is read: a FIFO queue, and the order
+            for c in children[i]:
                 indegree[c] -= 1
                 if indegree[c] == 0:
                     ready.append(c)
+        order: list[int] = ready
         acyclic = len(order) == n
         if not acyclic:
             # Generic DOT can hold cycles; keep every node, the cyclic ones last in node order,
@@ -200,11 +205,20 @@ class GraphModel:
         level = [0] * n
         chain_len = [1] * n
         chain_prev = [-1] * n
+        parents = index.parents
         for i in order:
+            ps = parents[i]
+            if len(ps) < 2:  # most nodes: what the loop below gives for one parent (or none)
+                if ps and rank[ps[0]] < rank[i]:
+                    p = ps[0]
+                    level[i] = level[p] + 1
+                    chain_len[i] = chain_len[p] + 1
+                    chain_prev[i] = p
+                continue
             best_level = -1
             best_len = 0
             best_prev = -1
-            for p in index.parents[i]:
+            for p in ps:
                 if rank[p] >= rank[i]:
                     continue  # back edge of a cycle
                 best_level = max(best_level, level[p])
@@ -231,6 +245,10 @@ class GraphModel:
         index = self._ensure_order()
         return [self.nodes[i].id for i in index.order]
 
+    def topological_indices(self) -> list[int]:
+        """``topological_order()`` as indices into ``nodes`` (cached: read it, never change it)."""
+        return self._ensure_order().order
+
     def level_of(self, node_id: str) -> int:
         """Level of a node: 0 for roots, else 1 + the highest level among its parents."""
         index = self._ensure_order()
@@ -248,7 +266,11 @@ class GraphModel:
 
     def level_widths(self) -> list[int]:
         """Number of nodes on each level: how many could run at once if all were ready."""
-        return [len(group) for group in self.levels()]
+        index = self._ensure_order()
+        if not self.nodes:
+            return []
+        counts = Counter(index.level)  # every level from 0 to the highest holds a node
+        return [counts[level] for level in range(len(counts))]
 
     def max_width(self) -> int:
         """The widest level (0 for an empty graph)."""
@@ -270,6 +292,11 @@ class GraphModel:
             end = index.chain_prev[end]
         path.reverse()
         return path
+
+    def critical_path_length(self) -> int:
+        """``len(critical_path())``: nodes on the longest dependency chain (0 when empty)."""
+        index = self._ensure_order()
+        return max(index.chain_len, default=0)
 
     # ------------------------------------------------------------------- aggregates
 
