@@ -10,7 +10,9 @@ measures, on this machine:
 * show: ``python -m accelgraph_cli show FILE`` as a new process, wall time and peak RSS
   (and the same for a small recorded dump, start to exit);
 * diff: diff_models of each graph against a renumbered copy of itself (ids permuted, nodes
-  and edges shuffled, pointers re-drawn: identical, every edge checked), best of --repeat.
+  and edges shuffled, pointers re-drawn: identical, every edge checked), and against a
+  renumbered copy with bench_diff's mutations (one grid changed, one node removed, 50
+  inserted, a branch added at a join: the counts checked), CPU time, best of --repeat.
 
 Fails (exit 2) with the command to run when the dumps are missing: they must come from CUDA.
 """
@@ -73,20 +75,26 @@ def show_process(path: Path, repeat: int) -> tuple[float, int]:
     return best, rss
 
 
-def diff_time(model, repeat: int) -> tuple[float, bool]:
-    """Best wall time (s) of diff_models(model, renumbered copy), and whether it was identical."""
-    from bench_diff import renumbered
+def diff_time(model, repeat: int) -> tuple[float, bool, float, bool]:
+    """Best CPU time (s) of diff_models(model, renumbered copy) and whether it was identical;
+    the same against a renumbered mutated copy, and whether the counts were as expected."""
+    from bench_diff import matches, mutated, renumbered
 
     from accelgraph_cli.diff.structural import diff_models
 
-    other = renumbered(model, 1)
-    best, identical = float("inf"), False
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = diff_models(model, other)
-        best = min(best, time.perf_counter() - start)
-        identical = result.identical
-    return best, identical
+    results = []
+    mutant, expected = mutated(model)
+    for other, want in ((renumbered(model, 1), None), (renumbered(mutant, 3), expected)):
+        best, ok = float("inf"), False
+        for _ in range(repeat):
+            start = time.process_time()
+            result = diff_models(model, other)
+            best = min(best, time.process_time() - start)
+        got = {"added": len(result.added), "removed": len(result.removed), "changed": len(result.changed),
+               "edges_added": len(result.edges_added), "edges_removed": len(result.edges_removed)}
+        ok = result.identical if want is None else matches(got, want)
+        results += [best, ok]
+    return tuple(results)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,9 +111,10 @@ def main(argv: list[str] | None = None) -> int:
               f"them on a GPU machine with `{GENERATOR}`", file=sys.stderr)
         return 2
     console = Console(width=max(Console().width, 120))
-    table = Table(title="Large dumps: parse, `accelgraph show` (new process), diff vs renumbered")
+    table = Table(title="Large dumps: parse, `accelgraph show` (new process), diff (CPU) vs renumbered "
+                  "and vs mutated renumbered")
     for column in ("file", "nodes", "DOT MB", "parse s", "MB/s", "show s", "show RSS MB",
-                   "diff s", "identical"):
+                   "diff s", "identical", "diff mutated s", "check"):
         table.add_column(column, justify="left" if column == "file" else "right")
     results = []
     for name in FILES:
@@ -113,17 +122,19 @@ def main(argv: list[str] | None = None) -> int:
         size = len(gzip.decompress(path.read_bytes()))
         parse_s, model = parse_time(path, args.repeat)
         nodes = model.total_nodes()
-        diff_s, identical = diff_time(model, args.repeat)
+        diff_s, identical, mutated_s, mutated_ok = diff_time(model, args.repeat)
         model = None
         show_s, show_rss = show_process(path, args.repeat)
         results.append({"file": name, "nodes": nodes, "bytes": size, "parse_s": round(parse_s, 4),
                         "parse_mb_s": round(size / 1e6 / parse_s, 1), "show_s": round(show_s, 3),
                         "show_rss_bytes": show_rss, "diff_s": round(diff_s, 4),
-                        "diff_identical": identical})
+                        "diff_identical": identical, "diff_mutated_s": round(mutated_s, 4),
+                        "diff_mutated_ok": mutated_ok})
         r = results[-1]
         table.add_row(name, f"{nodes:,}", f"{size / 1e6:.1f}", f"{parse_s:.3f}",
                       f"{r['parse_mb_s']:.0f}", f"{show_s:.2f}", f"{show_rss / 2**20:.0f}",
-                      f"{diff_s:.3f}", "yes" if identical else "NO")
+                      f"{diff_s:.3f}", "yes" if identical else "NO", f"{mutated_s:.3f}",
+                      "ok" if mutated_ok else "MISMATCH")
     small_s, small_rss = show_process(SMALL_DUMP, 5)
     console.print(table)
     console.print(f"`accelgraph show {SMALL_DUMP.name}` (process start to exit): {small_s * 1e3:.0f} ms, "
@@ -133,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return 0 if all(r["diff_identical"] for r in results) else 1
+    return 0 if all(r["diff_identical"] and r["diff_mutated_ok"] for r in results) else 1
 
 
 if __name__ == "__main__":
