@@ -52,7 +52,6 @@ def _join_cuda_graphs(graphs, edges, labels, node_cluster, line_of, filename) ->
     "graph_N" label, ``node_cluster`` node id -> cluster name; ``line_of(node_id)`` is the line
     of a node's statement, for messages.
     """
-    verbose = any(node.topo_id is not None for graph in graphs.values() for node in graph.nodes)
     for cluster_edges in edges.values():
         for src, dst in cluster_edges:
             src_cluster = node_cluster.get(src)
@@ -69,6 +68,13 @@ def _join_cuda_graphs(graphs, edges, labels, node_cluster, line_of, filename) ->
                     "graphs (not what CUDA writes)"
                 )
             graphs[src_cluster].edges.append((src, dst))
+    return _finish_cuda_model(graphs, labels)
+
+
+def _finish_cuda_model(graphs: dict[str, GraphModel], labels: dict[str, str]) -> GraphModel:
+    """The top graph, once every cluster's graph has its nodes and edges: child graphs
+    nested, the source ("dot-verbose" when any node has a topoId) set on every graph."""
+    verbose = any(node.topo_id is not None for graph in graphs.values() for node in graph.nodes)
     roots = _attach_children(labels, graphs)
     source = "dot-verbose" if verbose else "dot-basic"
     if len(roots) == 1:

@@ -59,7 +59,7 @@ def parse_dot(text: str, filename: str = "<string>", demangle: bool = True) -> G
             f"{filename}:{_line_of(text, len(text) - len(stripped))}: not a DOT graph "
             "(expected 'digraph ...')"
         )
-    if "/*" in text or "//" in text or "#" in text:
+    if ("/" in text and ("/*" in text or "//" in text)) or "#" in text:  # one char is 10x faster
         # CUDA writes no comments; strip them (outside strings) for generic DOT, keeping
         # line numbers right for error messages.
         text = _COMMENT.sub(_keep_strings_drop_comments, text)
@@ -93,8 +93,11 @@ def is_generic(model: GraphModel) -> bool:
 
 
 def _attach_demangled(model: GraphModel) -> None:
-    kernels = [n for g in model.walk() for n in g.nodes if n.kind == "kernel" and n.name]
-    names = demangle_many(n.name for n in kernels)
-    for node in kernels:
-        if node.name in names:
-            node.params["demangled"] = names[node.name]
+    graphs = list(model.walk())
+    # A set first: 100,000 kernels of a chain have a handful of names.
+    names = demangle_many({n.name for g in graphs for n in g.nodes if n.kind == "kernel" and n.name})
+    if names:
+        for graph in graphs:
+            for node in graph.nodes:
+                if node.kind == "kernel" and node.name in names:
+                    node.params["demangled"] = names[node.name]

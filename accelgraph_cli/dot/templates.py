@@ -77,6 +77,7 @@ class _Recipe:
                 used.update(_format_fields(arg))
             elif how == _TUPLE:
                 used.update(i for i in arg if isinstance(i, int))
+        self.used = tuple(sorted(used))
         self.numbers_used = operator.itemgetter(*sorted(used)) if used else lambda _tokens: ()
         self.memo: dict = {}
 
@@ -127,10 +128,14 @@ class _LabelTemplates:
     # How many recently used templates to try before tokenizing a label from scratch:
     # consecutive nodes mostly share a template (a chain alternates a few kernels).
     RECENT = 4
+    # Literal readers per template: past that, one general reader reads the rest.
+    LITERAL_READERS = 8
 
     def __init__(self):
         self.recipes: dict[tuple, _Recipe | None] = {}
         self.recent: dict[str, list[tuple[re.Pattern, _Recipe]]] = {}
+        self.readers: dict[tuple, _NodeReader | None] = {}  # (header, template) -> general reader
+        self.literal_readers: dict[tuple, dict] = {}  # (header, template) -> {numbers: reader}
 
     def node(self, node_id: str, label: str, shape: str) -> Node:
         """The Node for one label, via its template's recipe when it has one."""
@@ -156,6 +161,34 @@ class _LabelTemplates:
         params, name = recipe.fill(tokens)
         topo = recipe.topo
         return Node(node_id, recipe.kind, name, params, None, int(tokens[topo]) if topo is not None else None)
+
+    def reader(self, header: str, label: str, shape: str) -> _NodeReader | None:
+        """The reader of node statements with this header and this label's template, once
+        ``node`` has read such a label; None where the recipe cannot be used that way.
+
+        A literal reader (see _NodeReader) for this label's stable numbers while a template
+        has fewer than LITERAL_READERS of them, else the template's general reader.
+        """
+        parts = _NUMBER_TOKEN.split(label)
+        template, tokens = tuple(parts[0::2]), parts[1::2]
+        key = (header, template)
+        if key not in self.readers:
+            recipe = self.recipes.get((shape, template))
+            reader = None
+            per_node = [f[0] for f in recipe.per_node_tokens + recipe.per_node] if recipe else []
+            # As for _remember: numbers separated by text; and each per-node key set once.
+            if recipe is not None and all(template[1:-1]) and len(set(per_node)) == len(per_node):
+                reader = _NodeReader(header, template, tokens, recipe, literal=False)
+            self.readers[key] = reader
+            self.literal_readers[key] = {}
+        reader = self.readers[key]
+        if reader is None or reader.recipe.per_node:
+            return reader  # per-node fields computed from all numbers: the general reader
+        literal = self.literal_readers[key]
+        numbers = tuple(tokens[i] for i in reader.recipe.used)
+        if numbers not in literal and len(literal) < self.LITERAL_READERS:
+            literal[numbers] = _NodeReader(header, template, tokens, reader.recipe, literal=True)
+        return literal.get(numbers, reader)
 
     def _remember(self, recent: list, template: tuple, recipe: _Recipe | None) -> None:
         # A matcher is the template with a number group in each gap. Only for templates whose
@@ -214,3 +247,106 @@ class _LabelTemplates:
         except (KeyError, TypeError, ValueError):
             return None
         return _Recipe(parsed.kind, name, topo, tuple(fields))
+
+
+# A number of a label in a node reader's regex: any number as _NUMBER_TOKEN takes it, or,
+# where the number seen there is an address or a plain integer and the text after it cannot
+# continue a number, only that class of number (another class there fails the match, and
+# that statement is read the general way).
+_ANY_NUMBER = _NUMBER_TOKEN.pattern[1:-1]
+_ADDRESS = "0x[0-9A-Fa-f]{9,}"
+_DIGITS = r"\d+"
+_CONTINUES_A_NUMBER = frozenset("0123456789abcdefABCDEFxX.-")
+
+
+def _number_class(token: str, after: str) -> str:
+    if after and after[0] in _CONTINUES_A_NUMBER:
+        return _ANY_NUMBER
+    if len(token) > 10 and token.startswith("0x"):
+        return _ADDRESS
+    return _DIGITS if token.isdigit() and token.isascii() else _ANY_NUMBER
+
+
+class _NodeReader:
+    """Node statements of one shape in CUDA's layout — one header, one label template —
+    matched with a single regex; the template's recipe makes the node from the groups.
+
+    Group 1 is the node id. A *general* reader captures every number of the label and looks
+    up the stable part of the node in the recipe's memo. A *literal* reader is made for one
+    combination of the numbers that only stable fields use (grid, block, sizes): it writes
+    them into its regex as they are, so it captures only the numbers read per node (pointers,
+    handles, the topoId) and copies one precomputed params dict. A statement that neither
+    matches is read the general way, which also learns its reader.
+    """
+
+    def __init__(self, header: str, template: tuple, tokens: list, recipe: _Recipe, literal: bool):
+        per_node = {i: key for key, i in recipe.per_node_tokens}
+        capture = set(per_node) | ({recipe.topo} if recipe.topo is not None else set())
+        used = set(recipe.used) - capture if literal else set()
+        pieces, group = [], {}
+        for i, (token, after) in enumerate(zip(tokens, template[1:])):
+            cls = _number_class(token, after)
+            if i in used:
+                pieces.append(re.escape(token))
+            elif literal and i not in capture:
+                pieces.append(f"(?:{cls})")
+            else:
+                pieces.append(f"({cls})")
+                group[i] = len(group) + 1
+        label = "".join(re.escape(part) + piece for part, piece in zip(template, pieces + [""]))
+        self.match = re.compile(r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];').match
+        self.recipe, self.kind, self.memo, self.literal = recipe, recipe.kind, recipe.memo, literal
+        self.topo = group[recipe.topo] if recipe.topo is not None else None
+        if literal:
+            self.shared = recipe._shared(tokens)
+        else:
+            # The memo key of _Recipe.fill, taken from the groups (a scalar for one number).
+            key = [group[i] for i in recipe.used]
+            self.key_of = operator.itemgetter(*key) if key else lambda _groups: ()
+        addresses = [(key, group[i]) for i, key in per_node.items() if pieces[i] == f"({_ADDRESS})"]
+        self.slow_tokens = tuple(
+            (key, group[i]) for i, key in per_node.items() if (key, group[i]) not in addresses
+        )
+        self.pointer_keys = tuple(key for key, _ in addresses)
+        self.pointers = _getter([i for _, i in addresses]) if addresses else None
+        self.next = None  # the reader that matched after this one last time
+        if literal:
+            self.node = self._literal_node
+
+    def _literal_node(self, groups: tuple, strings: dict) -> Node:
+        """``node`` of a literal reader: one dict copied, the addresses and topoId put in."""
+        params = self.shared[0].copy()
+        if self.pointers is not None:
+            found = self.pointers(groups)
+            params.update(zip(self.pointer_keys, map(strings.setdefault, found, found)))
+        for key, index in self.slow_tokens:
+            params[key] = _token_value(groups[index])
+        topo = self.topo
+        name = self.shared[1]
+        return Node(groups[0], self.kind, name, params, None, int(groups[topo]) if topo is not None else None)
+
+    def node(self, groups: tuple, strings: dict) -> Node:
+        """The node for one match's groups; ``strings`` shares repeated addresses."""
+        shared = self.memo.get(self.key_of(groups))
+        if shared is None:  # a new combination of numbers (or a full memo): the general fill
+            params, name = self.recipe.fill(groups[1:])
+        else:
+            params, name = shared[0].copy(), shared[1]
+            if self.pointers is not None:
+                found = self.pointers(groups)
+                params.update(zip(self.pointer_keys, map(strings.setdefault, found, found)))
+            for key, index in self.slow_tokens:
+                params[key] = _token_value(groups[index])
+            tokens = groups[1:]
+            for key, how, arg in self.recipe.per_node:
+                params[key] = _field_value(how, arg, tokens)
+        topo = self.topo
+        return Node(groups[0], self.kind, name, params, None, int(groups[topo]) if topo is not None else None)
+
+
+def _getter(indices: list):
+    """itemgetter that always returns a tuple."""
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda groups: (groups[index],)
+    return operator.itemgetter(*indices)
