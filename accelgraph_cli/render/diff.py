@@ -50,8 +50,9 @@ def render_diff(
         heading = Table.grid(padding=(0, 1))
         heading.add_column(style="bold", no_wrap=True)
         heading.add_column(overflow="fold")
-        heading.add_row("A", label_a or "")
-        heading.add_row("B", label_b or "")
+        # Labels are file names or scenarios: Text, so "[red]x.dot" prints as itself.
+        heading.add_row("A", Text(label_a or ""))
+        heading.add_row("B", Text(label_b or ""))
         parts.append(heading)
     parts.append(render_verdict(diff))
     parts.append(render_numbers(diff))
@@ -188,8 +189,8 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
             Text(marker, style=style),
             f"{len(ids):,} ×" if len(ids) > 1 else "",
             Text(kind, style=kind_style(kind)),
-            description,
-            _ids_text(ids),
+            Text(description),
+            Text(_ids_text(ids)),
         )
     _more_row(table, len(items) - len(shown), columns=5)
     return table
@@ -228,7 +229,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
             f"{len(changes):,} ×" if len(changes) > 1 else "",
             Text(first.kind, style=kind_style(first.kind)),
             what,
-            ", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
+            Text(", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}"),
         )
         if first.child is not None and depth < 3:
             # Flush what is listed so far, then the nested diff indented under its node.

@@ -55,6 +55,30 @@ def short_id(node_id: str, with_graph: bool = False) -> str:
     return f"g{m.group(1)}#{m.group(2)}" if with_graph else f"#{m.group(2)}"
 
 
+_SHORT_REF = re.compile(r"#?(\d+)")
+_NESTED_REF = re.compile(r"g\d+#\d+")
+
+
+def find_node(model: GraphModel, ref: str) -> tuple[GraphModel, str]:
+    """The graph holding the node ``ref`` names, and its id. ``ref`` is a full id (at any
+    nesting level), ``#3`` or ``3`` (node 3 of the top graph), or ``g10#0`` (node 0 of CUDA's
+    graph 10, a nested one): the forms the listing prints. KeyError when none or several match.
+    """
+    graphs = list(model.walk())
+    for graph in graphs:
+        if graph.has_node(ref):
+            return graph, ref
+    hits: list[tuple[GraphModel, str]] = []
+    if _SHORT_REF.fullmatch(ref):
+        number = ref.lstrip("#")
+        hits = [(model, n.id) for n in model.nodes if n.id.rsplit("_", 1)[-1] == number]
+    elif _NESTED_REF.fullmatch(ref):
+        hits = [(g, n.id) for g in graphs for n in g.nodes if short_id(n.id, with_graph=True) == ref]
+    if len(hits) != 1:
+        raise KeyError(ref)
+    return hits[0]
+
+
 def _dims(dims: tuple) -> str:
     if tuple(dims[1:]) == (1, 1):
         return str(dims[0])
@@ -96,8 +120,11 @@ def node_detail(node: Node) -> str:
 # ---------------------------------------------------------------------------- summary
 
 
-def render_summary(model: GraphModel):
-    """Key numbers of a graph: nodes per kind, edges, levels, max width, critical path, bytes."""
+def render_summary(model: GraphModel, saved_model: bool = False):
+    """Key numbers of a graph: nodes per kind, edges, levels, max width, critical path, bytes.
+
+    ``saved_model``: the graph was read from an accelgraph JSON model (the Source line says
+    so, and what the model was made from)."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
@@ -108,7 +135,7 @@ def render_summary(model: GraphModel):
             kinds.append(" · ")
         kinds.append(f"{kind} {count:,}", style=kind_style(kind))
     widths = model.level_widths()
-    table.add_row("Source", _source_text(model))
+    table.add_row("Source", _source_text(model, saved_model))
     table.add_row("Nodes", Text(f"{len(model.nodes):,}  (") + kinds + Text(")") if counts else Text("0"))
     table.add_row("Edges", f"{len(model.edges):,}")
     table.add_row("Levels", f"{len(widths):,}  (max width {max(widths, default=0):,})")
@@ -116,7 +143,7 @@ def render_summary(model: GraphModel):
     nested = [g for g in model.walk()][1:]
     if nested:
         inner = sum(len(g.nodes) for g in nested)
-        table.add_row("Nested graphs", f"{len(nested):,}  ({inner:,} nodes inside)")
+        table.add_row("Nested graphs", f"{len(nested):,}  ({inner:,} node{'s' if inner != 1 else ''} inside)")
     alloc_nodes = sum(1 for g in model.walk() for n in g.nodes if n.kind == "mem_alloc")
     if alloc_nodes:
         table.add_row(
@@ -132,13 +159,18 @@ def render_summary(model: GraphModel):
     return table
 
 
-def _source_text(model: GraphModel) -> Text:
+def _source_text(model: GraphModel, saved_model: bool = False) -> Text:
     descriptions = {
         "dot-verbose": "CUDA DOT dump (verbose)",
         "dot-basic": "CUDA DOT dump (basic: no launch dimensions or sizes)",
         "json": "accelgraph JSON model",
         "live": "live captured graph",
     }
+    if saved_model:
+        made_from = descriptions.get(model.source, model.source)
+        if model.source == "dot-generic":
+            made_from = "DOT that is not a CUDA graph dump"
+        return Text("accelgraph JSON model" + (f", saved from a {made_from}" if made_from else ""))
     if model.source == "dot-generic":
         return Text("not a CUDA graph dump; parsed generically", style="yellow")
     return Text(descriptions.get(model.source, model.source or "unknown"))
@@ -264,14 +296,15 @@ def _listing_rows(model: GraphModel, depth: int):
         after = ", ".join(short_id(p, nested) for p in parents[:3])
         if len(parents) > 3:
             after += f" +{len(parents) - 3}"
+        # Every cell is Text: ids, names and details come from the dump, never markup.
         yield (
-            level_text,
+            Text(level_text),
             Text(indent + ids),
             count,
             Text(kind, style=kind_style(kind)),
             name,
-            detail,
-            after or "—",
+            Text(detail),
+            Text(after or "—"),
         )
         first = model.node(first_id)
         if first.child is not None and len(run.ids) == 1:
@@ -599,7 +632,10 @@ class GraphDrawing:
 
 
 def render_graph_or_listing(model: GraphModel, limit: int | None = None):
-    """The drawing for a small graph followed by the listing; the listing alone when large."""
+    """The drawing for a small graph followed by the listing; the listing alone when large;
+    one line for a graph with no nodes."""
+    if not model.nodes:
+        return Text("The graph has no nodes.")
     if len(chain_runs(model)) <= DRAW_MAX_BOXES:
         return Group(render_graph(model), Text(), render_listing(model, limit=limit))
     return render_listing(model, limit=limit)
@@ -613,6 +649,7 @@ __all__ = [
     "kind_style",
     "node_detail",
     "node_name",
+    "find_node",
     "render_focus",
     "render_graph",
     "render_graph_or_listing",

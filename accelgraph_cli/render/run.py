@@ -1,13 +1,17 @@
-"""Rendering capture and replay results with rich (no CUDA here: plain dataclasses in)."""
+"""Rendering capture and replay results with rich (no CUDA here: plain dataclasses in).
+
+Names, summaries, parameters and messages come from scenario files: they are printed as
+``rich.text.Text``, never as markup, so a docstring holding "[/]" prints as itself.
+"""
 
 from __future__ import annotations
 
 import contextlib
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .text import format_bytes
 
@@ -19,29 +23,28 @@ def _kinds(kinds: dict) -> str:
 def print_capture(console: Console, result, folder) -> None:
     """The table `accelgraph capture` prints: one row per graph, then the pool total."""
     scen = result.scenario
-    console.print(
-        f"[bold]{scen.info.name}[/]  {scen.info.summary}\n"
-        f"params {result.params}  pool [cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
-    )
+    console.print(Text.assemble(
+        (str(scen.info.name), "bold"), f"  {scen.info.summary}\n", f"params {result.params}  pool ",
+        (str(result.pool), "cyan"), "  error mode ", (str(result.error_mode), "cyan"),
+    ))
     table = Table(show_edge=False, header_style="bold")
     for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
                       ("capture ms", "right"), ("instantiate ms", "right"), ("pool", "right")):
         table.add_column(col, justify=just)
     for g in result.graphs:
-        table.add_row(g.name, f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
+        table.add_row(Text(g.name), f"{g.node_count:,}", Text(_kinds(g.kinds)), f"{g.capture_ms:.2f}",
                       f"{g.instantiate_ms:.2f}", format_bytes(g.pool_bytes))
     console.print(table)
-    console.print(
-        f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
-        f"pool memory held: [bold]{format_bytes(result.pool_bytes)}[/] ({result.pool}); "
-        f"artifacts in {escape(str(folder))}"
-    )
+    console.print(Text.assemble(
+        f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; pool memory held: ",
+        (format_bytes(result.pool_bytes), "bold"), f" ({result.pool}); artifacts in {folder}",
+    ))
     g = result.guard_summary()
-    console.print(
+    console.print(Text(
         f"guard: {g['arrays']} state array(s), {format_bytes(g['bytes'])}, unchanged by capture "
         f"(nothing ran outside the graphs); checksums {g['snapshot_ms']:.3f} ms before, "
         f"{g['compare_ms']:.3f} ms after"
-    )
+    ))
 
 
 def _stat(stat, digits=2) -> str:
@@ -52,11 +55,11 @@ def print_replay(console: Console, report) -> None:
     """The table `accelgraph replay` prints: eager vs graph, medians with spread, the check;
     for several graphs, one row per graph before the totals."""
     cap = report.capture
-    console.print(
-        f"[bold]{escape(cap.scenario.info.name)}[/]  {cap.node_count:,} nodes in "
+    console.print(Text.assemble(
+        (str(cap.scenario.info.name), "bold"), f"  {cap.node_count:,} nodes in "
         f"{len(cap.graphs)} graph(s), pool {cap.pool}, {report.graph.iters} iters x "
         f"{report.graph.rounds} rounds"
-    )
+    ))
     if len(report.per_graph) > 1:
         console.print(_per_graph_table(report))
     table = Table(show_edge=False, header_style="bold")
@@ -67,23 +70,25 @@ def print_replay(console: Console, report) -> None:
     table.add_row("host submit µs", _stat(report.eager.host_us), _stat(report.graph.host_us))
     table.add_row("wall µs", _stat(report.eager.wall_us), _stat(report.graph.wall_us))
     console.print(table)
-    console.print(f"speedup (GPU time, medians): [bold]{report.speedup:.2f}x[/]")
+    console.print(Text.assemble("speedup (GPU time, medians): ", (f"{report.speedup:.2f}x", "bold")))
     chk = report.check
     how = ""
     if chk is not None:
         how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
     if chk is None:
-        console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+        console.print(Text.assemble("check: ", ("not run", "yellow"),
+                                    " (no outputs() in the scenario, or --no-check)"))
     elif not chk.ran:
-        console.print(f"check: [yellow]not run[/] ({escape(chk.note)})")
+        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
     elif chk.ok:
         alone = f", each graph alone and all {len(chk.graphs)} in order" if chk.per_graph else ""
-        console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal after "
-                      f"{chk.steps} step(s) from the pre-capture state{alone}, {how}")
+        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
+                                    f"equal after {chk.steps} step(s) from the pre-capture "
+                                    f"state{alone}, {how}"))
     else:
-        console.print(f"check: [bold red]FAILED[/] ({how})")
+        console.print(Text.assemble("check: ", ("FAILED", "bold red"), f" ({how})"))
         for line in chk.problems():
-            console.print(f"  {escape(line)}")
+            console.print(Text(f"  {line}"))
 
 
 def _per_graph_table(report) -> Table:
@@ -97,14 +102,14 @@ def _per_graph_table(report) -> Table:
         chk = checks.get(g.name)
         verdict = "-" if chk is None else chk.verdict
         colour = {"ok": "green", "FAILED": "bold red"}.get(verdict, "yellow")
-        table.add_row(escape(g.name), f"{g.nodes:,}", f"{g.eager.gpu_us.median:.2f}",
+        table.add_row(Text(g.name), f"{g.nodes:,}", f"{g.eager.gpu_us.median:.2f}",
                       f"{g.graph.gpu_us.median:.2f}", f"{g.graph.host_us.median:.2f}",
-                      f"{g.speedup:.2f}x", f"[{colour}]{verdict}[/]")
+                      f"{g.speedup:.2f}x", Text(verdict, style=colour))
     total = report.check
-    table.add_row("[bold]all graphs[/]", f"{report.capture.node_count:,}",
+    table.add_row(Text("all graphs", style="bold"), f"{report.capture.node_count:,}",
                   f"{report.eager.gpu_us.median:.2f}", f"{report.graph.gpu_us.median:.2f}",
                   f"{report.graph.host_us.median:.2f}", f"{report.speedup:.2f}x",
-                  "-" if total is None else total.verdict)
+                  Text("-" if total is None else total.verdict))
     return table
 
 
@@ -134,13 +139,14 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     colours = {"ok": "green", "failed": "bold red", "error": "bold red"}
     for r in rows:
         table.add_row(
-            r.scenario, f"[{colours.get(r.status, '')}]{r.status}[/]", f"{r.nodes:,}",
-            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", r.check, r.drift,
+            Text(r.scenario), Text(r.status, style=colours.get(r.status, "")), f"{r.nodes:,}",
+            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
+            Text(r.drift),
         )
     console.print(table)
     for r in rows:
         if not r.ok:
-            console.print(f"[red]{r.scenario}[/]: {r.message}")
+            console.print(Text.assemble((r.scenario, "red"), f": {r.message}"))
     passed = sum(r.ok for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""
     console.print(f"{passed} passed, {len(rows) - passed} failed{tail}")
