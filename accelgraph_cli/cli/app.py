@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
     except AccelgraphError as exc:
         fail(str(exc), exc.exit_code)
         return exc.exit_code
@@ -596,16 +596,39 @@ def diff(
     """
     from ..diff.structural import diff_models
     from ..render.diff import render_diff
+    from ..run.catalog import is_scenario_argument
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    if not (is_scenario_argument(a) or is_scenario_argument(b)):
+        given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
+                                          ("--error-mode", error_mode)) if value is not None]
+        if given:
+            raise AccelgraphError(f"{'/'.join(given)} apply to scenarios (captured first); "
+                                  f"{a} and {b} are saved graphs")
     side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
     side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
+    _check_ignored(ignored, side_a, side_b)
     result = diff_models(side_a, side_b, ignore=ignored)
     if json_out:
         print(json.dumps(result.to_json(), indent=2))
     else:
         _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
     raise typer.Exit(result.exit_code)
+
+
+def _check_ignored(ignored: set, *models) -> None:
+    """--ignore names parameters the graphs carry; anything else is a typo, named with the
+    parameters there are."""
+    from ..model.graph_model import stable_params
+
+    known = {key for model in models for graph in model.walk() for node in graph.nodes
+             for key in stable_params(node)}
+    unknown = sorted(ignored - known)
+    if unknown:
+        choices = ", ".join(sorted(known)) or "none (no node carries parameters)"
+        raise AccelgraphError(f"--ignore {','.join(unknown)}: no node of either graph has "
+                              f"{'that parameter' if len(unknown) == 1 else 'those parameters'}; "
+                              f"parameters here: {choices}")
 
 
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
