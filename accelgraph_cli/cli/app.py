@@ -171,8 +171,9 @@ def _stdout() -> Console:
 
 @command(cls=_Command)
 def capture(
-    scenario: str = typer.Argument(..., help="Scenario file (Python), or the name of a bundled "
-                                   "scenario (see `accelgraph scenarios`)."),
+    scenario: str = typer.Argument(..., metavar="SCENARIO",
+        help="Scenario file (Python), or the name of a bundled "
+        "scenario (see `accelgraph scenarios`)."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -180,7 +181,7 @@ def capture(
         False, "--keep-graph", help="Keep the editable graph and instantiate explicitly "
         "(timed apart from capture_end)."),
     out: str = typer.Option(
-        None, "--out", "-o", help="Folder for the artifacts: a verbose .dot per graph and "
+        None, "--out", "-o", metavar="DIR", help="Folder for the artifacts: a verbose .dot per graph and "
         "capture.json. Default: .accelgraph/<scenario name>/"),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -211,17 +212,20 @@ def capture(
 
 @command(cls=_Command)
 def replay(
-    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
-                                   "the last capture here."),
-    iters: int = typer.Option(1000, "--iters", "-n", min=1, help="Iterations per round."),
-    warmup: int = typer.Option(20, "--warmup", min=0, help="Untimed iterations first."),
-    rounds: int = typer.Option(5, "--rounds", min=1, help="Timed rounds (median, spread)."),
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name; default: "
+        "the last capture here."),
+    iters: int = typer.Option(1000, "--iters", "-n", min=1, metavar="N",
+                              help="Iterations per round."),
+    warmup: int = typer.Option(20, "--warmup", min=0, metavar="W", help="Untimed iterations first."),
+    rounds: int = typer.Option(5, "--rounds", min=1, metavar="R",
+                               help="Timed rounds (median, spread)."),
     check: bool = typer.Option(True, "--check/--no-check",
                                help="Compare replay's outputs with eager's (needs outputs())."),
-    check_steps: int = typer.Option(2, "--check-steps", min=1,
+    check_steps: int = typer.Option(2, "--check-steps", min=1, metavar="K",
                                     help="Steps run eagerly and replayed before comparing."),
-    rtol: float = typer.Option(0.0, "--rtol", min=0.0, help="Relative tolerance (0: bitwise)."),
-    atol: float = typer.Option(0.0, "--atol", min=0.0, help="Absolute tolerance (0: bitwise)."),
+    rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", help="Relative tolerance (0: bitwise)."),
+    atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", help="Absolute tolerance (0: bitwise)."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -403,16 +407,18 @@ class DumpFormat(str, Enum):
 
 @command(cls=_Command)
 def dump(
-    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
-                                   "the last capture here."),
-    out: str = typer.Option(..., "--out", "-o", help="File to write (one per graph for "
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name; default: "
+        "the last capture here."),
+    out: str = typer.Option(..., "--out", "-o", metavar="FILE", help="File to write (one per graph for "
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
-    flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
-                              "names joined by | (kernel_params|memcpy_params|handles...)."),
+    flags: str = typer.Option("verbose", "--flags", metavar="FLAGS",
+        help="CUDA DOT detail: verbose, basic, or "
+        "names joined by | (kernel_params|memcpy_params|handles...)."),
     fmt: DumpFormat = typer.Option(DumpFormat.DOT, "--format", "-f",
                             help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
                             "drawn with Graphviz, kinds coloured."),
-    graph_name: str = typer.Option(None, "--graph", help="Only this graph of a multi-graph "
+    graph_name: str = typer.Option(None, "--graph", metavar="NAME", help="Only this graph of a multi-graph "
                                    "scenario."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
@@ -505,13 +511,16 @@ def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
 
 @command(cls=_Command)
 def smoke(
-    paths: list[str] = typer.Argument(None, help="Scenario files, folders or bundled scenario "
-                                      "names (default: every bundled scenario)."),
-    iters: int = typer.Option(50, "--iters", "-n", min=1, help="Timed iterations per round."),
-    rounds: int = typer.Option(3, "--rounds", min=1, help="Timed rounds."),
-    junit: str = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    paths: list[str] = typer.Argument(None, metavar="PATHS",
+        help="Scenario files, folders or bundled scenario "
+        "names (default: every bundled scenario)."),
+    iters: int = typer.Option(50, "--iters", "-n", min=1, metavar="N",
+                              help="Timed iterations per round."),
+    rounds: int = typer.Option(3, "--rounds", min=1, metavar="R", help="Timed rounds."),
+    junit: str = typer.Option(None, "--junit", metavar="FILE", help="Write a JUnit XML report "
+                              "here (without a GPU too: every scenario skipped, with the reason)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    baseline: str = typer.Option(None, "--baseline", help="Folder of saved graph models: fail "
+    baseline: str = typer.Option(None, "--baseline", metavar="DIR", help="Folder of saved graph models: fail "
                                  "on structural drift from them."),
     update_baseline: bool = typer.Option(False, "--update-baseline",
                                          help="Write the current graphs as the baseline."),
@@ -520,9 +529,11 @@ def smoke(
 ) -> None:
     """Capture, replay and check every scenario under PATHS: for CI on GPU runners.
 
-    One failing scenario does not stop the others. Prints a table (scenario, nodes, capture
-    ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
-    scenario in flight and still reports what ran.
+    One failing scenario does not stop the others. Prints a table (scenario, status, nodes,
+    capture ms, speedup, check, drift: none / changed / new baseline with --baseline, - without);
+    exit 0 when all passed, 1 when any failed, 3 without a GPU. Ctrl-C stops at once (the
+    scenario in flight is dropped), still prints the table of those that finished and writes
+    --junit marked interrupted; exit 130.
     """
     from ..cuda import device as _cuda
     from ..files import ensure_folder, write_text_atomic
@@ -540,7 +551,14 @@ def smoke(
         ensure_folder(baseline)
     if junit:
         ensure_folder(os.path.dirname(os.path.abspath(junit)))
-    _cuda.require_cuda()
+    try:
+        _cuda.require_cuda()
+    except AccelgraphError as exc:
+        if junit:  # CI uploads the report whatever happened: say why nothing ran
+            write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc)))
+            err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
+                              soft_wrap=True)
+        raise
     console = _stdout()
     rows, interrupted = [], False
     with render_run.progress(console, "smoke", enabled=not json_out) as tick:
@@ -579,11 +597,11 @@ def diff(
                                       help="Scenario parameter for side A only."),
     b_param: list[str] = typer.Option([], "--b-param", metavar="K=V",
                                       help="Scenario parameter for side B only."),
-    graph_name: str = typer.Option(None, "--graph", help="Which graph of a multi-graph "
+    graph_name: str = typer.Option(None, "--graph", metavar="NAME", help="Which graph of a multi-graph "
                                    "scenario (default: its only graph)."),
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
-    limit: int = typer.Option(20, "--limit", min=1, help="Most items listed per section."),
+    limit: int = typer.Option(20, "--limit", min=1, metavar="N", help="Most items listed per section."),
     json_out: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
 ) -> None:
     """What changed between two CUDA graphs: nodes added, removed, changed; edges; shape.
