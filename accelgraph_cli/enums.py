@@ -67,6 +67,15 @@ _CUDA_CAPTURE_MODE = {
 }
 
 
+class Backend(_Choice):
+    """Which library a scenario's step launches its work with, and so which graph captures it."""
+
+    CUPY = "cupy"
+    """CuPy arrays and accelgraph_cli.kernels; captured by accelgraph's Graph on CuPy streams."""
+    TORCH = "torch"
+    """PyTorch tensors and modules; captured through torch's own graph API (TorchGraph)."""
+
+
 class ExitCode(IntEnum):
     """Exit codes shared by every verb (documented in the README)."""
 

@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         report["replay"] = script("bench_replay.py")
         report["scenario"] = script("bench_scenario.py", "--rounds", "15", "--repeats", "7")
         report["peers"] = script("bench_peers.py")
+        report["torch"] = script("bench_torch.py")
         report["soak"] = script("soak.py")
     else:
         print("no CUDA GPU here: GPU benchmarks skipped (results recorded on an H200 are in "
@@ -132,6 +133,13 @@ def targets(report: dict) -> list[dict]:
     guard = (report.get("scenario") or {}).get("guard") or {}
     add("capture guard (snapshot + compare) / capture + instantiate, mlp_decode",
         guard.get("ratio"), 0.10)
+    torch_run = report.get("torch") or {}
+    add("torch backend: gpt_decode replay / bare CUDAGraph.replay",
+        (torch_run.get("replay") or {}).get("ratio"), 1.05)
+    add("torch backend: gpt_decode capture + instantiate / bare torch capture",
+        (torch_run.get("capture") or {}).get("ratio"), 1.2)
+    add("torch backend: torch_buckets shared pool / largest graph",
+        (torch_run.get("buckets") or {}).get("shared_over_largest"), 1.05)
     memory = peers.get("bucket_memory") or {}
     add("buckets, shared pool / largest single graph", memory.get("shared_over_largest"), 1.25)
     parsed = [r for r in (report.get("parse") or {}).get("results", []) if r.get("ratio")]

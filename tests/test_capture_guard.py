@@ -42,6 +42,19 @@ def test_find_arrays_names_every_array_by_the_path_a_user_reads():
     assert [a is e for (_, a), e in zip(found, (w1, w2, mask, b, y8, extra))] == [True] * 6
 
 
+def test_dict_keys_that_are_not_plain_values_show_as_type_and_position():
+    class Parameter:  # hashable, as torch's parameters are
+        pass
+
+    weight, moment = numpy.zeros(2), numpy.ones(2)
+    long_key = "k" * 61
+    state = {"opt": {Parameter(): {"exp_avg": moment}}, long_key: weight, 3: numpy.ones(1)}
+    found = find_arrays(state, _is_array)
+    # the optimizer-style dict is keyed by a parameter: the key is not searched, the value is
+    assert [path for path, _ in found] == [
+        "state['opt'][<Parameter #0>]['exp_avg']", "state[<str #1>]", "state[3]"]
+
+
 def test_find_arrays_reports_an_array_once_ends_cycles_and_skips_code():
     a = numpy.ones(3)
     state = {"a": a, "again": a}
@@ -136,7 +149,8 @@ def test_empty_graph_message_names_torch_only_when_imported():
 def _scenario(tmp_path, body):
     path = tmp_path / "s.py"
     path.write_text('"""Doc."""\nimport cupy\nimport torch.nn as nn\nfrom numpy import zeros\n'
-                    "def setup():\n    return {}\ndef step(state):\n    pass\n" + body)
+                    "def setup():\n    return {}\ndef step(state):\n    pass\n"
+                    'BACKEND = "cupy"\n' + body)
     return path
 
 
@@ -156,5 +170,5 @@ def test_scenario_rejects_a_bad_expect_empty(tmp_path, value):
     path = _scenario(tmp_path, f"EXPECT_EMPTY = {value}\n")
     with pytest.raises(ScenarioError) as info:
         inspect_scenario(path)
-    assert str(info.value) == (f"{path}:9: EXPECT_EMPTY must be True, False, or a literal list "
+    assert str(info.value) == (f"{path}:10: EXPECT_EMPTY must be True, False, or a literal list "
                                "of graph names")

@@ -71,6 +71,12 @@ EXPECTED = {
                 "Batch-size buckets"),
     "layernorm": ({"rows": 512, "cols": 768, "eps": 1e-05}, "private", "global", False,
                   "LayerNorm then softmax"),
+    "gpt_decode": ({"batch": 8, "seq": 512, "dim": 1024, "heads": 16, "layers": 2}, "private",
+                   "global", False, "GPT-style decode step in bf16"),
+    "torch_buckets": ({"buckets": "256,128,64,32,16,8,4,2,1", "hidden": 1024}, "shared",
+                      "global", True, "vLLM-style batch buckets in PyTorch"),
+    "train_step": ({"batch": 64, "dim": 512, "hidden": 2048, "lr": 0.001}, "private", "global",
+                   False, "A whole training step in PyTorch"),
 }
 
 

@@ -31,6 +31,8 @@ from typing import Any
 from ..errors import AccelgraphError
 from . import device as _cuda
 
+_H2D = 1  # cudaMemcpyHostToDevice
+_D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256
 
@@ -42,13 +44,15 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
 }
 
 // One checksum per region: blockIdx.y is the region, blocks along x stride over its words.
-extern "C" __global__ void region_checksums(const unsigned long long* ptrs,
-                                            const unsigned long long* sizes,
-                                            unsigned long long* out) {
+// table holds n pointers, n sizes, then the output slots (n checksums each).
+extern "C" __global__ void region_checksums(unsigned long long* table, int n, int slot) {
     const unsigned int r = blockIdx.y;
-    const unsigned char* base = (const unsigned char*)ptrs[r];
-    const unsigned long long size = sizes[r];
-    const unsigned long long words = size / 8;
+    const unsigned char* base = (const unsigned char*)table[r];
+    const unsigned long long size = table[n + r];
+    unsigned long long* out = table + (unsigned long long)(2 + slot) * n;
+    // an allocation not 8-byte aligned (rare: allocators align to 256 B or more) is read
+    // byte by byte by one thread, below
+    const unsigned long long words = ((unsigned long long)base & 7) ? 0 : size / 8;
     const unsigned long long* data = (const unsigned long long*)base;
     unsigned long long acc = 0;
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
@@ -139,33 +143,48 @@ def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
 class StateSnapshot:
     """Checksums of every allocation a state holds, taken before capture.
 
-    Cost: a device synchronization, one kernel that reads the state once, and one copy of
-    8 bytes per allocation to the host, each time the state is checked.
+    Cost: before capture, one kernel that reads the state (its result stays on the device);
+    after, a device synchronization, the same kernel again and one copy of 16 bytes per
+    allocation to pinned host memory. No copy of the state.
     """
 
     def __init__(self, regions: list[Region], stream: Any):
         cupy = _cuda.require_cuda()
+        import numpy
+
         self.regions = regions
         self.stream = stream
         self.take_ms = 0.0
         self.compare_ms = 0.0
-        with stream:
-            self._ptrs = cupy.asarray([r.ptr for r in regions], dtype=cupy.uint64)
-            self._sizes = cupy.asarray([r.size for r in regions], dtype=cupy.uint64)
-            self._sums = cupy.zeros(len(regions), dtype=cupy.uint64)
+        n = len(regions)
+        # One table (pointers, sizes, checksums before, checksums after) in pinned host memory
+        # and on the device: each check is then a memset, one kernel and one small copy back.
+        self._pinned = cupy.cuda.alloc_pinned_memory(max(1, 4 * n) * 8)
+        self._host = numpy.frombuffer(self._pinned, dtype=numpy.uint64, count=4 * n)
+        self._host[:n] = [r.ptr for r in regions]
+        self._host[n:2 * n] = [r.size for r in regions]
+        self._host[2 * n:] = 0
+        self._table = cupy.empty(max(1, 4 * n), dtype=cupy.uint64)
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
         words = max((r.size // 8 for r in regions), default=0)
-        self._blocks = max(1, min(-(-words // (_THREADS * 4)), 2048, max(8, 8192 // max(1, len(regions)))))
-        self.checksums = None
+        self._blocks = max(1, min(-(-words // (_THREADS * 4)), 2048, max(8, 8192 // max(1, n))))
 
     @classmethod
     def take(cls, arrays: list[tuple[str, Any]], stream: Any) -> StateSnapshot:
-        """Checksum the allocations behind a state's ``(path, array)`` pairs, once all device
-        work so far is done."""
+        """Checksum the allocations behind a state's ``(path, array)`` pairs once all device
+        work so far is done; returns when the checksums are computed (so no work started
+        later can race them). The checksums stay on the device until :meth:`changed`."""
+        cupy = _cuda.require_cuda()
         t0 = time.perf_counter()
         snapshot = cls(state_regions(arrays), stream)
-        snapshot.checksums = snapshot._checksum()
+        cupy.cuda.runtime.deviceSynchronize()
+        n = len(snapshot.regions)
+        if n:
+            cupy.cuda.runtime.memcpyAsync(snapshot._table.data.ptr, snapshot._host.ctypes.data,
+                                          32 * n, _H2D, stream.ptr)
+            snapshot._launch(0)
+        stream.synchronize()
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
 
@@ -173,27 +192,33 @@ class StateSnapshot:
     def nbytes(self) -> int:
         return sum(r.size for r in self.regions)
 
-    def _checksum(self):
-        """Synchronize the device, then checksum every region (a NumPy uint64 array)."""
-        cupy = _cuda.require_cuda()
-        cupy.cuda.runtime.deviceSynchronize()
-        if not self.regions:
-            return None
+    def _launch(self, slot: int) -> None:
+        import numpy
+
+        n = len(self.regions)
         with self.stream:
-            self._sums.fill(0)
-            _checksum_kernel()((self._blocks, len(self.regions)), (_THREADS,),
-                               (self._ptrs, self._sizes, self._sums))
-            return self._sums.get()
+            _checksum_kernel()((self._blocks, n), (_THREADS,),
+                               (self._table, numpy.int32(n), numpy.int32(slot)))
 
     def changed(self) -> list[str]:
         """State paths whose memory differs from the snapshot, once all device work is done."""
-        if not self.regions:
+        n = len(self.regions)
+        if not n:
             return []
+        cupy = _cuda.require_cuda()
+        runtime = cupy.cuda.runtime
         t0 = time.perf_counter()
-        now = self._checksum()
+        runtime.deviceSynchronize()
+        after = self._table.data.ptr + 3 * n * 8
+        runtime.memsetAsync(after, 0, n * 8, self.stream.ptr)
+        self._launch(1)
+        runtime.memcpyAsync(self._host.ctypes.data + 16 * n, self._table.data.ptr + 16 * n,
+                            16 * n, _D2H, self.stream.ptr)
+        self.stream.synchronize()
+        before, now = self._host[2 * n:3 * n], self._host[3 * n:]
         self.compare_ms += (time.perf_counter() - t0) * 1e3
-        return [path for region, before, after in zip(self.regions, self.checksums, now)
-                if before != after for path in region.paths]
+        return [path for region, b, a in zip(self.regions, before, now) if b != a
+                for path in region.paths]
 
     def restore_from(self, fresh_arrays: list[tuple[str, Any]]) -> None:
         """Copy a fresh state's allocations over the captured state's (on the snapshot's

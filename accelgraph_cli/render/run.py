@@ -23,17 +23,21 @@ def _kinds(kinds: dict) -> str:
 def print_capture(console: Console, result, folder) -> None:
     """The table `accelgraph capture` prints: one row per graph, then the pool total."""
     scen = result.scenario
+    backend = result.backend.name if result.backend is not None else scen.info.backend
     console.print(Text.assemble(
-        (str(scen.info.name), "bold"), f"  {scen.info.summary}\n", f"params {result.params}  pool ",
-        (str(result.pool), "cyan"), "  error mode ", (str(result.error_mode), "cyan"),
+        (str(scen.info.name), "bold"), f"  {scen.info.summary}\n", "backend ", (str(backend), "cyan"),
+        f"  params {result.params}  pool ", (str(result.pool), "cyan"), "  error mode ",
+        (str(result.error_mode), "cyan"),
     ))
     table = Table(show_edge=False, header_style="bold")
     for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
-                      ("capture ms", "right"), ("instantiate ms", "right"), ("pool", "right")):
+                      ("capture ms", "right"), ("instantiate ms", "right"),
+                      ("pool added", "right"), ("pool", "right")):
         table.add_column(col, justify=just)
     for g in result.graphs:
         table.add_row(Text(g.name), f"{g.node_count:,}", Text(_kinds(g.kinds)), f"{g.capture_ms:.2f}",
-                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_bytes))
+                      f"{g.instantiate_ms:.2f}", format_bytes(g.pool_added),
+                      format_bytes(g.pool_bytes))
     console.print(table)
     console.print(Text.assemble(
         f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; pool memory held: ",
@@ -136,7 +140,7 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
                       ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
                       ("drift", "left")):
         table.add_column(col, justify=just)
-    colours = {"ok": "green", "failed": "bold red", "error": "bold red"}
+    colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
             Text(r.scenario), Text(r.status, style=colours.get(r.status, "")), f"{r.nodes:,}",
@@ -145,8 +149,11 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
         )
     console.print(table)
     for r in rows:
-        if not r.ok:
-            console.print(Text.assemble((r.scenario, "red"), f": {r.message}"))
-    passed = sum(r.ok for r in rows)
+        if r.status != "ok":
+            colour = "yellow" if r.status == "skipped" else "red"
+            console.print(Text.assemble((r.scenario, colour), f": {r.message}"))
+    passed = sum(r.status == "ok" for r in rows)
+    skipped = sum(r.status == "skipped" for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""
-    console.print(f"{passed} passed, {len(rows) - passed} failed{tail}")
+    skips = f", {skipped} skipped" if skipped else ""
+    console.print(f"{passed} passed, {len(rows) - passed - skipped} failed{skips}{tail}")

@@ -10,6 +10,7 @@ tier checks every rule on real failures (tests/broken_capture/).
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
 import traceback
@@ -92,6 +93,56 @@ _RULES = [
 ]
 
 
+# PyTorch reports most capture failures with one vague message ("operation not permitted when
+# stream is capturing", "operation failed due to a previous error during capture"), raised from
+# C++ with no Python frame of torch's: the scenario's own line says what was called. Each rule:
+# (cause, pattern on that line, what (may use the matched text as {call}), fix).
+_TORCH_CAPTURE_FAILURE = re.compile(
+    r"stream is capturing|during capture|during CUDA graph capture|StreamCapture|"
+    r"operation not permitted when stream", re.IGNORECASE)
+_TORCH_LINE_RULES = [
+    ("data_dependent_shape", re.compile(r"\b(nonzero|masked_select|unique|unique_consecutive|"
+                                        r"argwhere|repeat_interleave)\b|\[.*(mask|[<>]|==).*\]"),
+     "{call} makes a tensor whose size depends on the data: the host must read that size, and "
+     "captured work has not run yet",
+     "use fixed-size operations (torch.where, multiply by the mask, a padded index list), or do "
+     "it in setup"),
+    ("host_read", re.compile(r"\.(item|tolist|cpu|numpy)\(\)|\.to\(\s*['\"]cpu|"
+                             r"\bprint\(|\b(float|int|bool)\(|^\s*(if|while|assert)\b"),
+     "{call} reads a tensor's value on the host: it waits for the GPU, but captured work does not "
+     "run until replay",
+     "keep the value on the device (torch.where, clamp, masks), or read it in setup or after "
+     "replay"),
+    ("host_sync", re.compile(r"synchronize\(|\.query\(\)|\.wait\(\)"),
+     "{call} waits for the GPU during capture: captured work does not run until replay, so there "
+     "is nothing to wait for",
+     "remove the synchronization from step (replay is asynchronous; synchronize after it)"),
+]
+_PAGEABLE_COPY = "Cannot copy between CPU and CUDA tensors during CUDA graph capture"
+
+
+def _torch_diagnosis(messages: str, line: str, where: str | None, errors: str
+                     ) -> Diagnosis | None:
+    """A Diagnosis for a failure PyTorch raised under capture, read off the scenario's line."""
+    host_read = _TORCH_LINE_RULES[1][1]
+    if _PAGEABLE_COPY in messages and not host_read.search(line):
+        return Diagnosis(
+            "pageable_copy", "a tensor made on the CPU is copied to the GPU in step: a copy from "
+            "pageable host memory cannot be captured",
+            "create the tensor in setup on the device (torch.tensor(..., device='cuda')), or "
+            "pin it (pin_memory=True) and copy with non_blocking=True", where, None)
+    if not (_TORCH_CAPTURE_FAILURE.search(messages) or _PAGEABLE_COPY in messages):
+        return None
+    for cause, pattern, what, fix in _TORCH_LINE_RULES:
+        found = pattern.search(line)
+        if found:
+            call = found.group(0).strip()
+            call = f"`{call}...)`" if call.endswith("(") else f"`{call}`"
+            return Diagnosis(cause, what.format(call=call), fix, where,
+                             errors.split()[0] if errors else None)
+    return None
+
+
 def explain(exc: BaseException, scenario_path: str | None = None) -> Diagnosis | None:
     """A Diagnosis for a capture failure, or None when the cause is not a capture rule
     (a plain bug in the scenario: its own message is then the best explanation)."""
@@ -99,6 +150,10 @@ def explain(exc: BaseException, scenario_path: str | None = None) -> Diagnosis |
     errors = " ".join(sorted({m for e in chain for m in _CUDA_ERROR.findall(_text(e))}))
     messages = " | ".join(_text(e) for e in chain)
     frames = _frames(chain)
+    where, line = _where_and_line(frames, scenario_path)
+    from_torch = _torch_diagnosis(messages, line, where, errors)
+    if from_torch is not None:
+        return from_torch
     frame_text = " " + " ".join(f"{os.path.basename(fn)}:{name} {fn} {name}" for fn, _, name in frames)
     for cause, test, what, fix in _RULES:
         if test(errors, messages, frame_text):
@@ -129,8 +184,16 @@ def _frames(chain) -> list[tuple[str, int, str]]:
 
 
 def _where(frames, scenario_path) -> str | None:
+    return _where_and_line(frames, scenario_path)[0]
+
+
+def _where_and_line(frames, scenario_path) -> tuple[str | None, str]:
+    """``file:line`` of the innermost frame in the scenario file, and that line's text."""
     if not scenario_path:
-        return None
+        return None, ""
     target = os.path.abspath(scenario_path)
-    hits = [f"{scenario_path}:{line}" for fn, line, _ in frames if os.path.abspath(fn) == target]
-    return hits[-1] if hits else None
+    hits = [(fn, line) for fn, line, _ in frames if os.path.abspath(fn) == target]
+    if not hits:
+        return None, ""
+    filename, number = hits[-1]
+    return f"{scenario_path}:{number}", linecache.getline(filename, number).strip()

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cuda import device as _cuda
-from ..cuda import pools
+from ..cuda.backends import Backend, Streams, backend_for
 from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
-from ..cuda.snapshot import StateSnapshot, fill_complement, is_complement, is_device_array
+from ..cuda.snapshot import StateSnapshot, is_device_array
 from ..cuda.timing import Timing, measure_interleaved, speedup
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
@@ -40,12 +40,13 @@ class CapturedGraph:
     """One graph of a capture, with what it cost and what it holds."""
 
     name: str
-    graph: Graph
+    graph: Graph  # or a TorchGraph, for torch scenarios: the same API
     node_count: int
     kinds: dict[str, int]
     capture_ms: float  # capture_begin .. end of the step's enqueueing
     instantiate_ms: float  # capture_end (+ instantiate)
-    pool_bytes: int
+    pool_bytes: int  # what this graph's pool holds after its capture (a shared pool: in total)
+    pool_added: int = 0  # how much this graph's capture grew its pool
 
 
 @dataclass
@@ -59,8 +60,14 @@ class CaptureResult:
     graphs: list[CapturedGraph]
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
-    stream: object = None
-    snapshot: StateSnapshot | None = None  # the state as it was before capture
+    streams: Streams | None = None  # the stream captured on, as CuPy and the backend see it
+    snapshot: StateSnapshot | None = None  # checksums of the state as it was before capture
+    backend: Backend | None = None
+
+    @property
+    def stream(self):
+        """The CuPy stream the graphs were captured on (events, synchronize)."""
+        return self.streams.cupy if self.streams is not None else None
 
     def graph(self, name: str) -> CapturedGraph:
         """The captured graph called ``name``."""
@@ -88,6 +95,7 @@ class CaptureResult:
         """Machine-readable figures (no handles)."""
         return {
             "scenario": str(self.scenario.path),
+            "backend": str(self.backend.name) if self.backend is not None else None,
             "params": self.params,
             "pool": self.pool,
             "error_mode": self.error_mode,
@@ -103,6 +111,7 @@ class CaptureResult:
                     "capture_ms": round(g.capture_ms, 4),
                     "instantiate_ms": round(g.instantiate_ms, 4),
                     "pool_bytes": g.pool_bytes,
+                    "pool_added": g.pool_added,
                 }
                 for g in self.graphs
             ],
@@ -139,11 +148,13 @@ def resolve_options(info, pool: PoolKind | str | None,
     return pool, error_mode
 
 
-def _warm_up(scenario, params, stream) -> None:
+def _warm_up(scenario, params, streams: Streams) -> None:
+    """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
+    cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it."""
     state = scenario.make_state(params)
     for name, step in scenario.graph_steps(state).items():
         _call_step(scenario, name, step)
-    stream.synchronize()
+    streams.cupy.synchronize()
 
 
 def _call_step(scenario, name, step) -> None:
@@ -170,26 +181,28 @@ def capture(
     scenario's order — largest first for buckets) or "async" (stream-ordered allocation nodes).
     Debug mode is on, so each graph can be dumped and walked.
     """
-    cupy = _cuda.require_cuda()
+    _cuda.require_cuda()
     pool, error_mode = resolve_options(scenario, pool, error_mode)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    with stream:
+    backend = backend_for(scenario.info.backend)
+    streams = backend.new_streams()
+    with backend.use(streams):
         if warmup:
-            _warm_up(scenario, params, stream)
+            _warm_up(scenario, params, streams)
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
-        stream.synchronize()
-        snapshot = StateSnapshot.take(find_arrays(state, is_device_array), stream)
-        shared = pools.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
+        streams.cupy.synchronize()
+        snapshot = StateSnapshot.take(find_arrays(state, is_device_array), streams.cupy)
+        shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
         tokens = []
         captured = []
         for name, step in steps.items():
-            token = shared or pools.new_pool(PoolKind.ASYNC if pool is PoolKind.ASYNC
-                                             else PoolKind.PRIVATE)
+            token = shared or backend.new_pool(pool)
             if token not in tokens:
                 tokens.append(token)
-            graph = Graph(keep_graph=keep_graph, pool=token, capture_error_mode=error_mode)
+            graph = backend.new_graph(keep_graph=keep_graph, pool=token,
+                                      capture_error_mode=error_mode)
             graph.enable_debug_mode()
+            held_before = backend.pools_bytes([token], pool)
             t0 = time.perf_counter()
             graph.capture_begin()
             try:
@@ -208,7 +221,8 @@ def capture(
                 graph.instantiate()
             t2 = time.perf_counter()
             kinds = node_kinds(graph.graph_handle)
-            _guard(scenario, params, name, snapshot, kinds, stream)
+            _guard(scenario, params, name, snapshot, kinds, backend, streams)
+            held = graph.pool_bytes()
             captured.append(
                 CapturedGraph(
                     name=name,
@@ -217,14 +231,11 @@ def capture(
                     kinds=kinds,
                     capture_ms=(t1 - t0) * 1e3,
                     instantiate_ms=(t2 - t1) * 1e3,
-                    pool_bytes=graph.pool_bytes(),
+                    pool_bytes=held,
+                    pool_added=max(0, held - held_before),
                 )
             )
-        held = [pools.get_pool(t) for t in tokens]
-        if pool is PoolKind.ASYNC:
-            pool_bytes = pools.graph_memory_reserved()
-        else:
-            pool_bytes = sum(p.bytes_held() for p in held)
+        pool_bytes = backend.pools_bytes(tokens, pool)
     return CaptureResult(
         scenario=scenario,
         params=params,
@@ -233,54 +244,47 @@ def capture(
         graphs=captured,
         pool_bytes=pool_bytes,
         state=state,
-        stream=stream,
+        streams=streams,
         snapshot=snapshot,
+        backend=backend,
     )
 
 
-def _guard(scenario, params, name, snapshot, kinds, stream) -> None:
+def _guard(scenario, params, name, snapshot, kinds, backend, streams) -> None:
     """Refuse a capture that ran work outside its graph, or recorded nothing unexpectedly."""
+    info = scenario.info
     changed = snapshot.changed()
     if changed:
-        where = _off_stream_lines(scenario, params, name, stream)
-        raise CaptureError(guard.stray_work_message(name, changed, where, scenario.info.imports))
-    if not sum(kinds.values()) and not scenario.info.expects_empty(name):
-        function = "steps" if scenario.info.multi_graph else "step"
-        where = f"{scenario.path}:{scenario.info.line_of(function)}"
-        raise CaptureError(guard.empty_graph_message(name, scenario.info.imports, where))
+        where = _off_stream_lines(scenario, params, name, backend, streams)
+        raise CaptureError(guard.stray_work_message(name, changed, where, info.imports,
+                                                    info.backend))
+    if not sum(kinds.values()) and not info.expects_empty(name):
+        function = "steps" if info.multi_graph else "step"
+        where = f"{scenario.path}:{info.line_of(function)}"
+        raise CaptureError(guard.empty_graph_message(name, info.imports, where, info.backend))
 
 
-def _off_stream_lines(scenario, params, name, stream) -> list[str]:
+def _off_stream_lines(scenario, params, name, backend, streams) -> list[str]:
     """Where the stray work came from: capture the step again on a fresh state under a line
     tracer that notes the scenario lines run while a current stream is not the capturing one
     (then the step's lines that mention a stream, when the tracer saw none)."""
-    import sys
-
-    cupy = _cuda.require_cuda()
     path = str(scenario.path)
-
-    def current_streams() -> list[int]:
-        handles = [cupy.cuda.get_current_stream().ptr]
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_initialized():
-            handles.append(torch.cuda.current_stream().cuda_stream)
-        return handles
-
     lines: list[int] = []
     try:
-        with stream:
+        with backend.use(streams):
             state = scenario.make_state(params)
             step = scenario.graph_steps(state)[name]
-            stream.synchronize()
-            graph = Graph(pool=pools.new_pool(PoolKind.PRIVATE),
-                          capture_error_mode=CaptureErrorMode.RELAXED)
+            streams.cupy.synchronize()
+            graph = backend.new_graph(keep_graph=False, pool=backend.new_pool(PoolKind.PRIVATE),
+                                      capture_error_mode=CaptureErrorMode.RELAXED)
             graph.capture_begin()
             try:
-                with guard.trace_off_stream_lines(path, stream.ptr, current_streams) as lines:
+                with guard.trace_off_stream_lines(path, streams.handle,
+                                                  backend.current_stream_handles) as lines:
                     step()
             finally:
                 graph.abort_capture()
-            cupy.cuda.runtime.deviceSynchronize()
+            _cuda.require_cuda().cuda.runtime.deviceSynchronize()
     except Exception:  # the diagnosis is best effort; the stray work itself is the error
         pass
     if not lines:
@@ -395,13 +399,12 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
 
 def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float, atol: float,
                *, alone: bool) -> CheckResult:
-    cupy = _cuda.require_cuda()
-    scenario = result.scenario
+    scenario, backend = result.scenario, result.backend
 
     def not_run(note: str) -> CheckResult:
         return CheckResult(False, [], steps, [], rtol, atol, names, ran=False, note=note)
 
-    with result.stream:
+    with backend.use(result.streams):
         eager_state = scenario.make_state(result.params)
         if result.snapshot is not None:
             # the captured state gets eager's starting bytes, before eager changes them
@@ -428,8 +431,8 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         got = scenario.outputs(result.state)
         mismatches = []
         for key in expected:
-            found = _compare(cupy, key, expected[key], got.get(key), rtol, atol)
-            if found and key in poisoned and is_complement(got.get(key), expected[key]):
+            found = _compare(backend, key, expected[key], got.get(key), rtol, atol)
+            if found and key in poisoned and backend.is_complement(got[key], expected[key]):
                 found[0].detail = NOT_WRITTEN
             mismatches.extend(found)
     return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names)
@@ -447,36 +450,21 @@ def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set
     current = result.scenario.outputs(result.state)
     for key, want in expected.items():
         target = current.get(key)
-        if target is not None and not snapshot.covers(target) and fill_complement(target, want):
+        if (target is not None and not snapshot.covers(target)
+                and result.backend.fill_complement(target, want)):
             poisoned.add(key)
     return poisoned
 
 
-def _compare(cupy, key, want, got, rtol, atol) -> list[Mismatch]:
+def _compare(backend: Backend, key: str, want, got, rtol: float, atol: float) -> list[Mismatch]:
     if got is None:
         return [Mismatch(key, -1, 0, 0.0, "missing from the replayed state")]
-    want = cupy.asarray(want)
-    got = cupy.asarray(got)
-    if want.shape != got.shape or want.dtype != got.dtype:
-        return [Mismatch(key, -1, int(want.size), 0.0,
-                         f"shape/dtype {got.shape}/{got.dtype} != eager {want.shape}/{want.dtype}")]
-    if rtol == 0 and atol == 0:
-        if want.dtype.kind in "fc":
-            same = (want == got) | (cupy.isnan(want) & cupy.isnan(got))
-        else:
-            same = want == got
-    else:
-        same = cupy.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    bad = int((~same).sum())
-    if not bad:
+    found = backend.difference(want, got, rtol, atol)
+    if found.detail:
+        return [Mismatch(key, -1, found.total, 0.0, found.detail)]
+    if not found.bad:
         return []
-    if want.dtype.kind in "fciu":
-        diff = cupy.abs(got.astype(cupy.float64) - want.astype(cupy.float64))
-        diff = cupy.where(cupy.isnan(diff), cupy.inf, diff)
-        largest = float(diff.max())
-    else:
-        largest = float("nan")
-    return [Mismatch(key, bad, int(want.size), largest)]
+    return [Mismatch(key, found.bad, found.total, found.largest)]
 
 
 # -- timing -----------------------------------------------------------------------------------
@@ -535,7 +523,7 @@ def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int,
     All workloads' rounds are interleaved, so clock drift during the run hits them alike.
     ``on_progress(done, total)`` is called after each round.
     """
-    with result.stream:
+    with result.backend.use(result.streams):
         eager_state = result.scenario.make_state(result.params)
         eager_steps = result.scenario.graph_steps(eager_state)
         step_list = list(eager_steps.values())

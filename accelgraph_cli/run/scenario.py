@@ -7,11 +7,12 @@ A scenario is a plain Python file (see scenarios/ and the README's "Writing a sc
     POOL = "private"                         # optional: "private" | "shared" | "async"
     ERROR_MODE = "global"                    # optional: "global" | "thread_local" | "relaxed"
     EXPECT_EMPTY = False                     # optional: True (or graph names) if a step records nothing
+    BACKEND = "cupy"                         # optional: "cupy" | "torch"; else read from the imports
 
     def setup(batch, hidden): ...            # eager: allocate inputs, load kernels -> state
     def step(state): ...                     # captured: enqueue work on the current stream
     # or: def steps(state) -> {name: callable}, one graph per entry
-    def outputs(state): ...                  # optional: {name: cupy array} replay must match
+    def outputs(state): ...                  # optional: {name: array or tensor} replay must match
 
 Two stages, so that a broken file is diagnosed on a machine without a GPU:
 
@@ -37,13 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..enums import CaptureErrorMode, PoolKind
+from ..enums import Backend, CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError
 
 DEFAULT_POOL = PoolKind.PRIVATE
 DEFAULT_ERROR_MODE = CaptureErrorMode.GLOBAL
 
-_E = TypeVar("_E", PoolKind, CaptureErrorMode)
+_E = TypeVar("_E", PoolKind, CaptureErrorMode, Backend)
 _PARAM_TYPES = (bool, int, float, str)
 _TRUE_WORDS = ("true", "yes", "on", "1")
 _FALSE_WORDS = ("false", "no", "off", "0")
@@ -93,6 +94,9 @@ class ScenarioInfo:
     (an empty graph is otherwise an error: its work went somewhere the capture did not see)."""
     imports: frozenset[str] = frozenset()
     """Top-level package names the file imports anywhere (``torch``, ``cupy``, ...)."""
+    backend: Backend = Backend.CUPY
+    """BACKEND, or the backend the imports name: torch for a file that imports torch and not
+    cupy, cupy otherwise (a file importing both must say which)."""
 
     def expects_empty(self, graph_name: str) -> bool:
         """Whether the scenario declares that ``graph_name`` may capture no work."""
@@ -108,7 +112,7 @@ class ScenarioInfo:
 # --------------------------------------------------------------------------- stage 1: inspect
 
 _CONTRACT_NAMES = ("setup", "step", "steps", "outputs", "PARAMS", "POOL", "ERROR_MODE",
-                   "EXPECT_EMPTY")
+                   "EXPECT_EMPTY", "BACKEND")
 
 
 def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
@@ -199,6 +203,14 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
 
     _check_function_shapes(where, nodes, params)
     expect_empty = _parse_expect_empty(where, nodes.get("EXPECT_EMPTY"))
+    imports = _imported_packages(tree)
+    backend = _backend(where, nodes.get("BACKEND"), imports)
+    if backend is Backend.TORCH and pool is PoolKind.ASYNC:
+        line = definitions["POOL"]
+        raise ScenarioError(
+            f"{where}:{line}: POOL = 'async' is CuPy's stream-ordered allocator; a torch "
+            f"scenario's graphs allocate from torch's caching allocator: use 'private' or "
+            f"'shared'", path=where, line=line)
 
     doc = ast.get_docstring(tree) or ""
     summary = next((line.strip() for line in doc.splitlines() if line.strip()), "")
@@ -214,8 +226,21 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
         multi_graph=has_steps,
         definitions=definitions,
         expect_empty=expect_empty,
-        imports=_imported_packages(tree),
+        imports=imports,
+        backend=backend,
     )
+
+
+def _backend(where: str, node: ast.AST | None, imports: frozenset[str]) -> Backend:
+    """BACKEND when the file sets it; else torch for a file that imports torch and not cupy,
+    cupy otherwise. A file that imports both and does not say is an error."""
+    if node is not None:
+        return _parse_choice(where, node, "BACKEND", Backend, Backend.CUPY)
+    if "torch" in imports and "cupy" in imports:
+        raise ScenarioError(
+            f"{where}:1: imports both torch and cupy; say which one the step launches its work "
+            f"with: BACKEND = \"torch\" or BACKEND = \"cupy\"", path=where, line=1)
+    return Backend.TORCH if "torch" in imports else Backend.CUPY
 
 
 def _parse_expect_empty(where: str, node: ast.AST | None) -> bool | tuple[str, ...]:

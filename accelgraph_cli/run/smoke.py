@@ -20,7 +20,8 @@ class SmokeRow:
     """The outcome for one scenario."""
 
     scenario: str
-    status: str  # "ok", "failed" (check or drift), "error" (could not capture/replay)
+    status: str  # "ok", "failed" (check or drift), "error" (could not capture/replay),
+    # "skipped" (a torch scenario where torch is not installed: message says so)
     nodes: int = 0
     graphs: int = 0
     capture_ms: float = 0.0
@@ -33,7 +34,8 @@ class SmokeRow:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        """Passed, or skipped for a stated reason (neither fails the run)."""
+        return self.status in ("ok", "skipped")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -75,11 +77,15 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
     problem with the scenario itself (KeyboardInterrupt still propagates)."""
     from ..cuda.timing import speedup
     from . import protocol as runner
-    from .scenario import load_scenario, parse_params
+    from .scenario import inspect_scenario, load_scenario, parse_params
 
     row = SmokeRow(scenario=str(path), status="error")
     start = time.perf_counter()
     try:
+        reason = skip_reason(inspect_scenario(path))
+        if reason:
+            row.status, row.message = "skipped", reason
+            return row
         scen = load_scenario(path)
         params = parse_params(scen.info.params, [])
         result = runner.capture(scen, params)
@@ -113,6 +119,18 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
         row.message = f"{type(exc).__name__}: {exc}".splitlines()[0]
     row.seconds = time.perf_counter() - start
     return row
+
+
+def skip_reason(info) -> str:
+    """Why smoke skips a scenario here ("" when it runs): a torch scenario without torch."""
+    import importlib.util
+
+    from ..enums import Backend
+
+    if info.backend is Backend.TORCH and importlib.util.find_spec("torch") is None:
+        return ("skipped: a PyTorch scenario, and torch is not installed here "
+                "(pip install 'accelgraph[torch]')")
+    return ""
 
 
 def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]]:
@@ -182,6 +200,8 @@ def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
             el.text = "\n".join(r.details)
         elif r.status == "error":
             ElementTree.SubElement(case, "error", message=r.message)
+        elif r.status == "skipped":
+            ElementTree.SubElement(case, "skipped", message=r.message)
     if interrupted:
         ElementTree.SubElement(suite, "system-err").text = "interrupted before all scenarios ran"
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

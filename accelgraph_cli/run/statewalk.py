@@ -57,8 +57,8 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
                 yield from _walk(tensor, f"{path}.{name}", depth + 1, is_array, seen)
         return
     if isinstance(obj, dict):
-        for key, value in list(obj.items()):
-            yield from _walk(value, f"{path}[{key!r}]", depth + 1, is_array, seen)
+        for index, (key, value) in enumerate(list(obj.items())):
+            yield from _walk(value, f"{path}[{_key(key, index)}]", depth + 1, is_array, seen)
     elif isinstance(obj, (list, tuple)):
         for index, value in enumerate(obj):
             yield from _walk(value, f"{path}[{index}]", depth + 1, is_array, seen)
@@ -71,3 +71,12 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
 def _is_module(obj: Any) -> bool:
     return callable(getattr(obj, "named_parameters", None)) and callable(
         getattr(obj, "named_buffers", None))
+
+
+def _key(key: Any, index: int) -> str:
+    """How a dict key shows in a path: its repr for plain keys; for others (an optimizer's
+    state is keyed by parameter tensors) the type and position, which is the same for two
+    states built alike and short enough to read."""
+    if isinstance(key, (str, int, float, bool)) and len(repr(key)) <= 60:
+        return repr(key)
+    return f"<{type(key).__name__} #{index}>"

@@ -2,6 +2,8 @@
 on its own current stream, so its work runs eagerly during capture, outside the graph."""
 import torch
 
+BACKEND = "cupy"  # on purpose: torch work captured on CuPy's stream
+
 PARAMS = {}
 
 

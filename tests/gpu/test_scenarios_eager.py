@@ -16,10 +16,17 @@ import pytest
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
-from accelgraph_cli.run.scenario import ScenarioError, load_scenario, parse_params  # noqa: E402  (after the importorskip above)
+from accelgraph_cli.enums import Backend  # noqa: E402
+from accelgraph_cli.run.scenario import (  # noqa: E402  (after the importorskip above)
+    ScenarioError,
+    inspect_scenario,
+    load_scenario,
+    parse_params,
+)
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
-ALL = sorted(SCENARIOS.glob("*.py"))
+# The CuPy scenarios, stepped eagerly on CuPy arrays (torch ones: tests/gpu/test_torch.py).
+ALL = sorted(p for p in SCENARIOS.glob("*.py") if inspect_scenario(p).backend is Backend.CUPY)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,275 @@
+"""The two capture backends, behind one interface: CuPy streams and PyTorch's graph API.
+
+The run protocol (run/protocol.py) is written once against :class:`Backend`; what differs
+between a CuPy scenario and a torch one is only which stream the scenario's library launches on,
+which graph object captures it, where captured allocations come from, and how two device arrays
+are compared. accelgraph's own device utilities (CUDA events for timing, the capture guard's
+checksum kernel) run through CuPy on the same raw stream in both cases: a torch stream is
+wrapped as a ``cupy.cuda.ExternalStream``.
+
+torch is imported only by the torch backend, when a torch scenario is run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..enums import Backend as BackendName
+from ..enums import PoolKind
+from ..errors import AccelgraphError
+from . import device as _cuda
+from . import pools
+
+
+@dataclass
+class Streams:
+    """One CUDA stream as each library sees it."""
+
+    handle: int  # the cudaStream_t
+    cupy: Any  # a CuPy stream on it: events, accelgraph's kernels, synchronize()
+    native: Any  # what the scenario's library makes current (the CuPy stream, or a torch one)
+
+
+@dataclass
+class Difference:
+    """How two outputs differ: ``bad`` elements of ``total`` (largest |a - b|), or ``detail``
+    when they cannot be compared element by element (shape or dtype)."""
+
+    bad: int
+    total: int
+    largest: float
+    detail: str = ""
+
+
+class Backend:
+    """What the run protocol needs from a capture backend."""
+
+    name: BackendName
+
+    def new_streams(self) -> Streams:
+        """A fresh non-blocking stream to warm up, capture and replay on."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def use(self, streams: Streams) -> Iterator[None]:
+        """Make ``streams`` current for the scenario's library and for accelgraph's CuPy work."""
+        raise NotImplementedError
+        yield
+
+    def new_pool(self, kind: PoolKind) -> tuple[int, int]:
+        """A pool token for graphs of this backend."""
+        raise NotImplementedError
+
+    def new_graph(self, *, keep_graph: bool, pool, capture_error_mode):
+        """A graph object with the torch.accelerator.Graph API."""
+        raise NotImplementedError
+
+    def pools_bytes(self, tokens: list, kind: PoolKind) -> int:
+        """Bytes all the given pools hold, each counted once."""
+        raise NotImplementedError
+
+    def current_stream_handles(self) -> list[int]:
+        """The streams work would be launched on now (for the off-stream line tracer)."""
+        raise NotImplementedError
+
+    def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
+        """Compare ``got`` with ``want``: bitwise (NaN equals NaN) when rtol = atol = 0, else
+        |got - want| <= atol + rtol * |want| element by element."""
+        raise NotImplementedError
+
+    def fill_complement(self, target: Any, reference: Any) -> bool:
+        """Fill ``target`` with the bitwise complement of ``reference`` (see snapshot)."""
+        raise NotImplementedError
+
+    def is_complement(self, got: Any, want: Any) -> bool:
+        """Whether ``got`` still holds exactly the complement of ``want``."""
+        raise NotImplementedError
+
+
+class CupyBackend(Backend):
+    """Scenarios written with CuPy (and accelgraph_cli.kernels): accelgraph's own Graph."""
+
+    name = BackendName.CUPY
+
+    def new_streams(self) -> Streams:
+        cupy = _cuda.require_cuda()
+        stream = cupy.cuda.Stream(non_blocking=True)
+        return Streams(stream.ptr, stream, stream)
+
+    @contextlib.contextmanager
+    def use(self, streams: Streams) -> Iterator[None]:
+        with streams.cupy:
+            yield
+
+    def new_pool(self, kind: PoolKind) -> tuple[int, int]:
+        return pools.new_pool(PoolKind.ASYNC if kind is PoolKind.ASYNC else PoolKind.PRIVATE)
+
+    def new_graph(self, *, keep_graph: bool, pool, capture_error_mode):
+        from .graph import Graph
+
+        return Graph(keep_graph=keep_graph, pool=pool, capture_error_mode=capture_error_mode)
+
+    def pools_bytes(self, tokens: list, kind: PoolKind) -> int:
+        if kind is PoolKind.ASYNC:
+            return pools.graph_memory_reserved()
+        return sum(pools.get_pool(t).bytes_held() for t in tokens)
+
+    def current_stream_handles(self) -> list[int]:
+        import sys
+
+        handles = [_cuda.require_cuda().cuda.get_current_stream().ptr]
+        torch = sys.modules.get("torch")  # a CuPy scenario that also calls torch
+        if torch is not None and torch.cuda.is_initialized():
+            handles.append(torch.cuda.current_stream().cuda_stream)
+        return handles
+
+    def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
+        cupy = _cuda.require_cuda()
+        want, got = cupy.asarray(want), cupy.asarray(got)
+        if want.shape != got.shape or want.dtype != got.dtype:
+            return Difference(-1, int(want.size), 0.0,
+                              f"shape/dtype {got.shape}/{got.dtype} != eager {want.shape}/{want.dtype}")
+        if rtol == 0 and atol == 0:
+            same = want == got
+            if want.dtype.kind in "fc":
+                same |= cupy.isnan(want) & cupy.isnan(got)
+        else:
+            same = cupy.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        bad = int((~same).sum())
+        largest = 0.0
+        if bad:
+            largest = float("nan")
+            if want.dtype.kind in "fciu":
+                diff = cupy.abs(got.astype(cupy.float64) - want.astype(cupy.float64))
+                largest = float(cupy.where(cupy.isnan(diff), cupy.inf, diff).max())
+        return Difference(bad, int(want.size), largest)
+
+    def fill_complement(self, target: Any, reference: Any) -> bool:
+        from .snapshot import fill_complement
+
+        return fill_complement(target, reference)
+
+    def is_complement(self, got: Any, want: Any) -> bool:
+        from .snapshot import is_complement
+
+        return is_complement(got, want)
+
+
+class TorchBackend(Backend):
+    """Scenarios written in PyTorch: torch's own graph object (TorchGraph), torch's pools."""
+
+    name = BackendName.TORCH
+
+    def __init__(self) -> None:
+        try:
+            import torch
+        except Exception as exc:
+            raise AccelgraphError(
+                f"this scenario is written in PyTorch, and torch is not usable here "
+                f"({type(exc).__name__}); install it (pip install 'accelgraph[torch]')") from None
+        if not torch.cuda.is_available():
+            raise AccelgraphError("this scenario is written in PyTorch, and torch sees no CUDA "
+                                  "device; install a CUDA build of torch")
+        self.torch = torch
+
+    def new_streams(self) -> Streams:
+        cupy = _cuda.require_cuda()
+        stream = self.torch.cuda.Stream()
+        return Streams(stream.cuda_stream, _external(cupy, stream), stream)
+
+    @contextlib.contextmanager
+    def use(self, streams: Streams) -> Iterator[None]:
+        with self.torch.cuda.stream(streams.native), streams.cupy:
+            yield
+
+    def new_pool(self, kind: PoolKind) -> tuple[int, int]:
+        from .torch_graph import new_torch_pool
+
+        return new_torch_pool()
+
+    def new_graph(self, *, keep_graph: bool, pool, capture_error_mode):
+        from .torch_graph import TorchGraph
+
+        return TorchGraph(keep_graph=keep_graph, pool=pool, capture_error_mode=capture_error_mode)
+
+    def pools_bytes(self, tokens: list, kind: PoolKind) -> int:
+        from .torch_graph import torch_pool_bytes
+
+        return sum(torch_pool_bytes(t) for t in tokens)
+
+    def current_stream_handles(self) -> list[int]:
+        return [self.torch.cuda.current_stream().cuda_stream,
+                _cuda.require_cuda().cuda.get_current_stream().ptr]
+
+    def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
+        torch = self.torch
+        want, got = torch.as_tensor(want), torch.as_tensor(got, device=want.device)
+        if want.shape != got.shape or want.dtype != got.dtype:
+            return Difference(-1, int(want.numel()), 0.0,
+                              f"shape/dtype {tuple(got.shape)}/{got.dtype} != eager "
+                              f"{tuple(want.shape)}/{want.dtype}")
+        if rtol == 0 and atol == 0:
+            same = want == got
+            if want.is_floating_point() or want.is_complex():
+                same |= want.isnan() & got.isnan()
+        else:
+            same = torch.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        bad = int((~same).sum())
+        largest = 0.0
+        if bad:
+            largest = float("nan")
+            if not want.is_complex() and want.dtype != torch.bool:
+                diff = (got.double() - want.double()).abs()
+                largest = float(torch.where(diff.isnan(), torch.inf, diff).max())
+        return Difference(bad, int(want.numel()), largest)
+
+    def _words(self, tensor):
+        torch = self.torch
+        return {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
+            tensor.element_size())
+
+    def fill_complement(self, target: Any, reference: Any) -> bool:
+        if target.shape != reference.shape or target.dtype != reference.dtype:
+            return False
+        if target.dtype == self.torch.bool:
+            target.copy_(reference.logical_not())
+            return True
+        words = self._words(target)
+        if words is None or target.is_complex():
+            return False
+        target.view(words).copy_(reference.view(words).bitwise_not())
+        return True
+
+    def is_complement(self, got: Any, want: Any) -> bool:
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return False
+        if want.dtype == self.torch.bool:
+            return bool((got == want.logical_not()).all())
+        words = self._words(want)
+        if words is None or want.is_complex():
+            return False
+        return bool((got.view(words) == want.view(words).bitwise_not()).all())
+
+
+def _external(cupy, torch_stream):
+    """The torch stream as a CuPy stream (same cudaStream_t), for events and accelgraph's kernels."""
+    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    if from_external is not None:
+        try:
+            return from_external(torch_stream)
+        except Exception:  # a torch without the CUDA stream protocol: wrap the handle
+            pass
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return cupy.cuda.ExternalStream(torch_stream.cuda_stream)
+
+
+def backend_for(name: BackendName | str) -> Backend:
+    """The backend a scenario's BACKEND (declared or detected) names."""
+    name = BackendName.parse(name, "BACKEND")
+    return TorchBackend() if name is BackendName.TORCH else CupyBackend()

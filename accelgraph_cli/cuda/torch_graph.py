@@ -1,0 +1,268 @@
+"""accelgraph_cli.TorchGraph: the same graph API as :class:`accelgraph_cli.Graph`, on PyTorch.
+
+For scenarios written in PyTorch. Captures through PyTorch's own graph object —
+``torch.accelerator.Graph`` where the installed torch has it, else
+``torch.cuda.CUDAGraph(keep_graph=True)`` — so torch's caching allocator, its RNG (philox
+offsets) and its libraries (cuBLAS workspaces, SDPA) behave under capture exactly as they do
+in ``torch.cuda.graph``. The underlying ``cudaGraph_t`` is always kept (torch's
+``raw_cuda_graph()``), so ``debug_dump``, the live node walk, ``dump`` and ``diff`` work the
+same way as for CuPy graphs.
+
+Pools are torch's: a token from ``torch.cuda.graph_pool_handle()`` (or another TorchGraph's
+:meth:`pool`). Graphs given the same token share one pool of torch's caching allocator.
+There is no stream-ordered ("async") pool on this backend: torch's allocator serves capture.
+
+torch is imported when a TorchGraph is constructed, never by ``import accelgraph_cli``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from ..enums import CaptureErrorMode
+from ..errors import CaptureError, GraphStateError
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def new_torch_pool() -> tuple[int, int]:
+    """A fresh pool token for torch graphs (``torch.cuda.graph_pool_handle()``)."""
+    return tuple(_torch().cuda.graph_pool_handle())
+
+
+def torch_pool_bytes(pool: tuple[int, int]) -> int:
+    """Bytes torch's caching allocator holds in segments of the graph pool ``pool``."""
+    torch = _torch()
+    total = 0
+    for segment in torch.cuda.memory_snapshot():
+        if tuple(segment.get("segment_pool_id", ())) == tuple(pool):
+            total += int(segment.get("total_size", 0))
+    return total
+
+
+class TorchGraph:
+    """A CUDA graph captured from a torch stream and replayed on demand.
+
+    Same constructor and methods as :class:`accelgraph_cli.Graph` (see its docstring for the
+    meaning of ``keep_graph``, ``pool`` and ``capture_error_mode``); ``pool`` is a torch pool
+    token. Capture with a torch side stream current (``with torch.cuda.stream(s):``): CUDA
+    cannot capture the legacy default stream.
+    """
+
+    def __init__(self, keep_graph: bool = False, *, pool: tuple[int, int] | None = None,
+                 capture_error_mode: CaptureErrorMode | str = CaptureErrorMode.DEFAULT) -> None:
+        torch = _torch()
+        self.keep_graph = bool(keep_graph)
+        self.graph_pool = tuple(pool) if pool is not None else None
+        self.capture_error_mode = CaptureErrorMode.parse(capture_error_mode, "capture_error_mode")
+        self._debug = False
+        self._graph = torch.cuda.CUDAGraph(keep_graph=True)
+        self._capturing = False
+        self._captured = False
+        self._instantiated = False
+        self._stream: Any = None
+
+    @property
+    def is_capturing(self) -> bool:
+        """True between capture_begin and capture_end."""
+        return self._capturing
+
+    @property
+    def is_captured(self) -> bool:
+        """True once a capture has ended and until reset()."""
+        return self._captured
+
+    @property
+    def is_instantiated(self) -> bool:
+        """True once an executable graph exists."""
+        return self._instantiated
+
+    def pool(self) -> tuple[int, int]:
+        """The token of this graph's pool (made now if none was given): pass it as ``pool=``
+        to another TorchGraph to share the pool."""
+        if self.graph_pool is None:
+            self.graph_pool = new_torch_pool()
+        return self.graph_pool
+
+    def capture_begin(self) -> None:
+        """Start capturing the work enqueued on torch's current stream, allocating from this
+        graph's pool, in this graph's capture error mode."""
+        if self._capturing:
+            raise GraphStateError("capture_begin called twice: this graph is already capturing")
+        if self._captured:
+            raise GraphStateError(
+                "this graph already holds a captured graph; call reset() before capturing again")
+        torch = _torch()
+        stream = torch.cuda.current_stream()
+        if stream.cuda_stream == 0:
+            raise CaptureError(
+                "cannot capture on the legacy default stream: CUDA forbids it; capture on a "
+                "stream of your own, e.g. `with torch.cuda.stream(torch.cuda.Stream()):`")
+        mode = self.capture_error_mode.resolved.value
+        try:
+            self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
+        except Exception as exc:
+            raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
+        self._stream = stream
+        self._capturing = True
+
+    def capture_end(self) -> None:
+        """Stop capturing; with keep_graph=False also instantiate (as Graph does)."""
+        if not self._capturing:
+            raise GraphStateError("capture_end called without capture_begin")
+        try:
+            self._graph.capture_end()
+        except Exception as exc:
+            self._end_stream_capture()
+            self._capturing = False
+            self._fresh_graph()
+            raise CaptureError(
+                f"capture failed and was discarded: {_describe(exc)}; an operation during the "
+                "capture was illegal in this capture error mode", exc) from exc
+        self._capturing = False
+        self._captured = True
+        if not self.keep_graph:
+            self.instantiate()
+
+    def abort_capture(self) -> None:
+        """End a capture in progress and discard it (no-op when not capturing)."""
+        if not self._capturing:
+            return
+        try:
+            self._graph.capture_end()
+        except Exception:
+            pass  # an invalidated capture: ending it is what was needed
+        self._end_stream_capture()
+        self._capturing = False
+        self._fresh_graph()
+
+    def _end_stream_capture(self) -> None:
+        """If the stream is still capturing (torch gave up half-way), end that capture."""
+        from . import device
+
+        if self._stream is None:
+            return
+        runtime, _ = device.bindings()
+        handle = self._stream.cuda_stream
+        err, status = runtime.cudaStreamIsCapturing(handle)
+        if int(err) == 0 and int(status) != 0:  # active or invalidated
+            err, graph = runtime.cudaStreamEndCapture(handle)
+            if int(err) == 0 and graph:
+                runtime.cudaGraphDestroy(graph)
+
+    def _fresh_graph(self) -> None:
+        self._graph = _torch().cuda.CUDAGraph(keep_graph=True)
+        self._captured = False
+        self._instantiated = False
+        self._stream = None
+
+    def __enter__(self) -> TorchGraph:
+        """Synchronize the device, then begin capture on torch's current stream."""
+        _torch().cuda.synchronize()
+        self.capture_begin()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        """End the capture; if the body raised, discard it and raise CaptureError."""
+        if exc is None:
+            self.capture_end()
+            return False
+        self.abort_capture()
+        if isinstance(exc, CaptureError):
+            return False
+        raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
+
+    def instantiate(self) -> None:
+        """Build the executable graph (torch's ``instantiate``); again replaces it."""
+        if self._capturing:
+            raise GraphStateError("instantiate called during capture; call capture_end first")
+        if not self._captured:
+            raise GraphStateError("nothing to instantiate: capture a graph first")
+        self._graph.instantiate()
+        self._instantiated = True
+        self.__dict__["replay"] = self._graph.replay
+
+    def replay(self) -> None:
+        """Run the captured work again on torch's current stream (instantiating first if
+        needed). Cost: torch's CUDAGraph.replay, one cudaGraphLaunch."""
+        if self._capturing:
+            raise GraphStateError("replay called during capture; call capture_end first")
+        if not self._captured:
+            raise GraphStateError("replay called before any capture: capture a graph first")
+        self.instantiate()
+        self.replay()
+
+    def reset(self) -> None:
+        """Delete the graph held by this object; it can then capture again."""
+        if self._capturing:
+            self.abort_capture()
+        self.__dict__.pop("replay", None)
+        self._graph.reset()
+        self._fresh_graph()
+
+    def pool_bytes(self) -> int:
+        """Bytes torch's allocator holds in this graph's pool (shared pools count once for
+        every sharer)."""
+        return torch_pool_bytes(self.graph_pool) if self.graph_pool is not None else 0
+
+    def enable_debug_mode(self) -> None:
+        """Recorded for API parity: a TorchGraph always keeps its cudaGraph_t (torch's
+        keep_graph=True), so debug_dump works with or without it, and torch's own debug mode
+        (which only adds warnings to its debug_dump) is not turned on."""
+        self._debug = True
+
+    @property
+    def debug_mode(self) -> bool:
+        """Whether enable_debug_mode() was called."""
+        return self._debug
+
+    @property
+    def graph_handle(self) -> int:
+        """The captured cudaGraph_t (torch's raw_cuda_graph), as an int."""
+        if not self._captured:
+            raise GraphStateError("no captured graph: capture first")
+        return int(self._graph.raw_cuda_graph())
+
+    @property
+    def exec_handle(self) -> int:
+        """The cudaGraphExec_t, once instantiated (0 before)."""
+        return int(self._graph.raw_cuda_graph_exec()) if self._instantiated else 0
+
+    def debug_dump(self, path, flags="verbose") -> str:
+        """Write the graph as Graphviz DOT, as cudaGraphDebugDotPrint writes it (atomically).
+        Same flags as Graph.debug_dump. Returns the path."""
+        from ..files import atomic_output
+        from .graph import _write_dot, debug_dot_flags
+
+        bits = debug_dot_flags(flags)
+        path = os.fspath(path)
+        with atomic_output(path, suffix=".dot") as tmp:
+            _write_dot(self.graph_handle, tmp, bits)
+        return path
+
+    def debug_dot(self, flags="verbose") -> str:
+        """The DOT text debug_dump would write, as a string."""
+        fd, tmp = tempfile.mkstemp(prefix="accelgraph-", suffix=".dot")
+        os.close(fd)
+        try:
+            self.debug_dump(tmp, flags)
+            with open(tmp, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        finally:
+            os.unlink(tmp)
+
+    def __repr__(self) -> str:
+        state = "capturing" if self._capturing else "captured" if self._captured else "empty"
+        return (f"TorchGraph({state}, keep_graph={self.keep_graph}, "
+                f"capture_error_mode={self.capture_error_mode.value!r})")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

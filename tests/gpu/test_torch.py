@@ -1,0 +1,172 @@
+"""The PyTorch backend on the GPU: TorchGraph's API, torch scenarios captured, replayed and
+checked through torch's own graph object, torch capture failures explained, memory per pool."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch backend needs torch")
+
+from accelgraph_cli import CaptureError, GraphStateError, TorchGraph  # noqa: E402
+from accelgraph_cli.cuda.live import model_from_graph  # noqa: E402
+from accelgraph_cli.dot.parse import parse_dot  # noqa: E402
+from accelgraph_cli.enums import Backend  # noqa: E402
+from accelgraph_cli.run import protocol as runner  # noqa: E402
+from accelgraph_cli.run import smoke  # noqa: E402
+from accelgraph_cli.run.scenario import load_scenario, parse_params  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+TORCH_SCENARIOS = ["gpt_decode", "torch_buckets", "train_step"]
+
+
+def _capture(path, *overrides, **options):
+    scen = load_scenario(path)
+    return runner.capture(scen, parse_params(scen.info.params, list(overrides)), **options)
+
+
+def _write(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize("name", TORCH_SCENARIOS)
+def test_torch_scenarios_capture_replay_and_check_bitwise(name, capsys):
+    result = _capture(ROOT / "scenarios" / f"{name}.py")
+    assert result.backend.name is Backend.TORCH
+    assert all(g.node_count > 0 and type(g.graph) is TorchGraph for g in result.graphs)
+    assert all(g.kinds.get("kernel", 0) > 0 for g in result.graphs)
+    checked = runner.check(result)
+    assert checked.ok, checked.problems()
+    eager, graph, per_graph = runner.time_replay(result, iters=20, warmup=3, rounds=3)
+    with capsys.disabled():
+        print(f"\n{name}: {result.node_count} nodes in {len(result.graphs)} graph(s), eager "
+              f"{eager.gpu_us.median:.1f} µs, graph {graph.gpu_us.median:.1f} µs, pool "
+              f"{result.pool_bytes:,} B, guard {result.guard_summary()}")
+    assert graph.gpu_us.median > 0 and len(per_graph) == len(result.graphs)
+
+
+def test_gpt_decode_graph_holds_gemms_attention_and_layernorm():
+    result = _capture(ROOT / "scenarios" / "gpt_decode.py", "layers=1", "seq=128")
+    model = model_from_graph(result.graphs[0].graph.graph_handle)
+    names = " ".join(n.name or "" for n in model.nodes).lower()
+    assert "layer_norm" in names
+    assert "flash" in names or "attention" in names or "fmha" in names, names[:500]
+    text = result.graphs[0].graph.debug_dot("verbose")
+    parsed = parse_dot(text)
+    assert len(parsed.nodes) == result.graphs[0].node_count
+
+
+def test_train_step_replays_train_the_model():
+    result = _capture(ROOT / "scenarios" / "train_step.py")
+    graph = result.graphs[0].graph
+    weight = result.state["model"][2].weight
+    losses = []
+    for _ in range(20):
+        graph.replay()
+        losses.append(float(result.state["loss"]))
+    assert losses[-1] < losses[0], losses
+    before = weight.detach().clone()
+    graph.replay()
+    torch.cuda.synchronize()
+    assert not torch.equal(before, weight)
+
+
+def test_torch_buckets_shared_pool_holds_less_than_private(capsys):
+    shared = _capture(ROOT / "scenarios" / "torch_buckets.py")
+    private = _capture(ROOT / "scenarios" / "torch_buckets.py", pool="private")
+    largest = max(g.pool_added for g in private.graphs)
+    with capsys.disabled():
+        print(f"\ntorch buckets: shared {shared.pool_bytes:,} B, private {private.pool_bytes:,} B,"
+              f" largest graph {largest:,} B; per graph added (shared): "
+              f"{[g.pool_added for g in shared.graphs]}")
+    assert len(shared.graphs) == 9
+    assert shared.pool_bytes < private.pool_bytes
+    assert shared.graphs[0].pool_added > 0
+    assert runner.check(shared).ok
+
+
+def test_torch_graph_api_pools_keep_graph_reset_and_dump(tmp_path):
+    stream = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    with torch.cuda.stream(stream):
+        (x * 2).add_(1)  # warm the kernels
+        torch.cuda.synchronize()
+        g1 = TorchGraph(keep_graph=True, capture_error_mode="thread_local")
+        with g1:
+            y = x * 2 + 1
+        assert g1.is_captured and not g1.is_instantiated
+        g1.replay()
+        assert g1.is_instantiated
+        g2 = TorchGraph(pool=g1.pool())
+        g2.capture_begin()
+        z = y * 3
+        g2.capture_end()
+        assert g2.pool() == g1.pool() and g2.is_instantiated
+        x.fill_(2)
+        g1.replay()
+        g2.replay()
+        torch.cuda.synchronize()
+        assert float(z[0]) == 15.0
+        path = g1.debug_dump(tmp_path / "g1.dot")
+        assert "digraph" in Path(path).read_text()
+        g1.reset()
+        with pytest.raises(GraphStateError):
+            g1.replay()
+        with g1:
+            w = x + 5
+        g1.replay()
+        torch.cuda.synchronize()
+        assert float(w[0]) == 7.0
+    with pytest.raises(CaptureError, match="legacy default stream"):
+        TorchGraph().capture_begin()
+
+
+@pytest.mark.parametrize("line, cause, words", [
+    ("v = state['x'].sum().item()", "item()", "reads a tensor's value on the host"),
+    ("v = state['x'].cpu()", "cpu()", "reads a tensor's value on the host"),
+    ("print(state['x'])", "print(", "reads a tensor's value on the host"),
+    ("torch.cuda.synchronize()", "synchronize(", "waits for the GPU"),
+    ("v = torch.nonzero(state['x'])", "nonzero", "size depends on the data"),
+    ("v = state['x'][state['x'] > 3]", "[state['x'] > 3]", "size depends on the data"),
+    ("v = torch.ones(16).to('cuda')", "pageable", "pageable host memory"),
+])
+def test_torch_capture_failures_name_the_call_and_line_and_recover(tmp_path, line, cause, words):
+    path = _write(tmp_path, "bad_torch", f'''
+        """A torch step with an illegal call under capture."""
+        import torch
+        def setup():
+            return {{"x": torch.arange(16, dtype=torch.float32, device="cuda")}}
+        def step(state):
+            y = state["x"] * 2
+            {line}
+    ''')
+    with pytest.raises(CaptureError) as info:
+        _capture(path)
+    message = str(info.value)
+    assert "bad_torch.py:8" in message, message
+    assert words in message, message
+    assert "\n" not in message
+    # the process still captures, replays and checks a torch scenario
+    good = _capture(ROOT / "scenarios" / "gpt_decode.py", "layers=1", "seq=64")
+    assert runner.check(good).ok
+
+
+def test_broken_torch_scenario_is_an_error_in_smoke_and_the_cli():
+    path = ROOT / "tests" / "broken_capture" / "torch_item.py"
+    row = smoke.run_one(path, iters=2, rounds=1)
+    assert row.status == "error" and "torch_item.py:" in row.message, row
+    assert ".item()" in row.message
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "replay", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "capture", "gpt_decode",
+                           "--param", "layers=1", "--json"],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert '"backend": "torch"' in proc.stdout
