@@ -166,3 +166,17 @@ def test_diff_accepts_a_parameter_the_graphs_carry(cli):
     code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", "--ignore", "grid")
     assert (code, err) == (0, "")
     assert "identical: 6 nodes and 5 edges match (ignoring grid)" in out
+
+
+def test_basic_dump_mem_alloc_size_is_unknown_not_zero(cli):
+    code, out, _ = cli("show", DUMPS / "asyncalloc_basic.dot")
+    assert code == 0
+    assert "Allocated      size unknown (basic dump)  in 2 mem_alloc nodes" in out
+    code, out, _ = cli("show", DUMPS / "asyncalloc_verbose.dot")
+    assert "Allocated      8.0 MiB  in 2 mem_alloc nodes" in out
+
+
+def test_conditional_nodes_show_their_type(cli):
+    code, out, _ = cli("show", NESTED)
+    assert code == 0
+    assert "    1  #1          conditional  IF, 1 node inside" in out

@@ -95,7 +95,9 @@ def node_name(node: Node, max_len: int = 60) -> str:
         return label if len(label) <= max_len else label[: max_len - 1] + "…"
     if node.child is not None:
         total = node.child.total_nodes()
-        return f"{total} node{'s' if total != 1 else ''} inside"
+        inside = f"{total} node{'s' if total != 1 else ''} inside"
+        conditional = node.params.get("conditional_type")  # WHILE / IF / SWITCH (verbose dumps)
+        return f"{conditional}, {inside}" if conditional else inside
     return node.name or ""
 
 
@@ -147,10 +149,12 @@ def render_summary(model: GraphModel, saved_model: bool = False):
         table.add_row("Nested graphs", f"{len(nested):,}  ({inner:,} node{'s' if inner != 1 else ''} inside)")
     alloc_nodes = sum(1 for g in model.walk() for n in g.nodes if n.kind == "mem_alloc")
     if alloc_nodes:
+        sized = any("bytes" in n.params for g in model.walk() for n in g.nodes if n.kind == "mem_alloc")
+        # A basic dump does not carry allocation sizes: 0 B would be a wrong number.
+        amount = format_bytes(model.bytes_allocated()) if sized else "size unknown (basic dump)"
         table.add_row(
             "Allocated",
-            f"{format_bytes(model.bytes_allocated())}  in {alloc_nodes:,} mem_alloc "
-            f"node{'s' if alloc_nodes != 1 else ''}",
+            f"{amount}  in {alloc_nodes:,} mem_alloc node{'s' if alloc_nodes != 1 else ''}",
         )
     if not model.is_acyclic():
         table.add_row("Warning", Text("the graph has a cycle (not a CUDA graph)", style="red"))
