@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         report["scenario"] = script("bench_scenario.py", "--rounds", "15", "--repeats", "7")
         report["peers"] = script("bench_peers.py")
         report["torch"] = script("bench_torch.py")
+        report["unroll"] = script("bench_unroll.py")
         report["soak"] = script("soak.py")
     else:
         print("no CUDA GPU here: GPU benchmarks skipped (results recorded on an H200 are in "
@@ -133,6 +134,9 @@ def targets(report: dict) -> list[dict]:
     guard = (report.get("scenario") or {}).get("guard") or {}
     add("capture guard (snapshot + compare) / capture + instantiate, mlp_decode",
         guard.get("ratio"), 0.10)
+    for row in (report.get("unroll") or {}).get("rows", []):
+        if row["unroll"] == 64:
+            add("unrolled replay K=64, saxpy: per-step GPU time / one-step graph", row["ratio"], 0.55)
     torch_run = report.get("torch") or {}
     add("torch backend: gpt_decode replay / bare CUDAGraph.replay",
         (torch_run.get("replay") or {}).get("ratio"), 1.05)

@@ -91,7 +91,7 @@ def memory_ops(cupy) -> Graph:
     host[:] = np.arange(n, dtype=np.float32)
     _warm(cupy, dst)
     calls = []
-    from accelgraph_cli.cuda.kernels import HostFunction
+    from accelgraph_cli.cuda.host_function import HostFunction
 
     host_fn = HostFunction(lambda: calls.append(1))  # replay-safe, unlike launch_host_func
     g = Graph(keep_graph=True)

@@ -230,6 +230,10 @@ def replay(
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print every figure as JSON."),
+    unroll: int = typer.Option(1, "--unroll", min=1, metavar="K", help="Also capture K "
+                               "consecutive steps into one graph and report its time per step "
+                               "beside the one-step graph and eager; the check then compares "
+                               "K eager steps with one unrolled replay. Default 1 (off)."),
 ) -> None:
     """Time graph replay against eager execution, and check replay computes what eager does.
 
@@ -242,6 +246,11 @@ def replay(
     from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+    if unroll > 1:
+        _replay_unrolled(scen, values, pool, error_mode, unroll=unroll, iters=iters,
+                         warmup=warmup, rounds=rounds, check=check, check_steps=check_steps,
+                         rtol=rtol, atol=atol, json_out=json_out)
+        return
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     checked = None
     if check and scen.info.has_outputs:
@@ -267,6 +276,33 @@ def replay(
         print(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
+    if checked is not None and not checked.ok:
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, rounds, check,
+                     check_steps, rtol, atol, json_out) -> None:
+    """`replay --unroll K`: a one-step graph and a K-step graph, timed per step with eager."""
+    from ..render import run as render_run
+    from ..run import protocol as runner
+
+    one_step = runner.capture(scen, values, pool=pool, error_mode=error_mode)
+    unrolled = runner.capture(scen, values, pool=pool, error_mode=error_mode, unroll=unroll)
+    checked = None
+    if check and scen.info.has_outputs:
+        checked = runner.check(unrolled, steps=check_steps, rtol=rtol, atol=atol)
+    try:
+        eager, graph, per_step = runner.time_unrolled(one_step, unrolled, iters=iters,
+                                                      warmup=warmup, rounds=rounds)
+    except KeyboardInterrupt:
+        verdict = "not run" if checked is None else checked.verdict
+        err_console.print(f"accelgraph: interrupted while timing; check: {verdict}")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
+    if json_out:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        render_run.print_unrolled(_stdout(), report)
     if checked is not None and not checked.ok:
         raise typer.Exit(ExitCode.FAILED)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, CudaError, GraphStateError
@@ -77,6 +78,86 @@ def debug_dot_flags(flags) -> int:
     raise ValueError(f"flags must be a name or an int, not {flags!r}")
 
 
+class _Resources:
+    """The CUDA handles and pool hold a Graph owns. :meth:`release` is the one teardown path:
+    ``reset()``, a failed capture and garbage collection (through ``weakref.finalize``, which,
+    unlike ``__del__``, runs without the Graph and cannot resurrect it) all end here."""
+
+    __slots__ = ("graph", "exec", "owner", "pool", "stream", "capturing", "allocator_context")
+
+    def __init__(self) -> None:
+        self.graph = 0  # cudaGraph_t as an int, while visible (keep_graph or debug mode)
+        self.exec = 0  # cudaGraphExec_t, once instantiated
+        self.owner = None  # the CuPy Graph whose executable serves replay (keep_graph=False)
+        self.pool = None  # pools.GraphPool held while a capture or a graph uses it
+        self.stream = None  # the stream a capture runs on
+        self.capturing = False
+        self.allocator_context = None
+
+    def finish_capture(self, captured: bool) -> None:
+        """Restore the allocator; without a graph, let go of the stream and the pool."""
+        if self.allocator_context is not None:
+            self.allocator_context.__exit__(None, None, None)
+            self.allocator_context = None
+        self.capturing = False
+        if not captured:
+            self.stream = None
+            if self.pool is not None:
+                pools.release(self.pool)
+                self.pool = None
+
+    def end_capture_discarding(self) -> None:
+        """End a capture in progress and discard what it recorded (no-op when not capturing)."""
+        if not self.capturing:
+            return
+        runtime = _cuda.require_cuda().cuda.runtime
+        try:
+            graph = runtime.streamEndCapture(self.stream.ptr)
+        except Exception:
+            graph = 0  # invalidated capture: ending it is all that was needed
+        if graph:
+            runtime.graphDestroy(graph)
+        self.finish_capture(captured=False)
+
+    def destroy_exec(self) -> None:
+        exec_, self.exec = self.exec, 0
+        # An executable CuPy instantiated lives as long as the owner; release() drops both.
+        if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
+            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
+
+    def destroy_graph(self) -> None:
+        """Drop the captured graph (a graph CuPy holds goes with its owner)."""
+        graph, self.graph = self.graph, 0
+        if graph and self.owner is None:
+            _cuda.require_cuda().cuda.runtime.graphDestroy(graph)
+
+    def release(self) -> None:
+        """Abort a capture in progress, destroy the executable and the graph, drop the CuPy
+        owner and this graph's hold on its pool."""
+        self.end_capture_discarding()
+        self.destroy_exec()
+        self.destroy_graph()
+        self.owner = None
+        if self.pool is not None:
+            pools.release(self.pool)
+            self.pool = None
+        self.stream = None
+
+
+def _release_quietly(resources: _Resources) -> None:
+    """The garbage-collection path: at interpreter exit CUDA may already be gone."""
+    try:
+        resources.release()
+    except Exception:
+        pass
+
+
+def _held(name: str) -> property:
+    """A Graph attribute that lives in its _Resources (so the finalizer can reach it)."""
+    return property(lambda self: getattr(self._res, name),
+                    lambda self, value: setattr(self._res, name, value))
+
+
 class Graph:
     """A CUDA graph captured from a CuPy stream and replayed on demand.
 
@@ -101,21 +182,24 @@ class Graph:
 
     def __init__(self, keep_graph: bool = False, *, pool: tuple[int, int] | None = None,
                  capture_error_mode: CaptureErrorMode | str = CaptureErrorMode.DEFAULT) -> None:
+        # With keep_graph=False (and a private or shared pool) the capture ends through CuPy's
+        # Stream.end_capture, and the CuPy Graph it returns (_owner) holds the executable and
+        # serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
+        self._res = _Resources()
+        weakref.finalize(self, _release_quietly, self._res)
         self.keep_graph = bool(keep_graph)
         self.graph_pool = pool
         self.capture_error_mode = capture_error_mode
         self._debug = False
-        # With keep_graph=False (and a private or shared pool) the capture ends through CuPy's
-        # Stream.end_capture, and the CuPy Graph it returns (_owner) holds the executable and
-        # serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
-        self._owner = None
-        self._graph = 0  # cudaGraph_t as an int, while visible (keep_graph or debug mode)
-        self._exec = 0  # cudaGraphExec_t, once instantiated
-        self._pool = None  # pools.GraphPool held while a capture or a graph uses it
-        self._stream = None  # the stream a capture runs on
-        self._allocator_context = None
-        self._capturing = False
         self._captured = False
+
+    _graph = _held("graph")
+    _exec = _held("exec")
+    _owner = _held("owner")
+    _pool = _held("pool")
+    _stream = _held("stream")
+    _capturing = _held("capturing")
+    _allocator_context = _held("allocator_context")
 
     # -- settings -------------------------------------------------------------------------
 
@@ -259,28 +343,12 @@ class Graph:
         capture_begin/capture_end directly and something fails in between, or every later CUDA
         call on that stream will fail.
         """
-        if not self._capturing:
-            return
-        runtime = _cuda.require_cuda().cuda.runtime
-        try:
-            graph = runtime.streamEndCapture(self._stream.ptr)
-        except Exception:
-            graph = 0  # invalidated capture: ending it is all that was needed
-        if graph:
-            runtime.graphDestroy(graph)
-        self._finish_capture(captured=False)
+        self._res.end_capture_discarding()
+        self._captured = False
 
     def _finish_capture(self, captured: bool) -> None:
-        if self._allocator_context is not None:
-            self._allocator_context.__exit__(None, None, None)
-            self._allocator_context = None
-        self._capturing = False
+        self._res.finish_capture(captured)
         self._captured = captured
-        if not captured:
-            self._stream = None
-            if self._pool is not None:
-                pools.release(self._pool)
-                self._pool = None
 
     def __enter__(self) -> Graph:
         """Synchronize the device, then begin capture on the current stream."""
@@ -377,42 +445,16 @@ class Graph:
         blocks to CUDA). ``graph_pool`` and ``capture_error_mode`` may be changed afterwards.
         A capture in progress is aborted. Debug mode stays as it was.
         """
-        if self._capturing:
-            self.abort_capture()
-        self._destroy_exec()
-        self._destroy_graph()
-        self._owner = None
-        if self._pool is not None:
-            pools.release(self._pool)
-            self._pool = None
-        self._stream = None
+        self.__dict__.pop("replay", None)
+        self._res.release()
         self._captured = False
-
-    def __del__(self):
-        try:
-            if self._capturing:
-                self.abort_capture()
-            self._destroy_exec()
-            self._destroy_graph()
-            self._owner = None
-            if self._pool is not None:
-                pools.release(self._pool)
-                self._pool = None
-        except Exception:
-            pass  # interpreter shutdown: CUDA may already be gone
 
     def _destroy_exec(self) -> None:
         self.__dict__.pop("replay", None)
-        exec_, self._exec = self._exec, 0
-        # An executable CuPy instantiated lives as long as the owner; reset() drops both.
-        if exec_ and (self._owner is None or exec_ != int(self._owner.graphExec)):
-            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
+        self._res.destroy_exec()
 
     def _destroy_graph(self) -> None:
-        """Drop the captured graph (a graph CuPy holds goes with its owner, at reset)."""
-        graph, self._graph = self._graph, 0
-        if graph and self._owner is None:
-            _cuda.require_cuda().cuda.runtime.graphDestroy(graph)
+        self._res.destroy_graph()
 
     # -- memory and debugging -------------------------------------------------------------
 

@@ -38,6 +38,14 @@ class Timing:
     iters: int
     rounds: int
 
+    def per(self, k: int) -> Timing:
+        """The same figures for 1/k of each iteration (an iteration that ran k steps -> per step)."""
+        def scaled(stat: Stat) -> Stat:
+            return Stat.of([v / k for v in stat.values])
+
+        return Timing(scaled(self.gpu_us), scaled(self.host_us), scaled(self.wall_us),
+                      self.iters * k, self.rounds)
+
     def to_dict(self) -> dict:
         return {
             "gpu_us": self.gpu_us.to_dict(),

@@ -1,8 +1,8 @@
 """accelgraph_cli.TorchGraph: the same graph API as :class:`accelgraph_cli.Graph`, on PyTorch.
 
-For scenarios written in PyTorch. Captures through PyTorch's own graph object —
-``torch.accelerator.Graph`` where the installed torch has it, else
-``torch.cuda.CUDAGraph(keep_graph=True)`` — so torch's caching allocator, its RNG (philox
+For scenarios written in PyTorch. Captures through PyTorch's own graph object,
+``torch.cuda.CUDAGraph(keep_graph=True)`` (torch 2.11, the version tested, has no
+``torch.accelerator.Graph``), so torch's caching allocator, its RNG (philox
 offsets) and its libraries (cuBLAS workspaces, SDPA) behave under capture exactly as they do
 in ``torch.cuda.graph``. The underlying ``cudaGraph_t`` is always kept (torch's
 ``raw_cuda_graph()``), so ``debug_dump``, the live node walk, ``dump`` and ``diff`` work the
@@ -120,6 +120,7 @@ class TorchGraph:
             self._graph.capture_end()
         except Exception as exc:
             self._end_stream_capture()
+            self._repair_after_failed_capture()
             self._capturing = False
             self._fresh_graph()
             raise CaptureError(
@@ -137,8 +138,8 @@ class TorchGraph:
         try:
             self._graph.capture_end()
         except Exception:
-            pass  # an invalidated capture: ending it is what was needed
-        self._end_stream_capture()
+            self._end_stream_capture()  # an invalidated capture: end it, then undo torch's setup
+            self._repair_after_failed_capture()
         self._capturing = False
         self._fresh_graph()
 
@@ -155,6 +156,32 @@ class TorchGraph:
             err, graph = runtime.cudaStreamEndCapture(handle)
             if int(err) == 0 and graph:
                 runtime.cudaGraphDestroy(graph)
+
+    def _repair_after_failed_capture(self) -> None:
+        """Undo what torch's capture_begin set up and its failed capture_end never undid.
+
+        When cudaStreamEndCapture fails (the capture was invalidated by an illegal call),
+        torch's capture_end raises before it stops routing the thread's allocations to the
+        graph pool and before it ends the RNG generators' capture, so every later
+        torch.randn would fail with "Offset increment outside graph capture". Both are reset
+        here, so the process can run and capture again.
+        """
+        torch = _torch()
+        device = torch.cuda.current_device()
+        pool = self.graph_pool
+        end_pool = getattr(torch._C, "_cuda_endAllocateToPool", None) or getattr(
+            torch._C, "_cuda_endAllocateCurrentStreamToPool", None)
+        if end_pool is not None and pool is not None:
+            try:
+                end_pool(device, pool)
+            except Exception:
+                pass  # routing already ended (capture_end got that far)
+        for generator in torch.cuda.default_generators:
+            try:
+                # a fresh generator state with the same seed and offset, not capturing
+                generator.graphsafe_set_state(generator.clone_state())
+            except Exception:
+                pass
 
     def _fresh_graph(self) -> None:
         self._graph = _torch().cuda.CUDAGraph(keep_graph=True)

@@ -95,6 +95,51 @@ def print_replay(console: Console, report) -> None:
             console.print(Text(f"  {line}"))
 
 
+def print_unrolled(console: Console, report) -> None:
+    """What `replay --unroll K` prints: per-step times of eager, the one-step graph and the
+    K-step graph, what unrolling cost in capture time and memory, and the check."""
+    cap, one = report.capture, report.one_step
+    k = report.unroll
+    console.print(Text.assemble(
+        (str(cap.scenario.info.name), "bold"), f"  one-step graph: {one.node_count:,} nodes; "
+        f"unrolled x{k}: {cap.node_count:,} nodes; pool {cap.pool}, "
+        f"{report.unrolled.iters} steps x {report.unrolled.rounds} rounds"
+    ))
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("per step")
+    table.add_column("eager", justify="right")
+    table.add_column("graph (1 step)", justify="right")
+    table.add_column(f"graph ({k} steps)", justify="right")
+    for label, attr in (("GPU µs (events)", "gpu_us"), ("host submit µs", "host_us"),
+                        ("wall µs", "wall_us")):
+        table.add_row(label, _stat(getattr(report.eager, attr)), _stat(getattr(report.graph, attr)),
+                      _stat(getattr(report.unrolled, attr)))
+    capture_ms = sum(g.capture_ms + g.instantiate_ms for g in cap.graphs)
+    one_ms = sum(g.capture_ms + g.instantiate_ms for g in one.graphs)
+    table.add_row("capture + instantiate ms", "-", f"{one_ms:.2f}", f"{capture_ms:.2f}")
+    table.add_row("graph pool", "-", format_bytes(one.pool_bytes), format_bytes(cap.pool_bytes))
+    console.print(table)
+    console.print(Text.assemble(
+        f"unrolled x{k} per step / one-step graph (GPU time): ",
+        (f"{report.over_one_step:.3f}", "bold"), "; speedup over eager: ",
+        (f"{report.speedup:.2f}x", "bold"),
+    ))
+    chk = report.check
+    if chk is None:
+        console.print(Text.assemble("check: ", ("not run", "yellow"),
+                                    " (no outputs() in the scenario, or --no-check)"))
+    elif not chk.ran:
+        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
+    elif chk.ok:
+        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
+                                    f"equal: {chk.steps * k} eager step(s) vs {chk.steps} "
+                                    f"replay(s) of the {k}-step graph"))
+    else:
+        console.print(Text.assemble("check: ", ("FAILED", "bold red")))
+        for line in chk.problems():
+            console.print(Text(f"  {line}"))
+
+
 def _per_graph_table(report) -> Table:
     checks = report.check.per_graph if report.check is not None else {}
     table = Table(show_edge=False, header_style="bold")

@@ -63,6 +63,7 @@ class CaptureResult:
     streams: Streams | None = None  # the stream captured on, as CuPy and the backend see it
     snapshot: StateSnapshot | None = None  # checksums of the state as it was before capture
     backend: Backend | None = None
+    unroll: int = 1  # steps each graph holds (one replay = this many eager steps)
 
     @property
     def stream(self):
@@ -99,6 +100,7 @@ class CaptureResult:
             "params": self.params,
             "pool": self.pool,
             "error_mode": self.error_mode,
+            "unroll": self.unroll,
             "nodes": self.node_count,
             "kinds": self.kinds(),
             "pool_bytes": self.pool_bytes,
@@ -174,13 +176,18 @@ def capture(
     error_mode: CaptureErrorMode | str | None = None,
     keep_graph: bool = False,
     warmup: bool = True,
+    unroll: int = 1,
 ) -> CaptureResult:
     """Warm up, then capture every step of ``scenario`` into its own Graph and instantiate it.
 
     ``pool``: "private" (a pool per graph), "shared" (one pool for all graphs, captured in the
     scenario's order — largest first for buckets) or "async" (stream-ordered allocation nodes).
-    Debug mode is on, so each graph can be dumped and walked.
+    Debug mode is on, so each graph can be dumped and walked. ``unroll`` K > 1 captures K
+    consecutive calls of each step into its graph: one replay then runs K steps, for one
+    launch (what pays when launching costs as much as the step runs).
     """
+    if unroll < 1:
+        raise AccelgraphError(f"--unroll must be 1 or more, not {unroll}")
     _cuda.require_cuda()
     pool, error_mode = resolve_options(scenario, pool, error_mode)
     backend = backend_for(scenario.info.backend)
@@ -206,7 +213,8 @@ def capture(
             t0 = time.perf_counter()
             graph.capture_begin()
             try:
-                step()
+                for _ in range(unroll):
+                    step()
             except BaseException as exc:
                 graph.abort_capture()
                 if isinstance(exc, KeyboardInterrupt):
@@ -247,6 +255,7 @@ def capture(
         streams=streams,
         snapshot=snapshot,
         backend=backend,
+        unroll=unroll,
     )
 
 
@@ -411,7 +420,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
         try:
-            for _ in range(steps):
+            for _ in range(steps * result.unroll):  # one replay holds `unroll` steps
                 for name in names:
                     _call_step(scenario, name, eager_steps[name])
         except AccelgraphError as exc:
@@ -569,3 +578,69 @@ def _capture_failure(scenario, name: str, exc: BaseException) -> CaptureError:
     else:
         detail = str(scenario.error_from(exc, f"step {name!r}"))
     return CaptureError(f"capture of {name!r} failed: {detail}", cause)
+
+
+@dataclass
+class UnrollReport:
+    """Per-step timings of eager steps, a one-step graph and a graph of ``unroll`` steps."""
+
+    eager: Timing
+    graph: Timing  # the one-step graph, per step (= per launch)
+    unrolled: Timing  # the unrolled graph, per step (its launch time / unroll)
+    unroll: int
+    check: CheckResult | None
+    capture: CaptureResult  # of the unrolled graph
+    one_step: CaptureResult
+
+    @property
+    def speedup(self) -> float:
+        """Eager / unrolled graph, per step (GPU time medians)."""
+        return speedup(self.eager, self.unrolled)
+
+    @property
+    def over_one_step(self) -> float:
+        """Unrolled per-step GPU time / one-step graph GPU time (below 1: unrolling pays)."""
+        g = self.graph.gpu_us.median
+        return round(self.unrolled.gpu_us.median / g, 4) if g else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            **self.capture.summary(),
+            "one_step_capture": self.one_step.summary(),
+            "eager": self.eager.to_dict(),
+            "graph": self.graph.to_dict(),
+            "unrolled": self.unrolled.to_dict(),
+            "speedup": self.speedup,
+            "unrolled_over_one_step": self.over_one_step,
+            "check": self.check.to_dict() if self.check else None,
+        }
+
+
+def time_unrolled(one_step: CaptureResult, unrolled: CaptureResult, *, iters: int, warmup: int,
+                  rounds: int, on_progress=None) -> tuple[Timing, Timing, Timing]:
+    """Per-step timings of eager steps, one-step replays and unrolled replays (each launch of
+    the unrolled graph runs ``unrolled.unroll`` steps; eager and the one-step graph are timed
+    in calls of that many steps too, ``iters // unroll`` calls a round; figures are per step).
+    Rounds interleaved, on one stream."""
+    k = unrolled.unroll
+    with one_step.backend.use(one_step.streams):
+        eager_state = one_step.scenario.make_state(one_step.params)
+        step_list = list(one_step.scenario.graph_steps(eager_state).values())
+
+        def eager_iteration():
+            for step in step_list:
+                step()
+
+        def k_times(fn):
+            def run():
+                for _ in range(k):
+                    fn()
+            return run
+
+        # every workload runs k steps per timed call, so all three take their rounds in turn
+        timed = measure_interleaved(
+            {"eager": k_times(eager_iteration), "graph": k_times(one_step.replay_all),
+             "unrolled": unrolled.replay_all},
+            iters=max(1, iters // k), rounds=rounds, warmup=max(1, warmup // k),
+            stream=one_step.stream, on_round=on_progress)
+    return timed["eager"].per(k), timed["graph"].per(k), timed["unrolled"].per(k)

@@ -395,3 +395,33 @@ def test_reset_releases_pool(cupy, stream):
     g.reset()
     assert g.pool_bytes() == 0
     assert pool.bytes_held() == 0
+
+
+def test_garbage_collection_takes_the_same_teardown_path_as_reset(cupy, stream):
+    import gc
+
+    a = cupy.ones(1 << 22, dtype=cupy.float32)
+    _warm(cupy, a)
+    for keep_graph in (False, True):
+        g = Graph(keep_graph=keep_graph)
+        with g:
+            t = a * 2
+            del t
+        g.replay()
+        pool = g._pool
+        assert pool.users == 1 and pool.bytes_held() >= (1 << 22) * 4
+        del g
+        gc.collect()
+        assert pool.users == 0 and pool.bytes_held() == 0
+    # a graph dropped in the middle of a capture ends that capture: the stream captures again
+    g = Graph()
+    g.capture_begin()
+    _ = a + 1
+    del g, _
+    gc.collect()
+    again = Graph()
+    with again:
+        b = a + 3
+    again.replay()
+    stream.synchronize()
+    assert float(b[0]) == 4.0

@@ -170,3 +170,26 @@ def test_broken_torch_scenario_is_an_error_in_smoke_and_the_cli():
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert '"backend": "torch"' in proc.stdout
+
+
+def test_dropout_under_capture_draws_new_numbers_each_replay(tmp_path):
+    path = _write(tmp_path, "dropout", '''
+        """Dropout inside the captured step: torch's philox offsets advance per replay."""
+        import torch
+        from torch.nn import functional as F
+        EXPECT_EMPTY = False
+        def setup():
+            torch.manual_seed(3)
+            return {"x": torch.ones(4096, device="cuda")}
+        def step(state):
+            state["y"] = F.dropout(state["x"], p=0.5, training=True)
+    ''')
+    result = _capture(path)
+    graph = result.graphs[0].graph
+    graph.replay()
+    first = result.state["y"].clone()
+    graph.replay()
+    second = result.state["y"].clone()
+    torch.cuda.synchronize()
+    assert 0 < int((first == 0).sum()) < 4096
+    assert not torch.equal(first, second)
