@@ -42,7 +42,17 @@ def startup(repeats: int = 7) -> dict:
         [sys.executable, "-c", "import sys, accelgraph_cli.cli; "
          "print(any(m.startswith('cupy') for m in sys.modules))"],
         capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    return {"python_ms": bare, "accelgraph_help_ms": helptime, "cupy_imported": imported == "True"}
+    # `show` of a small dump must not pull in a GPU stack either (CuPy, torch, CUPTI).
+    small = ROOT / "tests" / "data" / "dumps" / "scenario_saxpy_verbose.dot"
+    heavy = subprocess.run(
+        [sys.executable, "-c", "import contextlib, io, sys\n"
+         "from accelgraph_cli.cli.app import main\n"
+         "with contextlib.redirect_stdout(io.StringIO()):\n"
+         f"    main(['show', {str(small)!r}])\n"
+         "print(sorted({m.split('.')[0] for m in sys.modules} & {'cupy', 'torch', 'cupti'}))"],
+        capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    return {"python_ms": bare, "accelgraph_help_ms": helptime, "cupy_imported": imported == "True",
+            "gpu_modules_imported_by_show": heavy}
 
 
 def script(name: str, *args: str, timeout: int = 900) -> dict | None:
@@ -79,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                    if (p := dumps / name).exists()]
     report["parse"] = script("bench_parse.py", *parse_files, "--pydot-max-bytes", "600000")
     report["diff"] = script("bench_diff.py")
+    # The 1k/10k/100k dumps recorded by bench/gen_big_dumps.py on a GPU: parse, show, diff.
+    report["bigdumps"] = script("bench_bigdumps.py")
     if gpu_available():
         report["replay"] = script("bench_replay.py")
         report["scenario"] = script("bench_scenario.py", "--rounds", "15", "--repeats", "7")
@@ -156,6 +168,27 @@ def targets(report: dict) -> list[dict]:
     for r in (report.get("diff") or {}).get("results", []):
         if all(10_000 <= r.get(side, 0) <= 11_000 for side in ("nodes_a", "nodes_b")):
             add(f"diff {r['graph']}: {r['b']}, seconds", r["seconds"], 1.0)
+    big = report.get("bigdumps") or {}
+    by_nodes = {}
+    for r in big.get("results", []):
+        by_nodes[r["file"]] = r
+        if "verbose" in r["file"]:
+            add(f"parse {r['file']} ({r['bytes'] / 1e6:.1f} MB), MB/s", r["parse_mb_s"], 50,
+                higher_is_better=True)
+        if r["nodes"] >= 100_000:
+            add(f"show {r['file']}, seconds (new process)", r["show_s"], 2.0)
+            add(f"show {r['file']}, peak RSS MB", r["show_rss_bytes"] / 2**20, 250)
+            add(f"diff {r['file']} vs renumbered copy, seconds", r["diff_s"], 3.0)
+    small, large = by_nodes.get("chain10k_verbose.dot.gz"), by_nodes.get("chain100k_verbose.dot.gz")
+    if small and large:  # linear growth: time per node at 100k over time per node at 10k
+        for what, key in (("parse", "parse_s"), ("show", "show_s"), ("diff", "diff_s")):
+            add(f"{what}, time per node 100k / 10k chain (linear growth)",
+                (large[key] / large["nodes"]) / (small[key] / small["nodes"]), 1.5)
+    startup = report.get("startup") or {}
+    add("accelgraph --help, seconds", (startup.get("accelgraph_help_ms") or 0) / 1e3 or None, 0.25)
+    if big.get("show_small"):
+        add(f"accelgraph show {big['show_small']['file']}, seconds (process start to exit)",
+            big["show_small"]["seconds"], 0.5)
     return rows
 
 
@@ -209,6 +242,18 @@ def report_markdown(report: dict) -> str:
     if startup:
         parts.append(f"`accelgraph --help`: {startup['accelgraph_help_ms']:.0f} ms (python -c pass "
                      f"{startup['python_ms']:.0f} ms); CuPy imported: {startup['cupy_imported']}")
+    big = report.get("bigdumps")
+    if big:
+        rows = ["| dump | nodes | DOT MB | parse s | MB/s | show s | show RSS MB | diff s |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        rows += [f"| {r['file']} | {r['nodes']:,} | {r['bytes'] / 1e6:.1f} | {r['parse_s']:.3f} | "
+                 f"{r['parse_mb_s']:.0f} | {r['show_s']:.2f} | {r['show_rss_bytes'] / 2**20:.0f} | "
+                 f"{r['diff_s']:.3f} |" for r in big["results"]]
+        parts.append("Large dumps (recorded by bench/gen_big_dumps.py): parse, show as a new process, "
+                     "diff vs a renumbered copy\n\n" + "\n".join(rows))
+        small = big["show_small"]
+        parts.append(f"`accelgraph show {small['file']}` (process start to exit): "
+                     f"{small['seconds'] * 1e3:.0f} ms")
     return "\n\n".join(parts)
 
 

@@ -22,14 +22,16 @@ import functools
 import gzip
 import io
 import json
+import operator
 import os
 import re
+import string
 import warnings
 import zlib
 from dataclasses import dataclass, field
 
 from ..model.demangle import demangle_many
-from ..model.graph_model import GraphModel, ModelLoadError, Node
+from ..model.graph_model import GraphModel, ModelLoadError, Node, is_stable_param
 
 
 class DotParseError(ModelLoadError):
@@ -50,6 +52,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # How many bytes to sniff for NUL before reading a whole file: binary files are refused
 # before megabytes of them are decoded.
 _SNIFF_BYTES = 64 * 1024
+
+# A JSON document's first character (after what lstrip("\ufeff \t\r\n") would drop), found
+# without copying the text.
+_JSON_START = re.compile(r"[\ufeff \t\r\n]*[{\[]")
 
 
 # --------------------------------------------------------------------------- loading
@@ -74,14 +80,17 @@ def load_model(path: str | os.PathLike) -> GraphModel:
             elif b"\x00" in head:
                 raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
             else:
-                data = head + handle.read()
+                handle.seek(0)
+                data = handle.read()  # not head + the rest: that is a second copy
     except FileNotFoundError:
         raise ModelLoadError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise ModelLoadError(f"{name}: is a directory, not a graph file") from None
     except OSError as problem:
         raise ModelLoadError(f"{name}: cannot read: {problem.strerror or problem}") from None
-    return load_model_bytes(data, filename=name)
+    text = decode_text(data, name)
+    del data  # a 100,000-node dump is 45 MB of bytes, not to be kept while the model grows
+    return _model_from_text(text, name)
 
 
 def _gunzip(handle, name: str) -> bytes:
@@ -94,8 +103,11 @@ def _gunzip(handle, name: str) -> bytes:
 
 def load_model_bytes(data: bytes, filename: str = "<bytes>") -> GraphModel:
     """``load_model`` for bytes already in memory (stdin, tests): JSON model or DOT text."""
-    text = decode_text(data, filename)
-    if text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+    return _model_from_text(decode_text(data, filename), filename)
+
+
+def _model_from_text(text: str, filename: str) -> GraphModel:
+    if _JSON_START.match(text):
         return _load_json(text, filename)
     return parse_dot(text, filename=filename)
 
@@ -343,7 +355,7 @@ def parse_dot(text: str, filename: str = "<string>", demangle: bool = True) -> G
     """
     if not isinstance(text, str):
         raise DotParseError(f"{filename}: expected text, got {type(text).__name__}")
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): that copies a 45 MB dump
         raise DotParseError(f"{filename}: empty file, not a DOT graph")
     if "\x00" in text:
         raise DotParseError(f"{filename}: binary content (NUL bytes), not a DOT graph")
@@ -357,6 +369,11 @@ def parse_dot(text: str, filename: str = "<string>", demangle: bool = True) -> G
         # CUDA writes no comments; strip them (outside strings) for generic DOT, keeping
         # line numbers right for error messages.
         text = _COMMENT.sub(_keep_strings_drop_comments, text)
+    model = _read_cuda_layout(text)
+    if model is not None:
+        if demangle:
+            _attach_demangled(model)
+        return model
     try:
         document = _scan(text, filename)
     except _BrokenDotError:
@@ -818,6 +835,87 @@ def _token_value(token: str):
 _CONST, _TOKEN, _FORMAT, _TUPLE = range(4)
 
 
+def _field_value(how: int, arg, tokens) -> object:
+    """One parameter of a label from its numbers, as a recipe field says."""
+    if how == _TOKEN:
+        return _token_value(tokens[arg])
+    if how == _CONST:
+        return arg
+    if how == _FORMAT:
+        return arg.format(*tokens)
+    return tuple(int(tokens[i]) if isinstance(i, int) else i[0] for i in arg)
+
+
+def _format_fields(text: str) -> list[int]:
+    """The token indices a recipe's format string ("cupy_add__float{2}") uses."""
+    return [int(name) for _, name, _, _ in string.Formatter().parse(text) if name]
+
+
+class _Recipe:
+    """How the labels of one template become a node: kind, name, topoId and fields.
+
+    ``fields`` holds (key, how, arg) in label order: ``_TOKEN`` (the arg-th number),
+    ``_CONST`` (arg itself), ``_FORMAT`` (arg.format(*numbers)), ``_TUPLE`` (launch dims).
+    The name and the stable fields (everything but ptr_/handle_) depend on a few numbers that
+    repeat from node to node (grid, block, sizes), so they are computed once per distinct
+    combination of those numbers and copied; only pointers and handles are read per node.
+    """
+
+    # Distinct combinations kept per template; past that, each node is computed in full.
+    MEMO_MAX = 4096
+
+    def __init__(self, kind: str, name: str | None, topo: int | None, fields: tuple):
+        self.kind, self.name, self.topo, self.fields = kind, name, topo, fields
+        per_node = [f for f in fields if not is_stable_param(f[0])]
+        self.per_node_tokens = tuple((key, arg) for key, how, arg in per_node if how == _TOKEN)
+        self.per_node = tuple(f for f in per_node if f[1] != _TOKEN)
+        self.last_tokens: list = [None] * len(self.per_node_tokens)
+        used: set[int] = set(_format_fields(name)) if name is not None else set()
+        for key, how, arg in fields:
+            if not is_stable_param(key):
+                continue
+            if how == _TOKEN:
+                used.add(arg)
+            elif how == _FORMAT:
+                used.update(_format_fields(arg))
+            elif how == _TUPLE:
+                used.update(i for i in arg if isinstance(i, int))
+        self.numbers_used = operator.itemgetter(*sorted(used)) if used else lambda _tokens: ()
+        self.memo: dict = {}
+
+    def fill(self, tokens) -> tuple[dict, str | None]:
+        """A new params dict and the name for a label with these number tokens."""
+        numbers = self.numbers_used(tokens)
+        shared = self.memo.get(numbers)
+        if shared is None:
+            shared = self._shared(tokens)
+            if len(self.memo) < self.MEMO_MAX:
+                self.memo[numbers] = shared
+        params = shared[0].copy()
+        last = self.last_tokens
+        for slot, (key, index) in enumerate(self.per_node_tokens):
+            token = tokens[index]
+            if token == last[slot]:
+                token = last[slot]  # one string for an address that repeats (a kernel's function)
+            else:
+                last[slot] = token
+            # _token_value inlined for the usual case, an address: kept as written
+            params[key] = token if len(token) > 10 and token.startswith("0x") else _token_value(token)
+        for key, how, arg in self.per_node:
+            params[key] = _field_value(how, arg, tokens)
+        return params, shared[1]
+
+    def _shared(self, tokens) -> tuple[dict, str | None]:
+        # Pointer/handle keys hold their place (None) so that filling them per node keeps
+        # the key order of the label; _normalise reads and derives stable keys only.
+        params = {
+            key: _field_value(how, arg, tokens) if is_stable_param(key) else None
+            for key, how, arg in self.fields
+        }
+        _normalise(self.kind, params)
+        return params, self.name.format(*tokens) if self.name is not None else None
+
+
 class _LabelTemplates:
     """Labels parsed once per *template*, then filled in per node.
 
@@ -834,13 +932,15 @@ class _LabelTemplates:
     RECENT = 4
 
     def __init__(self):
-        self.recipes: dict[tuple, tuple | None] = {}
-        self.recent: dict[str, list[tuple[re.Pattern, tuple]]] = {}
+        self.recipes: dict[tuple, _Recipe | None] = {}
+        self.recent: dict[str, list[tuple[re.Pattern, _Recipe]]] = {}
 
     def node(self, node_id: str, label: str, shape: str) -> Node:
         """The Node for one label, via its template's recipe when it has one."""
         recipe = tokens = None
-        recent = self.recent.setdefault(shape, [])
+        recent = self.recent.get(shape)
+        if recent is None:
+            recent = self.recent[shape] = []
         for matcher, known in recent:
             m = matcher.fullmatch(label)
             if m is not None:
@@ -856,27 +956,11 @@ class _LabelTemplates:
                 self._remember(recent, template, recipe)
         if recipe is None:  # a shape the recipe cannot express: parse directly
             return _node_from_label(node_id, label, shape)
-        kind, name, topo, fields = recipe
-        params = {}
-        for key, how, arg in fields:
-            if how == _TOKEN:
-                params[key] = _token_value(tokens[arg])
-            elif how == _CONST:
-                params[key] = arg
-            elif how == _FORMAT:
-                params[key] = arg.format(*tokens)
-            else:
-                params[key] = tuple(int(tokens[i]) if isinstance(i, int) else i[0] for i in arg)
-        _normalise(kind, params)
-        return Node(
-            id=node_id,
-            kind=kind,
-            name=name.format(*tokens) if name is not None else None,
-            params=params,
-            topo_id=int(tokens[topo]) if topo is not None else None,
-        )
+        params, name = recipe.fill(tokens)
+        topo = recipe.topo
+        return Node(node_id, recipe.kind, name, params, None, int(tokens[topo]) if topo is not None else None)
 
-    def _remember(self, recent: list, template: tuple, recipe: tuple | None) -> None:
+    def _remember(self, recent: list, template: tuple, recipe: _Recipe | None) -> None:
         # A matcher is the template with a number group in each gap. Only for templates whose
         # numbers are all separated by text, so that matching splits a label exactly as
         # _NUMBER_TOKEN.split does.
@@ -932,7 +1016,7 @@ class _LabelTemplates:
             name = formatted(parsed.name) if parsed.name is not None else None
         except (KeyError, TypeError, ValueError):
             return None
-        return (parsed.kind, name, topo, tuple(fields))
+        return _Recipe(parsed.kind, name, topo, tuple(fields))
 
 
 def _node_from_label(node_id: str, label: str, shape: str) -> Node:
@@ -946,7 +1030,6 @@ def _build_cuda_model(document: _Document, filename: str) -> GraphModel:
     """One GraphModel per cluster; child-graph nodes get the cluster their label names."""
     templates = _LabelTemplates()
     graphs: dict[str, GraphModel] = {}
-    verbose = False
     for cluster_name, cluster in document.clusters.items():
         if not cluster_name:
             continue
@@ -966,13 +1049,25 @@ def _build_cuda_model(document: _Document, filename: str) -> GraphModel:
                     f"{filename}:{document.line_of(node_id)}: node {_brief(node_id)}: {problem} "
                     "(file damaged?)"
                 ) from None
-            verbose = verbose or node.topo_id is not None
             nodes.append(node)
         graphs[cluster_name] = GraphModel(nodes=nodes, edges=[], source="")
-    for cluster in document.clusters.values():
-        for src, dst in cluster.edges:
-            src_cluster = document.node_cluster.get(src)
-            dst_cluster = document.node_cluster.get(dst)
+    edges = {name: cluster.edges for name, cluster in document.clusters.items()}
+    labels = {name: c.label for name, c in document.clusters.items() if name and c.label}
+    return _join_cuda_graphs(graphs, edges, labels, document.node_cluster, document.line_of, filename)
+
+
+def _join_cuda_graphs(graphs, edges, labels, node_cluster, line_of, filename) -> GraphModel:
+    """Put each cluster's edges into its graph and nest child graphs; the top graph.
+
+    ``edges`` maps cluster name -> [(src, dst)] as read, ``labels`` cluster name -> its
+    "graph_N" label, ``node_cluster`` node id -> cluster name; ``line_of(node_id)`` is the line
+    of a node's statement, for messages.
+    """
+    verbose = any(node.topo_id is not None for graph in graphs.values() for node in graph.nodes)
+    for cluster_edges in edges.values():
+        for src, dst in cluster_edges:
+            src_cluster = node_cluster.get(src)
+            dst_cluster = node_cluster.get(dst)
             if src_cluster is None or dst_cluster is None:
                 missing = src if src_cluster is None else dst
                 raise DotParseError(
@@ -981,11 +1076,11 @@ def _build_cuda_model(document: _Document, filename: str) -> GraphModel:
                 )
             if src_cluster != dst_cluster:
                 raise DotParseError(
-                    f"{filename}:{document.line_of(src)}: edge {_brief(src)} -> {_brief(dst)} joins two "
+                    f"{filename}:{line_of(src)}: edge {_brief(src)} -> {_brief(dst)} joins two "
                     "graphs (not what CUDA writes)"
                 )
             graphs[src_cluster].edges.append((src, dst))
-    roots = _attach_children(document, graphs)
+    roots = _attach_children(labels, graphs)
     source = "dot-verbose" if verbose else "dot-basic"
     if len(roots) == 1:
         model = graphs[roots[0]]
@@ -999,13 +1094,102 @@ def _build_cuda_model(document: _Document, filename: str) -> GraphModel:
     return model
 
 
-def _attach_children(document: _Document, graphs: dict[str, GraphModel]) -> list[str]:
+# The statements of cudaGraphDebugDotPrint exactly as it writes them (see the notes on
+# CUDA's dialect above), one alternative each: the head of a node statement up to its label,
+# a run of edges, the opening of a cluster with its label, a closing brace. A text made of nothing
+# else is read by _read_cuda_layout in one pass; any other text goes the general way (_scan).
+# A label runs to the first '"];' (str.find, far faster than a regex over 400 characters).
+_CUDA_STATEMENT = re.compile(
+    r"""
+    \s*(?:
+        "(graph_\d+_node_\d+)"\[style="\w*"\x20?shape="(\w+)"\x20?label="
+      | ((?:"graph_\d+_node_\d+"\x20->\x20"graph_\d+_node_\d+"(?:\x20\[headlabel=\d+\])?;\s*)+)
+      | subgraph\x20(cluster_\d+)\x20\{\s*label="(graph_\d+)"\x20graph\[style="dashed"\];
+      | \}
+    )
+    """,
+    re.VERBOSE,
+)
+# One edge of the run of edges that the second alternative above matched.
+_CUDA_EDGE = re.compile(r'"(graph_\d+_node_\d+)"\x20->\x20"(graph_\d+_node_\d+)"')
+_CUDA_HEADER = re.compile(r"\s*digraph\x20dot\x20\{")
+_TRAILING_SPACE = re.compile(r"\s*\Z")
+_NODE, _EDGES, _CLUSTER = 2, 3, 5  # Match.lastindex of each statement; None: a brace
+
+
+def _read_cuda_layout(text: str) -> GraphModel | None:
+    """The model of a dump in exactly CUDA's layout, read in one pass; None for any other text.
+
+    Gives what _scan + _build_cuda_model give (the tests compare both on every recorded dump)
+    several times faster, and builds each node as its statement is read, so the labels never
+    all exist at once. Anything unusual (another statement form, a nested cluster, a repeated
+    node, a quote or a trailing backslash in a label, a label this cannot read) returns None,
+    and the general path then parses the text and words any error with its line.
+    """
+    head = _CUDA_HEADER.match(text)
+    if head is None:
+        return None
+    templates = _LabelTemplates()
+    graphs: dict[str, GraphModel] = {}
+    edges: dict[str, list] = {}
+    labels: dict[str, str] = {}
+    node_cluster: dict[str, str] = {}
+    nodes = cluster_edges = None  # those of the cluster being read
+    cluster = None
+    pos = head.end()
+    match = _CUDA_STATEMENT.match
+    find = text.find
+    try:
+        while (m := match(text, pos)) is not None:
+            what = m.lastindex
+            if what == _NODE:
+                start = m.end()
+                end = find('"];', start)
+                node_id, shape = m.group(1, 2)
+                if end < 0 or cluster is None or node_id in node_cluster:
+                    return None
+                label = text[start:end]
+                # The regex of _scan ends a label at the first unescaped quote and refuses a
+                # backslash before a line break; leave every such label to it.
+                if '"' in label or "\\\n" in label or label.endswith("\\"):
+                    return None
+                node_cluster[node_id] = cluster
+                nodes.append(templates.node(node_id, label, shape))
+                pos = end + 3
+                continue
+            pos = m.end()
+            if what == _EDGES:  # all edges of a cluster at once: one findall, no loop
+                if cluster is None:
+                    return None
+                cluster_edges += _CUDA_EDGE.findall(text, m.start(3), pos)
+            elif what == _CLUSTER:
+                name, label = m.group(4, 5)
+                if cluster is not None or name in graphs:
+                    return None  # nested or repeated: the general path decides
+                cluster, nodes, cluster_edges = name, [], []
+                graphs[name] = GraphModel(nodes=nodes, edges=[], source="")
+                edges[name], labels[name] = cluster_edges, label
+            elif cluster is not None:
+                cluster = None
+            else:  # the digraph's own brace: only whitespace may follow
+                if _TRAILING_SPACE.match(text, pos) is None or not node_cluster:
+                    return None
+                return _join_cuda_graphs(graphs, edges, labels, node_cluster, lambda _: 0, "")
+    except (ValueError, DotParseError):
+        return None
+    return None
+
+
+def _attach_children(labels: dict[str, str], graphs: dict[str, GraphModel]) -> list[str]:
     """Give each child-graph node the cluster its label names; returns the root clusters.
 
-    Walks down from clusters no node names, attaching each cluster at most once, so even a
-    damaged file cannot make a graph its own descendant.
+    ``labels`` maps cluster name -> its "graph_N" label. Walks down from clusters no node
+    names, attaching each cluster at most once, so even a damaged file cannot make a graph
+    its own descendant.
     """
-    by_label = {c.label: name for name, c in document.clusters.items() if name and c.label}
+    if len(graphs) == 1:
+        return list(graphs)  # nothing to nest (a node naming its own graph is not attached)
+    by_label = {label: name for name, label in labels.items()}
     named = set()
     for graph in graphs.values():
         for node in graph.nodes:

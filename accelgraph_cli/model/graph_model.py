@@ -49,7 +49,7 @@ class ModelLoadError(AccelgraphError, ValueError):
     """A file or document could not be turned into a GraphModel (the message says where/why)."""
 
 
-@dataclass
+@dataclass(slots=True)  # no per-node __dict__: 100,000-node dumps stay in memory
 class Node:
     """One node of a CUDA graph.
 
@@ -84,6 +84,7 @@ class _Index:
     chain_len: list | None = None  # index -> longest chain ending here (in nodes)
     chain_prev: list | None = None  # index -> predecessor on that chain, or -1
     acyclic: bool = True
+    runs: dict = field(default_factory=dict)  # (max_period, alone) -> chain_runs result
 
 
 @dataclass
@@ -161,6 +162,14 @@ class GraphModel:
 
     def _ensure_order(self) -> _Index:
         """Kahn's algorithm plus levels and longest chains, all in one O(V+E) pass."""
+        index = self._index
+        # The common case first, inline: per-node lookups (level_of) call this 100,000 times.
+        if (
+            index is not None
+            and index.order is not None
+            and index.fingerprint == (id(self.nodes), len(self.nodes), id(self.edges), len(self.edges))
+        ):
+            return index
         index = self._ensure_index()
         if index.order is not None:
             return index
@@ -336,7 +345,12 @@ def is_stable_param(key: str) -> bool:
 
 def stable_params(node: Node) -> dict:
     """The node's params without pointers/handles and without ``demangled`` (a name form)."""
-    return {k: v for k, v in node.params.items() if is_stable_param(k) and k != "demangled"}
+    # is_stable_param inlined: this runs for every node of every graph shown or diffed
+    return {
+        k: v
+        for k, v in node.params.items()
+        if not k.startswith(UNSTABLE_PARAM_PREFIXES) and k != "demangled"
+    }
 
 
 def node_signature(node: Node) -> tuple:
@@ -474,11 +488,17 @@ def chain_runs(model: GraphModel, max_period: int = 8, alone: frozenset = frozen
     sequence repeats back to back at least twice becomes one Run (the period covering the
     most nodes wins, then the shorter): a 10,000-kernel chain of one kernel is one Run of
     period 1, an add/multiply alternation one Run of period 2. Nodes in ``alone`` always get
-    a Run of their own. Runs come in topological order of their first node. O(V·max_period).
+    a Run of their own. Runs come in topological order of their first node. O(V·max_period),
+    once per model and arguments: the result is cached with the model's other derived views
+    (a renderer asks several times), so call ``invalidate()`` after changing nodes in place.
     """
-    order = model.topological_order()
     index = model._ensure_order()
+    cached = index.runs.get((max_period, alone))
+    if cached is not None:
+        return list(cached)
+    order = model.topological_order()
     position = index.position
+    nodes = model.nodes
     segments: list[list[str]] = []
     segment_of: dict[str, list[str]] = {}
     for node_id in order:
@@ -497,7 +517,7 @@ def chain_runs(model: GraphModel, max_period: int = 8, alone: frozenset = frozen
     codes: dict[tuple, int] = {}
     runs: list[Run] = []
     for segment in segments:
-        sig = [codes.setdefault(node_signature(model.node(n)), len(codes)) for n in segment]
+        sig = [codes.setdefault(node_signature(nodes[position[n]]), len(codes)) for n in segment]
         i, n = 0, len(segment)
         while i < n:
             best_cover, best_period = 0, 1
@@ -516,4 +536,5 @@ def chain_runs(model: GraphModel, max_period: int = 8, alone: frozenset = frozen
             else:
                 runs.append(Run((segment[i],), 1))
                 i += 1
+    index.runs[(max_period, alone)] = tuple(runs)
     return runs

@@ -1,0 +1,85 @@
+"""The one-pass reader of CUDA's exact layout gives what the general scanner gives.
+
+parse_dot first tries _read_cuda_layout (statements exactly as cudaGraphDebugDotPrint writes
+them, labels found with str.find); anything else goes through _scan and _build_cuda_model.
+Both must produce the same model, field for field and in the same order, on every recorded
+dump, and the fast reader must step aside (None) for text it does not fully understand.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from _paths import DUMPS
+
+from accelgraph_cli.dot import parse as dotparse
+
+RECORDED = sorted(p for p in DUMPS.glob("*.dot*") if p.name.endswith((".dot", ".dot.gz")))
+
+
+def _text(path) -> str:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8-sig")
+
+
+def _general(text: str, name: str):
+    return dotparse._build_cuda_model(dotparse._scan(text, name), name)
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_fast_reader_gives_the_general_model(path):
+    text = _text(path)
+    fast = dotparse._read_cuda_layout(text)
+    if fast is None:
+        pytest.skip(f"{path.name}: not in the exact layout the fast reader takes")
+    general = _general(text, path.name)
+    # to_json keeps key order, nesting, sources and edge order: any difference shows.
+    assert json.dumps(fast.to_json()) == json.dumps(general.to_json())
+
+
+def test_fast_reader_takes_the_big_recorded_dumps():
+    for name in ("chain10k_verbose.dot.gz", "forkjoin_wide_basic.dot.gz", "kinds_verbose.dot"):
+        path = DUMPS / name
+        if path.exists():
+            model = dotparse._read_cuda_layout(_text(path))
+            assert model is not None, name
+            assert model.total_nodes() == dotparse._build_cuda_model(
+                dotparse._scan(_text(path), name), name).total_nodes()
+
+
+CHAIN = (
+    'digraph dot {\nsubgraph cluster_0 {\nlabel="graph_0" graph[style="dashed"];\n'
+    '"graph_0_node_0"[style="bold" shape="octagon" label="0\nk_a\n"];\n\n'
+    '"graph_0_node_1"[style="bold" shape="octagon" label="1\nk_b\n"];\n\n'
+    '"graph_0_node_0" -> "graph_0_node_1" [headlabel=0];\n}\n}\n'
+)
+
+
+def test_fast_reader_reads_a_small_basic_dump():
+    model = dotparse._read_cuda_layout(CHAIN)
+    assert [(n.id, n.kind, n.name) for n in model.nodes] == [
+        ("graph_0_node_0", "kernel", "k_a"),
+        ("graph_0_node_1", "kernel", "k_b"),
+    ]
+    assert model.edges == [("graph_0_node_0", "graph_0_node_1")]
+    assert model.source == "dot-basic"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CHAIN.replace('label="1\nk_b\n"', 'label="1\nk_\\"b\n"'),  # an escaped quote in a label
+        CHAIN.replace("k_b\n", "k_b\\\n"),  # a backslash before a line break
+        CHAIN.replace("}\n}\n", "}\n}\ndigraph x { }\n"),  # a second graph
+        CHAIN.replace('"graph_0_node_1"[', '"graph_0_node_0"['),  # a node declared twice
+        CHAIN.replace("[headlabel=0];", "[color=red];"),  # an edge attribute CUDA does not write
+        CHAIN.replace("-> \"graph_0_node_1\"", "-> \"graph_0_node_7\""),  # an undeclared node
+        CHAIN[: len(CHAIN) // 2],  # truncated
+    ],
+    ids=["escaped-quote", "backslash-newline", "two-graphs", "repeated-node", "edge-attrs",
+         "undeclared", "truncated"],
+)
+def test_fast_reader_leaves_unusual_text_to_the_general_path(text):
+    assert dotparse._read_cuda_layout(text) is None
