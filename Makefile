@@ -1,10 +1,18 @@
-# accelgraph — make targets for everything a person repeats.
-#   make demo      capture, replay and dump a bundled scenario (GPU), or show a recorded dump (no GPU)
-#   make test      install what the tests need, then run the whole suite (GPU tier skips without a GPU)
-#   make test-gpu  the GPU tier alone, from the source tree, no network needed (for GPU machines)
-#   make fixtures  record the DOT dumps the CPU tests read (GPU), into tests/data/
-#   make bench     benchmarks (GPU parts skip without a GPU)
-#   make lint      ruff
+# accelgraph — make targets for everything a person repeats. `make` alone prints this list.
+##   make help      this list
+##   make install   create .venv/ with accelgraph and its test tools (the CUDA extra where a driver is)
+##   make demo      capture, replay and dump a bundled scenario (GPU), or show a recorded dump (no GPU)
+##   make test      install what the tests need, then run the whole suite (GPU tier skips without a GPU)
+##   make test-cpu  the CPU tier alone (what CI runs on machines without a GPU, minus the skips)
+##   make test-gpu  the GPU tier alone, from the source tree, no network needed (for GPU machines)
+##   make fixtures  record the DOT dumps the CPU tests read (GPU), into tests/data/
+##   make bench     benchmarks (GPU parts skip without a GPU), into bench/results/local/;
+##                  make bench RECORD=1 writes bench/results/ instead, to commit
+##   make lint      ruff
+##   make clean     remove .venv/ and build outputs
+##   After make install/demo/test: run .venv/bin/accelgraph, or `source .venv/bin/activate` first.
+
+.DEFAULT_GOAL := help
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -13,11 +21,20 @@ VPY    := $(VENV)/bin/python
 CUDA_EXTRA := $(shell if command -v nvidia-smi >/dev/null 2>&1; then \
 	v=$$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9]*\).*/\1/p' | head -n1); \
 	if [ -n "$$v" ] && [ "$$v" -ge 13 ]; then echo ",cuda13"; elif [ -n "$$v" ]; then echo ",cuda12"; fi; fi)
-# GPU machines without network: wheels carried in .whl/ go to a private site dir.
-GPU_SITE ?= /tmp/accelgraph-site
-GPU_ENV  := PYTHONPATH=$(GPU_SITE):$(CURDIR) PYTHONUNBUFFERED=1
+# GPU machines without network: wheels carried in .whl/ go to a private site dir, inside the
+# checkout (ignored by git) so nothing is written outside it.
+GPU_SITE ?= .gpu-site
+# Temporary files of those runs (pytest's tmp_path, pip) stay inside the checkout too.
+GPU_TMP  ?= .gpu-tmp
+GPU_ENV  := PYTHONPATH=$(abspath $(GPU_SITE)):$(CURDIR) PYTHONUNBUFFERED=1 TMPDIR=$(abspath $(GPU_TMP))
+# The venv's python where `make install` made one, else the system python3 with carried wheels
+# (the GPU machine, which has no network).
+RUN_PY := $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-.PHONY: install graphviz test test-cpu test-gpu demo fixtures bench lint clean
+.PHONY: help install graphviz test test-cpu test-gpu demo fixtures bench lint clean
+
+help:
+	@sed -n 's/^##//p' $(MAKEFILE_LIST)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,16 +60,18 @@ test-cpu: $(VENV)/.installed
 	$(VPY) -m pytest -m "not gpu"
 
 $(GPU_SITE)/.installed:
-	@mkdir -p $(GPU_SITE)
+	@mkdir -p $(GPU_SITE) $(GPU_TMP)
 	@if ls .whl/*.whl >/dev/null 2>&1; then \
-	  $(PYTHON) -m pip install -q --no-index --no-deps --no-compile --target $(GPU_SITE) .whl/*.whl; fi
+	  TMPDIR=$(abspath $(GPU_TMP)) $(RUN_PY) -m pip install -q --no-index --no-deps --no-compile --target $(GPU_SITE) .whl/*.whl; fi
 	@touch $@
 
 test-gpu: $(GPU_SITE)/.installed
-	$(GPU_ENV) $(PYTHON) -m pytest tests/gpu -m gpu -p no:cacheprovider
+	@mkdir -p $(GPU_TMP)
+	$(GPU_ENV) $(RUN_PY) -m pytest tests/gpu -m gpu -p no:cacheprovider
 
 fixtures: $(GPU_SITE)/.installed
-	$(GPU_ENV) $(PYTHON) -m tools.fixtures tests/data
+	@mkdir -p $(GPU_TMP)
+	@$(GPU_ENV) $(RUN_PY) -m tools.fixtures tests/data
 
 demo: $(VENV)/.installed
 	@if $(VPY) -c "from accelgraph_cli.cuda.device import gpu_available; raise SystemExit(0 if gpu_available() else 1)"; then \
@@ -71,14 +90,12 @@ demo: $(VENV)/.installed
 	  fi; \
 	fi
 
-# The venv's python where `make install` made one, else the system python3 with carried wheels
-# (the GPU machine, which has no network).
-BENCH_PY := $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 bench: $(GPU_SITE)/.installed
-	$(GPU_ENV) $(BENCH_PY) bench/run_all.py
+	@mkdir -p $(GPU_TMP)
+	$(GPU_ENV) $(RUN_PY) bench/run_all.py $(if $(RECORD),--record)
 
 lint: $(VENV)/.installed
 	$(VPY) -m ruff check accelgraph_cli tests bench scenarios tools
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(GPU_SITE) $(GPU_TMP) .pytest_cache build *.egg-info

@@ -19,7 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Results of a run go to bench/results/local/ (ignored by git); --record writes bench/results/,
+# where the runs quoted in the README are committed.
 RESULTS = ROOT / "bench" / "results"
+LOCAL_RESULTS = RESULTS / "local"
 sys.path.insert(0, str(ROOT))
 
 
@@ -54,7 +57,7 @@ def startup(repeats: int = 7) -> dict:
 
 def script(name: str, *args: str, timeout: int = 900) -> dict | None:
     """Run bench/<name> with --json into a temp file; returns its JSON or None on failure."""
-    out = RESULTS / f".{name}.json"
+    out = LOCAL_RESULTS / f".{name}.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / name), *args, "--json", str(out)],
                           text=True, capture_output=True, timeout=timeout, cwd=ROOT)
     print(proc.stdout)
@@ -66,10 +69,13 @@ def script(name: str, *args: str, timeout: int = 900) -> dict | None:
     return data
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     from accelgraph_cli.cuda.device import gpu_available
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    argv = sys.argv[1:] if argv is None else argv
+    folder = RESULTS if "--record" in argv else LOCAL_RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    LOCAL_RESULTS.mkdir(parents=True, exist_ok=True)
     date = time.strftime("%Y-%m-%d")
     report: dict = {"date": date, "machine": {"cpu": platform.processor() or platform.machine(),
                                               "cores": os.cpu_count()}}
@@ -99,7 +105,7 @@ def main() -> int:
     print(targets_markdown(report))
     markdown = report_markdown(report)
     where = "gpu" if gpu_available() else "cpu"
-    target = RESULTS / f"{date}-{where}.json"
+    target = folder / f"{date}-{where}.json"
     target.write_text(json.dumps(report, indent=2) + "\n")
     target.with_suffix(".md").write_text(markdown + "\n")
     print(f"wrote {target} and {target.with_suffix('.md').name}")
