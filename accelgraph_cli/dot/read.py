@@ -1,8 +1,9 @@
 """Reading a graph the way `show` and `diff` take it: a path or `-` (stdin), and what it was.
 
-``load_model`` (dot/parse.py) turns bytes into a GraphModel; this module adds what a reader of
-the output needs to be told: that the file held a saved JSON model rather than a dump, or that
-its DOT was undirected (``graph { a -- b }``), which accelgraph draws in the order written.
+``load_model`` (dot/load.py, imported here from dot/parse.py) turns bytes into a GraphModel;
+this module adds what a reader of the output needs to be told: that the file held a saved JSON
+model rather than a dump, or that its DOT was undirected (``graph { a -- b }``), which
+accelgraph draws in the order written.
 """
 
 from __future__ import annotations
