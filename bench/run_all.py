@@ -2,9 +2,10 @@
 
 CPU parts run anywhere: DOT parse time (accelgraph's parser vs pydot on the 1,000-node dumps;
 ours alone on the 10,000-node ones, where pydot needs minutes), diff time at 10k and 50k nodes,
-`accelgraph --help` start-up time. GPU parts (replay per call, scenario speedup and capture cost
-vs bare CuPy, peers incl. torch, soak) run where CuPy sees a GPU and are skipped with a note
-elsewhere. The run ends with the targets of the project, each as a ratio from this same run.
+the model's derived views at 50k nodes, `accelgraph --help` start-up time. GPU parts (replay
+per call, scenario speedup and capture cost vs bare CuPy, peers incl. torch, soak) run where
+CuPy sees a GPU and are skipped with a note elsewhere. The run ends with the targets of the
+project, each as a ratio from this same run.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     report["diff"] = script("bench_diff.py")
     # The 1k/10k/100k dumps recorded by bench/gen_big_dumps.py on a GPU: parse, show, diff.
     report["bigdumps"] = script("bench_bigdumps.py")
+    report["model"] = script("bench_model.py")
     if gpu_available():
         report["replay"] = script("bench_replay.py")
         report["scenario"] = script("bench_scenario.py", "--rounds", "15", "--repeats", "7")
@@ -192,6 +194,10 @@ def targets(report: dict) -> list[dict]:
     if big.get("show_small"):
         add(f"accelgraph show {big['show_small']['file']}, seconds (process start to exit)",
             big["show_small"]["seconds"], 0.5)
+    model = report.get("model") or {}
+    if model:
+        add(f"derived views (order, levels, critical path, kinds), {model['nodes']:,}-node ladder, "
+            "seconds", model["seconds"], 0.5)
     return rows
 
 

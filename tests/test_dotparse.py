@@ -320,17 +320,11 @@ def test_kinds_fixture_nests_the_child_graph():
         assert model.total_nodes() == len(model.nodes) + 2
 
 
-def test_chain10k_fixture_parses_in_under_a_second():
-    import time
-
+def test_chain10k_fixture():
+    # Its parse time (target: under a second) is measured by bench/bench_parse.py (make bench).
     path = next((p for p in RECORDED if p.name.startswith("chain10k_verbose")), None)
     if path is None:
         pytest.skip("chain10k_verbose not recorded (run `make fixtures` on a GPU machine)")
-    best = float("inf")
-    for _ in range(3):  # best of three: the machine is shared
-        start = time.perf_counter()
-        model = load_model(path)
-        best = min(best, time.perf_counter() - start)
+    model = load_model(path)
     assert model.kind_counts() == {"kernel": 10_000}
     assert len(model.edges) == 9_999 and len(model.critical_path()) == 10_000
-    assert best < 1.0, f"parsing {path.name} took {best:.2f}s"

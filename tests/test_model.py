@@ -7,7 +7,6 @@ dumps is tested in test_dotparse.py.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -211,7 +210,8 @@ def test_from_json_rejects_wrong_shapes(document, message):
         GraphModel.from_json(document, where="snap.json")
 
 
-def test_derived_views_are_fast_on_50k_nodes():
+def test_derived_views_on_50k_nodes():
+    # Their speed (under 0.5 s) is measured by bench/bench_model.py, not asserted here.
     n = 50_000
     # A ladder: two parallel chains with a rung every 10 nodes, so levels have width 2.
     nodes = [kernel(f"a{i}") for i in range(n // 2)] + [kernel(f"b{i}") for i in range(n // 2)]
@@ -219,12 +219,9 @@ def test_derived_views_are_fast_on_50k_nodes():
     edges += [(f"b{i}", f"b{i + 1}") for i in range(n // 2 - 1)]
     edges += [(f"a{i}", f"b{i + 1}") for i in range(0, n // 2 - 1, 10)]
     m = GraphModel(nodes, edges)
-    start = time.perf_counter()
     order = m.topological_order()
     levels = m.levels()
     path = m.critical_path()
-    counts = m.kind_counts()
-    elapsed = time.perf_counter() - start
     assert len(order) == n and len(levels) == n // 2 and len(path) == n // 2
-    assert m.max_width() == 2 and counts == {"kernel": n}
-    assert elapsed < 0.5, f"derived views took {elapsed:.3f}s for {n} nodes"
+    assert levels[1] == ["a1", "b1"] and path[:3] == ["a0", "a1", "a2"]
+    assert m.max_width() == 2 and m.kind_counts() == {"kernel": n}
