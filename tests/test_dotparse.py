@@ -328,3 +328,57 @@ def test_chain10k_fixture():
     model = load_model(path)
     assert model.kind_counts() == {"kernel": 10_000}
     assert len(model.edges) == 9_999 and len(model.critical_path()) == 10_000
+
+
+# A hex value of up to 8 digits is a number (flags, "0x00000005"); 9 or more digits is an
+# address or handle, kept as text under a ptr_/handle_ key. Every hex token in the recordings
+# has 16 digits, so the boundary is pinned here on recorded labels with one token re-sized.
+@pytest.mark.parametrize(
+    "digits, key, value",
+    [
+        (1, "user_data", 5),
+        (8, "user_data", 5),
+        (9, "ptr_user_data", "0x000000005"),
+        (16, "ptr_user_data", "0x0000000000000005"),
+    ],
+)
+def test_hex_width_boundary_agrees_between_templates_and_direct_parsing(digits, key, value):
+    from accelgraph_cli import dotparse
+
+    path = _dump("memops_verbose.dot")
+    document = dotparse._scan(path.read_text(), path.name)
+    raw = document.node_attrs["graph_6_node_3"]  # the HOST node: "userData: 0x0000000000000000"
+    label = dotparse._unquote(dotparse._LABEL_ATTR.search(raw).group(1))
+    assert "userData: 0x0000000000000000" in label
+    label = label.replace("userData: 0x0000000000000000", "userData: 0x" + "5".rjust(digits, "0"))
+    direct = dotparse._node_from_label("n", label, "rectangle")
+    templates = dotparse._LabelTemplates()
+    first, again = (templates.node("n", label, "rectangle") for _ in range(2))
+    assert direct.params[key] == value and "user_data" not in direct.params.keys() - {key}
+    for node in (first, again):  # the recipe's first use, then a reuse of the cached recipe
+        assert (node.kind, node.name, node.topo_id, node.params) == (
+            direct.kind, direct.name, direct.topo_id, direct.params
+        )
+
+
+def test_launch_dims_one_number_or_a_brace_tuple_become_three_dims():
+    # chain_verbose: "cupy_add...<<<8,128,0>>>"; jacobi: "<<<{32,32},{16,16},0>>>".
+    chain = load_model(_dump("chain_verbose.dot"))
+    first = chain.node(chain.topological_order()[0])
+    assert (first.params["grid"], first.params["block"], first.params["shared_mem"]) == (
+        (8, 1, 1), (128, 1, 1), 0
+    )
+    jacobi = load_model(_dump("scenario_jacobi_verbose.dot"))
+    dims = {(n.params["grid"], n.params["block"]) for n in jacobi.nodes if n.kind == "kernel"}
+    assert ((32, 32, 1), (16, 16, 1)) in dims
+
+
+@pytest.mark.parametrize(
+    "text, dims",
+    [("8", (8, 1, 1)), ("\x0132,4\x02", (32, 4, 1)), ("\x018,4,2\x02", (8, 4, 2)),
+     ("\x011,2,3,4\x02", None), ("x", None), ("", None)],
+)
+def test_dims_pads_to_three_and_refuses_more(text, dims):
+    from accelgraph_cli import dotparse
+
+    assert dotparse._dims(text) == dims

@@ -89,8 +89,43 @@ def test_empty_graph():
 def test_cycle_is_reported_not_raised():
     m = GraphModel([Node(i, "unknown", i) for i in "pqr"], [("p", "q"), ("q", "r"), ("r", "q")])
     assert not m.is_acyclic()
-    assert sorted(m.topological_order()) == ["p", "q", "r"]
-    assert m.topological_order()[0] == "p"
+    # The cyclic nodes come last in node order; the edge closing the cycle (r -> q) is ignored.
+    assert m.topological_order() == ["p", "q", "r"]
+    assert m.levels() == [["p"], ["q"], ["r"]]
+    assert m.critical_path() == ["p", "q", "r"]
+
+
+def test_self_loop_is_a_cycle_and_does_not_hang():
+    # a -> a is its own back edge: treating it as a parent would make the critical path walk
+    # a -> a forever (the test's timeout catches that), and level(a) would be 1, not 0.
+    from accelgraph_cli.dotparse import parse_dot
+
+    m = parse_dot("digraph { a -> a; a -> b }")
+    assert not m.is_acyclic()
+    assert m.topological_order() == ["a", "b"]
+    assert m.levels() == [["a"], ["b"]]
+    assert [m.level_of("a"), m.level_of("b")] == [0, 1]
+    assert m.critical_path() == ["a", "b"]
+
+
+def test_summary_warns_about_a_cycle_once_and_only_on_a_cycle():
+    from rich.console import Console
+
+    from accelgraph_cli.dotparse import parse_dot
+    from accelgraph_cli.render import render_summary
+
+    def summary(text: str) -> list[str]:
+        console = Console(width=100, force_terminal=False, no_color=True, record=True)
+        console.print(render_summary(parse_dot(text)))
+        return [line.rstrip() for line in console.export_text().splitlines()]
+
+    lines = summary("digraph { a -> a; a -> b }")
+    assert [line for line in lines if line.startswith("Warning")] == [
+        "Warning        the graph has a cycle (not a CUDA graph)"
+    ]
+    assert "Levels         2  (max width 1)" in lines
+    assert "Critical path  2 nodes" in lines
+    assert not [line for line in summary("digraph { a -> b }") if line.startswith("Warning")]
 
 
 def test_bad_edge_and_duplicate_ids_are_errors():
