@@ -585,6 +585,16 @@ def test_align_past_its_edit_budget_still_returns_a_common_subsequence(a, b):
     pairs = align(a, b, max_edit_distance=1)
     assert all(a[i] == b[j] for i, j in pairs)
     assert all(p[0] < q[0] and p[1] < q[1] for p, q in pairwise(pairs))
+    # Not always a longest one, but never shorter than the common ends, and a longest one
+    # whenever the sequences are within the budget (one insertion or deletion apart).
+    prefix = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    suffix = next((k for k, (x, y) in enumerate(zip(a[prefix:][::-1], b[prefix:][::-1])) if x != y),
+                  min(len(a), len(b)) - prefix)
+    assert len(pairs) >= prefix + suffix
+    assert pairs[:prefix] == [(k, k) for k in range(prefix)]
+    lcs = _lcs_length(a, b)
+    if len(a) + len(b) - 2 * lcs <= 1:
+        assert len(pairs) == lcs
 
 
 def test_align_is_exact_on_a_long_repetitive_sequence_with_scattered_edits():
@@ -865,12 +875,18 @@ def test_recorded_forkjoin_mutations():
     b, added = add_parallel_branch(model, join)
     diff = diff_models(model, b)
     assert counts(diff) == (added, 0, 0, 0, 0)
-    assert diff.stats_b.max_width >= diff.stats_a.max_width
+    # three branches of two kernels, then three adds: one more branch is one more column
+    assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 4)
+    assert (diff.stats_a.nodes, diff.stats_b.nodes) == (9, 9 + added)
+    assert diff.stats_a.critical_path == diff.stats_b.critical_path == 5
 
     b, edges_added, edges_removed = serialise_branches(model, join)
     diff = diff_models(model, b)
     assert counts(diff) == (0, 0, 0, edges_added, edges_removed)
-    assert diff.stats_b.critical_path > diff.stats_a.critical_path
+    # the second branch's two kernels now run after the first's: the path grows by two
+    assert (diff.stats_a.critical_path, diff.stats_b.critical_path) == (5, 7)
+    assert (diff.stats_a.levels, diff.stats_b.levels) == (5, 7)
+    assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 2)
 
 
 @needs_dumps
