@@ -367,6 +367,35 @@ def test_setup_parameter_missing_from_params(tmp_path):
     assert "'b' has no default and is not in PARAMS" in str(error)
 
 
+@pytest.mark.parametrize(
+    "signature, accepted",
+    [
+        ("state", True),
+        ("state=None", True),  # one positional, optional: still takes the state
+        ("*a", True),  # varargs take it
+        ("state, extra=1", True),
+        ("state, *, flag=False", True),
+        ("", False),
+        ("state, extra", False),  # two required positionals
+        ("*, state", False),  # keyword-only: the state is passed positionally
+        ("state, *, flag", False),  # a required keyword-only parameter is never passed
+        ("**kw", False),
+    ],
+)
+def test_step_signature_must_take_the_state(tmp_path, signature, accepted):
+    path = tmp_path / "sig.py"
+    path.write_text(f'"""x"""\nPARAMS = {{}}\n\ndef setup():\n    return {{}}\n\n'
+                    f"def step({signature}):\n    pass\n")
+    if accepted:
+        assert inspect_scenario(path).name == "sig"
+    else:
+        error = expect_error(lambda: inspect_scenario(path), path, 7)
+        assert str(error) == (
+            f"{path}:7: step() must take exactly one argument, the state setup() returned: "
+            "def step(state)"
+        )
+
+
 def test_setup_with_kwargs_accepts_any_params(tmp_path):
     path = tmp_path / "kwargs.py"
     path.write_text('"""x"""\nPARAMS = {"a": 1, "b": "s"}\n\ndef setup(**params):\n'
@@ -436,6 +465,12 @@ DEFAULTS = {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}
         ("fused=TRUE", "fused", True),
         ("fused=yes", "fused", True),
         ("fused=1", "fused", True),
+        ("fused=on", "fused", True),
+        ("fused= On ", "fused", True),
+        ("batch=0b101", "batch", 5),
+        ("batch=0o17", "batch", 15),
+        ("batch=-0x10", "batch", -16),
+        ("buckets= a b ", "buckets", " a b "),
         ("buckets=16,8,1", "buckets", "16,8,1"),
         ("buckets=a=b", "buckets", "a=b"),
         ("buckets=", "buckets", ""),
@@ -443,11 +478,10 @@ DEFAULTS = {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}
 )
 def test_parse_params_types(override, key, value):
     params = parse_params(DEFAULTS, [override])
-    assert params[key] == value
+    assert params == {**DEFAULTS, key: value}
+    assert list(params) == list(DEFAULTS)  # the defaults' order, whatever was overridden
     assert type(params[key]) is type(DEFAULTS[key])
-    assert {k: v for k, v in params.items() if k != key} == {
-        k: v for k, v in DEFAULTS.items() if k != key
-    }
+    assert DEFAULTS == {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}  # not modified
 
 
 def test_parse_params_does_not_mutate_defaults_and_last_wins():
