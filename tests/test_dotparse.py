@@ -1,7 +1,7 @@
 """Parsing: CUDA's DOT dumps recorded on a GPU, generic DOT, JSON snapshots, and bad input.
 
 Everything about CUDA's dialect is tested on the dumps that `make fixtures` recorded on a
-GPU (tests/data/dumps/); those tests skip, saying so, where the recordings are absent. The
+GPU (tests/data/dumps/); they fail, saying what to restore, where a recording is absent. The
 inputs written here by hand are deliberately *not* CUDA output: generic DOT, JSON, garbage.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
+from _paths import DUMPS, MANIFEST, missing_recording, recorded
 
 from accelgraph_cli.dot.parse import (
     DotParseError,
@@ -22,10 +22,6 @@ from accelgraph_cli.dot.parse import (
     parse_dot,
 )
 from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError, Node
-
-# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
-DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
-
 
 # ------------------------------------------------------------------------ bad input
 
@@ -148,10 +144,7 @@ def test_comments_outside_strings_are_ignored_inside_kept():
 
 
 def _dump(name: str) -> Path:
-    path = DUMPS / name
-    if not path.exists():
-        pytest.skip(f"{path} not recorded (run `make fixtures` on a GPU machine)")
-    return path
+    return recorded(name)
 
 
 def _recorded() -> list[Path]:
@@ -161,14 +154,22 @@ def _recorded() -> list[Path]:
 
 
 def _manifest() -> dict:
-    path = DUMPS / "MANIFEST.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
 
 
 RECORDED = _recorded()
-needs_recordings = pytest.mark.skipif(
-    not RECORDED, reason=f"no recorded dumps in {DUMPS} (run `make fixtures` on a GPU machine)"
-)
+
+
+def test_every_dump_the_manifest_names_is_in_the_checkout():
+    # The parametrized tests below have nothing to run without recordings: this one fails.
+    if not MANIFEST.exists():
+        missing_recording(MANIFEST)
+    names = [name for name in _manifest() if not name.startswith("_")]
+    assert len(names) >= 40
+    for name in names:
+        if not (DUMPS / name).is_file():
+            missing_recording(DUMPS / name)
+    assert sorted(p.name for p in RECORDED) == sorted(names)
 
 
 def _pairs() -> list[tuple[Path, Path]]:
@@ -182,7 +183,6 @@ def _pairs() -> list[tuple[Path, Path]]:
     return pairs
 
 
-@needs_recordings
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
 def test_every_recorded_dump_parses_as_a_cuda_graph(path):
     model = load_model(path)
@@ -211,15 +211,13 @@ def _manifest_kinds() -> list[tuple[str, dict]]:
     ]
 
 
-@pytest.mark.skipif(not _manifest_kinds(), reason="no MANIFEST.json with node kinds recorded")
-@pytest.mark.parametrize("name, expected", _manifest_kinds() or [("-", {})])
+@pytest.mark.parametrize("name, expected", _manifest_kinds() or [("MANIFEST.json", {})])
 def test_kind_counts_match_what_cuda_reported_when_recording(name, expected):
     # fixtures.py counts node types with cudaGraphNodeGetType on the live graph: an oracle
     # independent of the DOT text.
-    assert load_model(DUMPS / name).kind_counts() == expected
+    assert load_model(recorded(name)).kind_counts() == expected
 
 
-@needs_recordings
 @pytest.mark.parametrize("pair", _pairs(), ids=lambda p: p[0].name.replace("_basic.dot", ""))
 def test_basic_and_verbose_dumps_give_the_same_structure(pair):
     basic, verbose = (load_model(p) for p in pair)
@@ -231,7 +229,6 @@ def test_basic_and_verbose_dumps_give_the_same_structure(pair):
     assert basic.total_nodes() == verbose.total_nodes()
 
 
-@needs_recordings
 @pytest.mark.parametrize("path", [p for p in RECORDED if "_basic" not in p.name], ids=lambda p: p.name)
 def test_label_templates_give_the_same_nodes_as_direct_parsing(path):
     from accelgraph_cli.dot import parse as dotparse
@@ -253,7 +250,6 @@ def test_label_templates_give_the_same_nodes_as_direct_parsing(path):
             ), node.id
 
 
-@needs_recordings
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
 def test_pointers_and_handles_are_marked_unstable(path):
     for graph in load_model(path).walk():
@@ -322,10 +318,7 @@ def test_kinds_fixture_nests_the_child_graph():
 
 def test_chain10k_fixture():
     # Its parse time (target: under a second) is measured by bench/bench_parse.py (make bench).
-    path = next((p for p in RECORDED if p.name.startswith("chain10k_verbose")), None)
-    if path is None:
-        pytest.skip("chain10k_verbose not recorded (run `make fixtures` on a GPU machine)")
-    model = load_model(path)
+    model = load_model(recorded("chain10k_verbose.dot"))
     assert model.kind_counts() == {"kernel": 10_000}
     assert len(model.edges) == 9_999 and len(model.critical_path()) == 10_000
 

@@ -6,12 +6,9 @@ plain text, so the assertions read the same words a user sees.
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
-import pytest
-from rich.console import Console
+from _paths import recorded, text_of
 
 from accelgraph_cli.dot.parse import load_model
 from accelgraph_cli.model.graph_model import GraphModel, Node
@@ -24,15 +21,6 @@ from accelgraph_cli.render.graph import (
     short_id,
 )
 from accelgraph_cli.render.text import format_bytes
-
-# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
-DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
-
-
-def text_of(renderable, width: int = 100) -> str:
-    console = Console(width=width, force_terminal=False, no_color=True, record=True)
-    console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
 
 
 def box_titles(text: str) -> list[str]:
@@ -254,23 +242,11 @@ def test_drawing_box_limit_is_inclusive():
 # ---------------------------------------------------------------- on recorded dumps
 
 
-def _dump(name: str) -> Path:
-    path = DUMPS / name
-    if not path.exists():
-        pytest.skip(f"{path} not recorded (run `make fixtures` on a GPU machine)")
-    return path
-
-
-def _recorded(prefix: str) -> Path:
-    found = sorted(DUMPS.glob(prefix + "*")) if DUMPS.is_dir() else []
-    if not found:
-        pytest.skip(f"{prefix}* not recorded in {DUMPS} (run `make fixtures` on a GPU machine)")
-    return found[0]
 
 
 def test_recorded_chain10k_lists_as_one_row():
     # fixtures.chain alternates x += 0.5 and x *= 1.0001: one block of two, 5,000 times.
-    model = load_model(_recorded("chain10k_verbose.dot"))
+    model = load_model(recorded("chain10k_verbose.dot"))
     lines = text_of(render_listing(model)).splitlines()
     assert len(lines) == 2
     # both names of the repeated pair, the second cut to the column width
@@ -279,7 +255,7 @@ def test_recorded_chain10k_lists_as_one_row():
 
 
 def test_recorded_forkjoin_draws_three_branches_side_by_side():
-    model = load_model(_recorded("forkjoin_verbose.dot"))
+    model = load_model(recorded("forkjoin_verbose.dot"))
     lines = text_of(render_graph(model)).splitlines()
     titles = [line for line in lines if line.count(" kernel") == 3]
     assert len(titles) == 2  # the three multiplies, then the three square roots

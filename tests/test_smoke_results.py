@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from _paths import DUMPS
+from _paths import recorded
 
 from accelgraph_cli import runner, smoke
 from accelgraph_cli.errors import AccelgraphError
@@ -27,11 +27,7 @@ WITH_OUTPUTS = SCENARIO + "\ndef outputs(state):\n    return {{'y': state}}\n"
 
 
 def dump_text(name: str) -> str:
-    path = DUMPS / name
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the recorded dumps are part of the checkout "
-                    "(git checkout tests/data/dumps, or make fixtures on a GPU machine)")
-    return path.read_text()
+    return recorded(name).read_text()
 
 
 class FakeGraph:
