@@ -9,6 +9,7 @@
 ##   make bench     benchmarks (GPU parts skip without a GPU), into bench/results/local/;
 ##                  make bench RECORD=1 writes bench/results/ instead, to commit
 ##   make lint      ruff
+##   make mutate    mutation testing of the GPU-free core (slow: see README); MODULE=diagnose for one
 ##   make clean     remove .venv/ and build outputs
 ##   After make install/demo/test: run .venv/bin/accelgraph, or `source .venv/bin/activate` first.
 
@@ -31,7 +32,7 @@ GPU_ENV  := PYTHONPATH=$(abspath $(GPU_SITE)):$(CURDIR) PYTHONUNBUFFERED=1 TMPDI
 # (the GPU machine, which has no network).
 RUN_PY := $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-.PHONY: help install graphviz test test-cpu test-gpu demo fixtures bench lint clean
+.PHONY: help install graphviz test test-cpu test-gpu demo fixtures bench lint mutate clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -53,7 +54,8 @@ graphviz:
 	      || echo "warning: could not install Graphviz; --format svg/png will say how"; \
 	  else echo "note: Graphviz (dot) not found; install it for --format svg/png"; fi; }
 
-test: $(VENV)/.installed
+# Graphviz first, so the drawing tests run instead of skipping (-ra says why any test skips).
+test: $(VENV)/.installed graphviz
 	$(VPY) -m pytest
 
 test-cpu: $(VENV)/.installed
@@ -94,8 +96,17 @@ bench: $(GPU_SITE)/.installed
 	@mkdir -p $(GPU_TMP)
 	$(GPU_ENV) $(RUN_PY) bench/run_all.py $(if $(RECORD),--record)
 
+# Mutation testing ([tool.mutmut] in pyproject.toml): mutants of model, dotparse, diff, render,
+# scenario, diagnose and smoke, each run against the tests that reach the mutated function.
+# MODULE=name limits it to one module. Results stay in mutants/ (a rerun only retests what
+# changed); tests/mutation/score.py prints the per-module table that REPORT.md records.
+MODULE ?=
+mutate: $(VENV)/.installed
+	$(VENV)/bin/mutmut run $(if $(MODULE),"accelgraph_cli.$(MODULE).*")
+	$(VPY) tests/mutation/score.py
+
 lint: $(VENV)/.installed
 	$(VPY) -m ruff check accelgraph_cli tests bench scenarios tools
 
 clean:
-	rm -rf $(VENV) $(GPU_SITE) $(GPU_TMP) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(GPU_SITE) $(GPU_TMP) .pytest_cache build *.egg-info mutants
