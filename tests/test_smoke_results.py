@@ -93,11 +93,13 @@ def stub_runner(monkeypatch):
         return FakeResult(scenario, params, graphs)
 
     def check(result):
+        assert isinstance(result, FakeResult), "check gets what capture returned"
         calls.append(("check",))
         mismatches = [] if knobs["check_ok"] else [Mismatch("y", 3, 8, 0.5), Mismatch("z", 1, 8, 2.0)]
         return FakeCheck(knobs["check_ok"], mismatches)
 
     def time_replay(result, *, iters, warmup, rounds):
+        assert isinstance(result, FakeResult), "time_replay gets what capture returned"
         calls.append(("time_replay", iters, warmup, rounds))
         return (FakeTiming(Stat.of([knobs["eager_us"]])), FakeTiming(Stat.of([knobs["graph_us"]])))
 
@@ -196,7 +198,11 @@ def test_baseline_is_written_when_missing_then_compared(tmp_path, stub_runner):
     assert (row.status, row.drift) == ("ok", "new baseline")
     written = folder / "saxpy.json"
     assert sorted(p.name for p in folder.iterdir()) == ["saxpy.json"]
-    model = json.loads(written.read_text())
+    text = written.read_text()
+    # indented and ending in a newline, so a baseline reads and diffs well in version control
+    assert text.startswith('{\n  "format": "accelgraph-model",\n  "version": 1,\n  "source": ')
+    assert text.endswith("\n}\n")
+    model = json.loads(text)
     assert model["format"] == "accelgraph-model"
     assert [n["kind"] for n in model["nodes"]] == ["kernel"]
 
@@ -296,3 +302,39 @@ def test_smoke_row_ok_and_dict():
         "speedup": 0.0, "check": "-", "drift": "-", "message": "", "seconds": 0.0, "details": [],
     }
     assert smoke.SmokeRow("s.py", "ok").details is not smoke.SmokeRow("s.py", "ok").details
+
+
+def test_row_seconds_is_the_time_the_scenario_took(tmp_path, stub_runner, monkeypatch):
+    ticks = iter([100.0, 102.5])
+    monkeypatch.setattr(smoke, "time", type("Clock", (), {"perf_counter": staticmethod(lambda: next(ticks))}))
+    row = run_one(scenario_file(tmp_path), iters=1, rounds=1)
+    assert row.seconds == 2.5
+
+
+def test_junit_document_exactly():
+    rows = [
+        SmokeRow("scenarios/a.py", "ok", nodes=3, graphs=1, capture_ms=1.5, speedup=2.0, check="ok",
+                 drift="none", seconds=0.5),
+        SmokeRow("scenarios/b.py", "failed", check="failed", message="output 'y' differs",
+                 details=["output 'y' differs", "output 'z' differs"], seconds=0.25),
+        SmokeRow("scenarios/c.py", "error", message="c.py:7: setup() raised"),
+    ]
+    props = ('<properties><property name="nodes" value="{}" /><property name="graphs" value="{}" />'
+             '<property name="capture_ms" value="{}" /><property name="speedup" value="{}" />'
+             '<property name="check" value="{}" /><property name="drift" value="{}" /></properties>')
+    expected = (
+        "<?xml version='1.0' encoding='utf-8'?>\n"
+        '<testsuite name="accelgraph smoke" tests="3" failures="1" errors="1" time="0.750">'
+        '<testcase classname="accelgraph.smoke" name="a" file="scenarios/a.py" time="0.500">'
+        + props.format(3, 1, 1.5, 2.0, "ok", "none") + "</testcase>"
+        '<testcase classname="accelgraph.smoke" name="b" file="scenarios/b.py" time="0.250">'
+        + props.format(0, 0, 0.0, 0.0, "failed", "-")
+        + "<failure message=\"output 'y' differs\">output 'y' differs\noutput 'z' differs</failure>"
+        "</testcase>"
+        '<testcase classname="accelgraph.smoke" name="c" file="scenarios/c.py" time="0.000">'
+        + props.format(0, 0, 0.0, 0.0, "-", "-") + '<error message="c.py:7: setup() raised" />'
+        "</testcase>{}</testsuite>\n"
+    )
+    assert smoke.junit_xml(rows) == expected.format("")
+    assert smoke.junit_xml(rows, interrupted=True) == expected.format(
+        "<system-err>interrupted before all scenarios ran</system-err>")
