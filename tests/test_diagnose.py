@@ -158,6 +158,15 @@ def test_each_rule_on_its_own_evidence(case):
     assert diagnosis == Diagnosis(rule.split("/")[0], WHAT[rule], FIX[rule], None, error_name)
 
 
+@pytest.mark.parametrize("type_name, rule", [("CUBLASError", "cublas"), ("CURANDError", "curand"),
+                                             ("CUSOLVERError", "other_library")])
+def test_the_exception_type_name_is_evidence_too(type_name, rule):
+    # CuPy raises cupy_backends...cublas.CUBLASError("CUBLAS_STATUS_..."): the library's name
+    # can be in the type alone.
+    error_type = type(type_name, (RuntimeError,), {})
+    assert explain(raise_through(["call"], error_type("status 14"))).cause == rule
+
+
 def test_driver_error_names_are_found_too():
     # CUDA_ERROR_* names count as CUDA errors (the cause then comes from the other evidence).
     diagnosis = explain(raise_through(["synchronize"], cuda("CUDA_ERROR_ILLEGAL_STATE")))
@@ -201,8 +210,11 @@ def test_where_is_the_innermost_frame_in_the_scenario_file(tmp_path):
         "def helper(x):\n"
         "    x.synchronize()\n"  # line 2: the innermost scenario frame
         "\n"
+        "def middle(x):\n"
+        "    helper(x)\n"  # line 5
+        "\n"
         "def step(state):\n"
-        "    helper(state)\n"  # line 5: outer scenario frame
+        "    middle(state)\n"  # line 8: outermost scenario frame
     ))
 
     class Stream:
