@@ -260,3 +260,52 @@ def test_derived_views_on_50k_nodes():
     assert len(order) == n and len(levels) == n // 2 and len(path) == n // 2
     assert levels[1] == ["a1", "b1"] and path[:3] == ["a0", "a1", "a2"]
     assert m.max_width() == 2 and m.kind_counts() == {"kernel": n}
+
+
+def _doc(nodes, edges=(), **extra) -> dict:
+    return {"format": "accelgraph-model", "version": 1, "nodes": nodes, "edges": list(edges), **extra}
+
+
+@pytest.mark.parametrize(
+    "document, problem",
+    [
+        (_doc({}), '"nodes" and "edges" must be lists'),
+        ({**_doc([]), "edges": {}}, '"nodes" and "edges" must be lists'),
+        (_doc([], source=3), '"source" must be a string'),
+        (_doc(["a"]), "node #0 is not an object"),
+        (_doc([{"id": "a"}]), 'node #0 needs string "id" and "kind"'),
+        (_doc([{"kind": "kernel"}]), 'node #0 needs string "id" and "kind"'),
+        (_doc([{"id": "a", "kind": "kernel", "name": 5}]), 'node a: "name" must be a string'),
+        (_doc([{"id": "a", "kind": "kernel", "topo_id": True}]), 'node a: "topo_id" must be an integer'),
+        (_doc([{"id": "a", "kind": "kernel", "topo_id": "3"}]), 'node a: "topo_id" must be an integer'),
+        (_doc([{"id": "a", "kind": "kernel", "params": []}]), 'node a: "params" must be an object'),
+        (_doc([{"id": "a", "kind": "graph", "child": []}]), 'node a: "child" must be an object'),
+        (_doc([{"id": "a", "kind": "graph", "child": {"nodes": [7], "edges": []}}]),
+         "node #0 is not an object"),
+        (_doc([{"id": "a", "kind": "k"}], [["a", "a", "a"]]),
+         "edge #0 is not a [from_id, to_id] pair of strings"),
+        (_doc([{"id": "a", "kind": "k"}, {"id": "a", "kind": "k"}]), "duplicate node id 'a' in graph"),
+    ],
+)
+def test_from_json_says_exactly_what_is_malformed(document, problem):
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json(document, where="snap.json")
+    assert str(caught.value) == f"snap.json: malformed accelgraph model: {problem}"
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json(document)
+    assert str(caught.value) == f"<json>: malformed accelgraph model: {problem}"
+
+
+def test_from_json_defaults_and_exact_top_level_messages():
+    model = GraphModel.from_json(_doc([{"id": "a", "kind": "kernel", "topo_id": 0}]))
+    assert (model.source, model.nodes) == ("", [Node("a", "kernel", None, {}, None, 0)])
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json({"format": "other"})
+    assert str(caught.value) == (
+        '<json>: not an accelgraph model (expected a JSON object with "format": "accelgraph-model")'
+    )
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json({"format": "accelgraph-model", "version": 2}, where="m.json")
+    assert str(caught.value) == (
+        "m.json: accelgraph model version 2 is not supported (this accelgraph reads version 1)"
+    )
