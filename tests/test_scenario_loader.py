@@ -49,6 +49,7 @@ def expect_error(call, path: Path, line: int | None) -> ScenarioError:
     if line is not None:
         assert f"{path.name}:{line}" in message, message
         assert caught.value.line == line
+        assert caught.value.path == str(path)  # the CLI and JSON report read these two
     return caught.value
 
 
@@ -527,3 +528,55 @@ def test_format_params_round_trips():
     text = format_params(DEFAULTS)
     assert text == "batch=8 lr=0.5 fused=True buckets=64,32"
     assert parse_params(DEFAULTS, text.split()) == DEFAULTS
+
+
+STEPS_HEAD = '"""x"""\ndef setup():\n    return {}\n\ndef steps(state):\n'
+
+
+@pytest.mark.parametrize(
+    "returned, problem",
+    [
+        ("{'a': 1}", "steps() entry 'a' -> 1 is not str -> callable; map each graph name to a "
+                     "function of no arguments"),
+        ("{2: print}", "steps() entry 2 -> <built-in function print> is not str -> callable; map each "
+                       "graph name to a function of no arguments"),
+        ("{}", "steps() returned dict; return a non-empty dict {graph name: callable taking no "
+               "arguments}"),
+    ],
+)
+def test_steps_entries_must_be_named_callables(tmp_path, returned, problem):
+    path = tmp_path / "multi.py"
+    path.write_text(STEPS_HEAD + f"    return {returned}\n")
+    scenario = load_scenario(path)
+    error = expect_error(lambda: scenario.graph_steps({}), path, 5)
+    assert str(error) == f"{path}:5: {problem}"
+
+
+def test_steps_and_outputs_errors_name_the_call_that_raised(tmp_path):
+    path = tmp_path / "raising.py"
+    path.write_text(STEPS_HEAD + "    return {'a': lambda: 1 / 0}\n\n"
+                    "def outputs(state):\n    return {'y': state['missing']}\n")
+    scenario = load_scenario(path)
+    graphs = scenario.graph_steps({})
+    error = expect_error(graphs["a"], path, 6)
+    assert str(error).startswith(f"{path}:6: steps()['a'] raised ZeroDivisionError")
+    error = expect_error(lambda: scenario.outputs({}), path, 9)
+    assert str(error).startswith(f"{path}:9: outputs() raised KeyError")
+
+
+@pytest.mark.parametrize(
+    "returned, problem",
+    [
+        ("[1]", "outputs() returned list; return a dict {name: cupy array}"),
+        ("{1: 2}", "outputs() returned dict; return a dict {name: cupy array}"),
+        ("{'y': type('A', (), {'shape': (1,)})()}", "outputs()['y'] is A, not an array; return device "
+                                                    "arrays"),
+    ],
+)
+def test_outputs_must_be_a_dict_of_arrays(tmp_path, returned, problem):
+    path = tmp_path / "outs.py"
+    path.write_text('"""x"""\ndef setup():\n    return {}\n\ndef step(state):\n    pass\n\n'
+                    f"def outputs(state):\n    return {returned}\n")
+    scenario = load_scenario(path)
+    error = expect_error(lambda: scenario.outputs({}), path, 8)
+    assert str(error) == f"{path}:8: {problem}"
