@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def ladder(n: int):
     """The n-node ladder GraphModel described above."""
-    from accelgraph_cli.model import GraphModel, Node
+    from accelgraph_cli.model.graph_model import GraphModel, Node
 
     def kernel(node_id: str):
         return Node(node_id, "kernel", "k", {"grid": (1, 1, 1), "block": (128, 1, 1), "shared_mem": 0})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from accelgraph_cli.diagnose import Diagnosis, explain
+from accelgraph_cli.run.diagnose import Diagnosis, explain
 
 RUNNER = "/site-packages/accelgraph_cli/runner.py"
 

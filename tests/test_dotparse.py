@@ -336,7 +336,7 @@ def test_chain10k_fixture():
     ],
 )
 def test_hex_width_boundary_agrees_between_templates_and_direct_parsing(digits, key, value):
-    from accelgraph_cli import dotparse
+    from accelgraph_cli.dot import parse as dotparse
 
     path = _dump("memops_verbose.dot")
     document = dotparse._scan(path.read_text(), path.name)
@@ -372,6 +372,6 @@ def test_launch_dims_one_number_or_a_brace_tuple_become_three_dims():
      ("\x011,2,3,4\x02", None), ("x", None), ("", None)],
 )
 def test_dims_pads_to_three_and_refuses_more(text, dims):
-    from accelgraph_cli import dotparse
+    from accelgraph_cli.dot import parse as dotparse
 
     assert dotparse._dims(text) == dims

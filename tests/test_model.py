@@ -98,7 +98,7 @@ def test_cycle_is_reported_not_raised():
 def test_self_loop_is_a_cycle_and_does_not_hang():
     # a -> a is its own back edge: treating it as a parent would make the critical path walk
     # a -> a forever (the test's timeout catches that), and level(a) would be 1, not 0.
-    from accelgraph_cli.dotparse import parse_dot
+    from accelgraph_cli.dot.parse import parse_dot
 
     m = parse_dot("digraph { a -> a; a -> b }")
     assert not m.is_acyclic()
@@ -111,8 +111,8 @@ def test_self_loop_is_a_cycle_and_does_not_hang():
 def test_summary_warns_about_a_cycle_once_and_only_on_a_cycle():
     from rich.console import Console
 
-    from accelgraph_cli.dotparse import parse_dot
-    from accelgraph_cli.render import render_summary
+    from accelgraph_cli.dot.parse import parse_dot
+    from accelgraph_cli.render.graph import render_summary
 
     def summary(text: str) -> list[str]:
         console = Console(width=100, force_terminal=False, no_color=True, record=True)

@@ -216,7 +216,7 @@ def test_drawing_too_wide_becomes_more_box():
 
 
 def test_drawing_box_limit_is_inclusive():
-    from accelgraph_cli.render import DRAW_MAX_BOXES, render_graph_or_listing
+    from accelgraph_cli.render.graph import DRAW_MAX_BOXES, render_graph_or_listing
 
     def distinct_chain(n: int) -> GraphModel:
         # Every kernel named differently, so no run collapses: n nodes are n boxes.

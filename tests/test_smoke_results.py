@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from _paths import recorded
 
-from accelgraph_cli import runner, smoke
+from accelgraph_cli.cuda.timing import Stat
 from accelgraph_cli.errors import AccelgraphError
-from accelgraph_cli.runner import Mismatch
-from accelgraph_cli.smoke import SmokeRow, compare_baseline, discover, run_one
-from accelgraph_cli.timing import Stat
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run import smoke
+from accelgraph_cli.run.protocol import CheckResult, Mismatch
+from accelgraph_cli.run.smoke import SmokeRow, compare_baseline, discover, run_one
 
 SCENARIO = '"""{doc}"""\nPARAMS = {{"n": 4}}\n\ndef setup(n):\n    return [0] * n\n\n' \
            "def step(state):\n    state[0] += 1\n"
@@ -66,12 +67,6 @@ class FakeTiming:
     gpu_us: Stat
 
 
-@dataclass
-class FakeCheck:
-    ok: bool
-    mismatches: list
-
-
 @pytest.fixture
 def stub_runner(monkeypatch):
     """Replace runner.capture/check/time_replay; returns the knobs and a log of the calls."""
@@ -80,6 +75,7 @@ def stub_runner(monkeypatch):
         "eager_us": 300.0,
         "graph_us": 100.0,
         "check_ok": True,
+        "check_ran": True,
         "capture_raises": None,
     }
     calls: list = []
@@ -96,12 +92,12 @@ def stub_runner(monkeypatch):
         assert isinstance(result, FakeResult), "check gets what capture returned"
         calls.append(("check",))
         mismatches = [] if knobs["check_ok"] else [Mismatch("y", 3, 8, 0.5), Mismatch("z", 1, 8, 2.0)]
-        return FakeCheck(knobs["check_ok"], mismatches)
+        return CheckResult(knobs["check_ok"], ["y"], 2, mismatches, 0.0, 0.0, ran=knobs["check_ran"])
 
     def time_replay(result, *, iters, warmup, rounds):
         assert isinstance(result, FakeResult), "time_replay gets what capture returned"
         calls.append(("time_replay", iters, warmup, rounds))
-        return (FakeTiming(Stat.of([knobs["eager_us"]])), FakeTiming(Stat.of([knobs["graph_us"]])))
+        return (FakeTiming(Stat.of([knobs["eager_us"]])), FakeTiming(Stat.of([knobs["graph_us"]])), [])
 
     monkeypatch.setattr(runner, "capture", capture)
     monkeypatch.setattr(runner, "check", check)
@@ -160,6 +156,13 @@ def test_failed_check_fails_the_row_with_the_first_mismatch(tmp_path, stub_runne
 def test_passing_check_is_ok(tmp_path, stub_runner):
     row = run_one(scenario_file(tmp_path, text=WITH_OUTPUTS), iters=1, rounds=1)
     assert (row.status, row.check) == ("ok", "ok")
+
+
+def test_a_check_that_could_not_run_is_said_and_does_not_fail_the_row(tmp_path, stub_runner):
+    knobs, _ = stub_runner
+    knobs["check_ran"] = False
+    row = run_one(scenario_file(tmp_path, text=WITH_OUTPUTS), iters=1, rounds=1)
+    assert (row.status, row.check, row.details) == ("ok", "not run", [])
 
 
 def test_errors_become_rows_not_exceptions(tmp_path, stub_runner):
@@ -265,7 +268,7 @@ def test_discover_skips_underscore_files_and_sorts(tmp_path):
 
 
 def test_smoke_command_with_a_stubbed_runner(cli, tmp_path, stub_runner, monkeypatch):
-    from accelgraph_cli import _cuda
+    from accelgraph_cli.cuda import device as _cuda
 
     knobs, _ = stub_runner
     monkeypatch.setattr(_cuda, "require_cuda", lambda: None)
