@@ -341,3 +341,26 @@ def test_junit_document_exactly():
     assert smoke.junit_xml(rows) == expected.format("")
     assert smoke.junit_xml(rows, interrupted=True) == expected.format(
         "<system-err>interrupted before all scenarios ran</system-err>")
+
+
+def test_discover_bundled_scenarios_by_name_and_by_default(tmp_path, monkeypatch):
+    from accelgraph_cli.run.catalog import bundled_scenario_files
+
+    bundled = bundled_scenario_files()
+    names = [p.stem for p in bundled]
+    assert "saxpy" in names and "fork_join" in names
+    monkeypatch.chdir(tmp_path)  # the bundled folder is not under the cwd: absolute paths
+    assert discover(None) == bundled
+    assert discover(["saxpy", "fork_join.py"]) == [
+        next(p for p in bundled if p.stem == "saxpy"), next(p for p in bundled if p.stem == "fork_join")
+    ]
+    monkeypatch.chdir(bundled[0].parent.parent)  # inside the cwd: relative to it
+    folder = bundled[0].parent.name
+    assert discover(None) == [Path(folder) / p.name for p in bundled]
+    assert discover(["saxpy"]) == [Path(folder) / "saxpy.py"]
+    with pytest.raises(AccelgraphError) as caught:
+        discover(["no_such_scenario"])
+    assert str(caught.value) == (
+        "no_such_scenario: no such file or folder, and no bundled scenario of that name; "
+        f"bundled: {', '.join(names)}"
+    )
