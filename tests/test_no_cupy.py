@@ -51,7 +51,7 @@ def run_blocked(tmp_path):
 
     def run(*args: str):
         proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
-                              env=env, cwd=tmp_path)
+                              env=env, cwd=ROOT)
         attempted = log.read_text().split() if log.exists() else None
         return proc, attempted
 
