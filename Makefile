@@ -9,7 +9,7 @@
 ##   make bench     benchmarks (GPU parts skip without a GPU), into bench/results/local/;
 ##                  make bench RECORD=1 writes bench/results/ instead, to commit
 ##   make lint      ruff
-##   make mutate    mutation testing of the GPU-free core (slow: see README); MODULE=diagnose for one
+##   make mutate    mutation testing of the GPU-free core (slow: see README); MODULE=run.smoke for one
 ##   make clean     remove .venv/ and build outputs
 ##   After make install/demo/test: run .venv/bin/accelgraph, or `source .venv/bin/activate` first.
 
@@ -96,10 +96,11 @@ bench: $(GPU_SITE)/.installed
 	@mkdir -p $(GPU_TMP)
 	$(GPU_ENV) $(RUN_PY) bench/run_all.py $(if $(RECORD),--record)
 
-# Mutation testing ([tool.mutmut] in pyproject.toml): mutants of model, dotparse, diff, render,
-# scenario, diagnose and smoke, each run against the tests that reach the mutated function.
-# MODULE=name limits it to one module. Results stay in mutants/ (a rerun only retests what
-# changed); tests/mutation/score.py prints the per-module table that REPORT.md records.
+# Mutation testing ([tool.mutmut] in pyproject.toml): mutants of the GPU-free core (model,
+# dot parser, diff, render, scenario loader, diagnose, smoke), each run against the tests that
+# reach the mutated function. MODULE=run.smoke (a dotted path under accelgraph_cli) limits it.
+# Results stay in mutants/ (a rerun only retests what changed); tests/mutation/score.py prints
+# the per-module table that tests/mutation/REPORT.md records.
 MODULE ?=
 mutate: $(VENV)/.installed
 	$(VENV)/bin/mutmut run $(if $(MODULE),"accelgraph_cli.$(MODULE).*")
