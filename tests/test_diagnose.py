@@ -225,8 +225,11 @@ def test_where_is_the_innermost_frame_in_the_scenario_file(tmp_path):
     diagnosis = explain(caught, str(path))
     assert diagnosis.where == f"{path}:2"
     assert diagnosis.cause == "host_sync"
+    # A capture error with the scenario's line in hand: the line names the call.
     assert diagnosis.line() == (
-        f"{path}:2: {WHAT['host_sync']} [cudaErrorStreamCaptureUnsupported]; fix: {FIX['host_sync']}"
+        f"{path}:2: `synchronize(...)` waits for the GPU during capture: captured work does not run "
+        f"until replay, so there is nothing to wait for [cudaErrorStreamCaptureUnsupported]; fix: "
+        f"{FIX['host_sync']}"
     )
     # The same path given relative to the working directory still matches the frames.
     relative = tmp_path.name + "/" + path.name

@@ -209,9 +209,10 @@ def test_drawing_too_wide_becomes_more_box():
         [("graph_0_node_0", f"graph_0_node_{i}") for i in range(1, 30)],
     )
     text = text_of(render_graph(wide), width=100)
-    # Four branches fit beside each other at 100 columns; the other 25 are one "more" box.
-    assert box_titles(text) == ["#0 kernel", "#1 kernel", "#2 kernel", "#3 kernel", "#4 kernel"]
-    assert "│ +25 more  │" in text and text.count("more") == 1
+    # Five branches fit beside each other at 100 columns; the other 24 are one "more" box.
+    assert box_titles(text) == ["#0 kernel", "#1 kernel", "#2 kernel", "#3 kernel", "#4 kernel",
+                                "#5 kernel"]
+    assert "│ +24 more  │" in text and text.count("more") == 1
     assert all(len(line) <= 100 for line in text.splitlines())
 
 

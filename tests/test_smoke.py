@@ -12,8 +12,9 @@ from accelgraph_cli.run.smoke import SmokeRow, discover, junit_xml
 def test_discover_folder_and_files_sorted_without_duplicates():
     found = discover([str(SCENARIOS), str(SCENARIOS / "saxpy.py")])
     assert [p.name for p in found] == [
-        "buckets.py", "elementwise_chain.py", "fork_join.py", "jacobi.py", "layernorm.py",
-        "memory_ops.py", "mlp_decode.py", "saxpy.py", "stream_ordered_alloc.py",
+        "buckets.py", "elementwise_chain.py", "fork_join.py", "gpt_decode.py", "jacobi.py",
+        "layernorm.py", "memory_ops.py", "mlp_decode.py", "saxpy.py", "stream_ordered_alloc.py",
+        "torch_buckets.py", "train_step.py",
     ]
     assert found[0] == SCENARIOS / "buckets.py"  # paths as given, not resolved or relative
 
