@@ -336,17 +336,17 @@ def test_chain10k_fixture():
     ],
 )
 def test_hex_width_boundary_agrees_between_templates_and_direct_parsing(digits, key, value):
-    from accelgraph_cli.dot import parse as dotparse
+    from accelgraph_cli.dot import labels, scan, templates
 
     path = _dump("memops_verbose.dot")
-    document = dotparse._scan(path.read_text(), path.name)
+    document = scan._scan(path.read_text(), path.name)
     raw = document.node_attrs["graph_6_node_3"]  # the HOST node: "userData: 0x0000000000000000"
-    label = dotparse._unquote(dotparse._LABEL_ATTR.search(raw).group(1))
+    label = scan._unquote(scan._LABEL_ATTR.search(raw).group(1))
     assert "userData: 0x0000000000000000" in label
     label = label.replace("userData: 0x0000000000000000", "userData: 0x" + "5".rjust(digits, "0"))
-    direct = dotparse._node_from_label("n", label, "rectangle")
-    templates = dotparse._LabelTemplates()
-    first, again = (templates.node("n", label, "rectangle") for _ in range(2))
+    direct = labels._node_from_label("n", label, "rectangle")
+    recipes = templates._LabelTemplates()
+    first, again = (recipes.node("n", label, "rectangle") for _ in range(2))
     assert direct.params[key] == value and "user_data" not in direct.params.keys() - {key}
     for node in (first, again):  # the recipe's first use, then a reuse of the cached recipe
         assert (node.kind, node.name, node.topo_id, node.params) == (
@@ -372,6 +372,6 @@ def test_launch_dims_one_number_or_a_brace_tuple_become_three_dims():
      ("\x011,2,3,4\x02", None), ("x", None), ("", None)],
 )
 def test_dims_pads_to_three_and_refuses_more(text, dims):
-    from accelgraph_cli.dot import parse as dotparse
+    from accelgraph_cli.dot import labels
 
-    assert dotparse._dims(text) == dims
+    assert labels._dims(text) == dims
