@@ -1,0 +1,102 @@
+"""Node labels for matching: what a node does, interned to small ints shared by both graphs.
+
+A *fine* label is kind, demangled name, the stable parameters both graphs know for that kind,
+and a digest of the node's child graph; a *coarse* label is kind and name only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from ..model.graph_model import GraphModel, Node, is_stable_param
+
+# Parameters that name the node's kernel rather than describe its work (see stable_params).
+NAME_PARAMS = frozenset({"demangled"})
+
+
+def _param_keys_by_kind(model: GraphModel) -> dict[str, set]:
+    keys: dict[str, set] = defaultdict(set)
+    for graph in model.walk():
+        for node in graph.nodes:
+            if node.params:
+                keys[node.kind].update(node.params)  # C-speed; filtered once per kind below
+    return keys
+
+
+def shared_param_keys(a: GraphModel, b: GraphModel, ignore: frozenset) -> dict[str, tuple]:
+    """Per kind, the sorted parameter keys that both graphs use: the ones matching can trust.
+
+    A key that only one graph knows (a verbose dump's grid against a basic dump) cannot tell
+    two nodes apart, so it must not keep them from matching.
+    """
+    keys_a, keys_b = _param_keys_by_kind(a), _param_keys_by_kind(b)
+    shared = {}
+    for kind in keys_a.keys() & keys_b.keys():
+        common = keys_a[kind] & keys_b[kind]
+        shared[kind] = tuple(
+            sorted(k for k in common if is_stable_param(k) and k not in NAME_PARAMS and k not in ignore)
+        )
+    return shared
+
+
+class Labeler:
+    """Interns fine and coarse node labels (and child-graph digests) to ints shared by A and B."""
+
+    def __init__(self, shared_keys: dict[str, tuple], ignore: frozenset):
+        self.shared_keys = shared_keys
+        self.ignore = ignore
+        self.fine_ids: dict = {}
+        self.coarse_ids: dict = {}
+        self.cache: dict[int, tuple[list[int], list[int]]] = {}  # id(model) -> labels
+
+    def labels(self, model: GraphModel) -> tuple[list[int], list[int]]:
+        """(fine, coarse) label ids of the model's nodes, in node order."""
+        cached = self.cache.get(id(model))
+        if cached is not None and len(cached[0]) == len(model.nodes):
+            return cached
+        fine_ids, coarse_ids, shared = self.fine_ids, self.coarse_ids, self.shared_keys
+        fine, coarse = [], []
+        no_keys: tuple = ()
+        for node in model.nodes:
+            name = node.display_name
+            head = (node.kind, name)
+            coarse.append(coarse_ids.setdefault(head, len(coarse_ids)))
+            keys = shared.get(node.kind, no_keys)
+            params = node.params
+            values = tuple([params.get(k) for k in keys]) if keys else no_keys
+            child = self._digest(node.child) if node.child is not None else None
+            key = (head, values, child)
+            try:
+                fine.append(fine_ids.setdefault(key, len(fine_ids)))
+            except TypeError:  # a parameter value that is not hashable (not per convention)
+                key = (head, repr(values), child)
+                fine.append(fine_ids.setdefault(key, len(fine_ids)))
+        result = (fine, coarse)
+        self.cache[id(model)] = result
+        return result
+
+    def _digest(self, child: GraphModel) -> int:
+        """A child graph as the multiset of its node labels and of its labelled edges."""
+        fine, _ = self.labels(child)
+        position = {node.id: i for i, node in enumerate(child.nodes)}
+        nodes = tuple(sorted(Counter(fine).items()))
+        edges = tuple(sorted(Counter((fine[position[s]], fine[position[d]]) for s, d in child.edges).items()))
+        return self.fine_ids.setdefault(("child-graph", nodes, edges), len(self.fine_ids))
+
+
+def param_changes(a: Node, b: Node, ignore: frozenset = frozenset()) -> dict[str, tuple[Any, Any]]:
+    """``{key: (old, new)}`` for stable parameters both nodes carry with different values.
+
+    A parameter missing (or None) on either side is not a change: it is detail one dump
+    has and the other lacks. Pointers/handles, ``demangled`` and ``ignore`` are left out.
+    """
+    changes = {}
+    params_b = b.params
+    for key, old in a.params.items():
+        if old is None or key in ignore or key in NAME_PARAMS or not is_stable_param(key):
+            continue
+        new = params_b.get(key)
+        if new is not None and new != old:
+            changes[key] = (old, new)
+    return changes

@@ -1,0 +1,357 @@
+"""Matching: which node of A is which node of B (steps 3 to 6 of ``structural``'s docstring)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from itertools import pairwise
+
+from .align import ALIGN_WORK_LIMIT, align
+from .side import Side
+
+
+def match(side_a: Side, side_b: Side) -> dict[int, int]:
+    """Node index of A -> node index of B for every matched pair (steps 3 to 6 of ``structural``)."""
+    order_a, order_b = side_a.order, side_b.order
+    a_to_b: dict[int, int] = {}
+    b_to_a = [-1] * len(order_b)
+
+    def pair(i: int, j: int) -> None:
+        a_to_b[i] = j
+        b_to_a[j] = i
+
+    # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
+    fine_a = [side_a.fine[i] for i in order_a]
+    fine_b = [side_b.fine[j] for j in order_b]
+    budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
+    aligned = align(fine_a, fine_b, budget=budget)
+    for x, y in aligned:
+        pair(order_a[x], order_b[y])
+    if len(aligned) == len(order_a) == len(order_b):
+        edges = len(side_a.model.edges)
+        if edges == len(side_b.model.edges) == _kept_edges(side_a, side_b, a_to_b):
+            return a_to_b  # every node matched in sequence, every edge kept: nothing to find
+
+    # Step 4: changed nodes, by coarse label inside each gap the alignment left.
+    bounds = [(-1, -1)] + aligned + [(len(order_a), len(order_b))]
+    for (x0, y0), (x1, y1) in pairwise(bounds):
+        if x1 - x0 > 1 and y1 - y0 > 1:
+            gap_a = order_a[x0 + 1 : x1]
+            gap_b = order_b[y0 + 1 : y1]
+            coarse_a = [side_a.coarse[i] for i in gap_a]
+            coarse_b = [side_b.coarse[j] for j in gap_b]
+            for x, y in align(coarse_a, coarse_b, budget=budget):
+                pair(gap_a[x], gap_b[y])
+            # Reordered inside the gap: same kind and name, out of sequence.
+            _pair_by_key(
+                [i for i in gap_a if i not in a_to_b],
+                [j for j in gap_b if b_to_a[j] < 0],
+                side_a.coarse,
+                side_b.coarse,
+                pair,
+            )
+
+    # Step 5: moved nodes, then propagation to their neighbourhoods.
+    if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
+        for r in range(len(side_a.hashes) - 1, 0, -1):
+            _pair_unique(order_a, order_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
+        _propagate(side_a, side_b, a_to_b, b_to_a, pair)
+
+    # Step 6: among equally good alignments the sequence picked one; prefer keeping edges:
+    # look-alikes follow their matched neighbours (parents, then children), then single
+    # nodes are re-seated.
+    _follow(side_a, side_b, a_to_b, b_to_a)
+    _reseat(side_a, side_b, a_to_b, b_to_a)
+    if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
+        _propagate(side_a, side_b, a_to_b, b_to_a, pair)
+    return a_to_b
+
+
+def _pair_by_key(left_a: list[int], left_b: list[int], key_a: list, key_b: list, pair) -> None:
+    """Pair nodes with equal keys, k-th with k-th in the given (canonical) order."""
+    if not left_a or not left_b:
+        return
+    waiting: dict = defaultdict(list)
+    for j in reversed(left_b):
+        waiting[key_b[j]].append(j)
+    for i in left_a:
+        queue = waiting.get(key_a[i])
+        if queue:
+            pair(i, queue.pop())
+
+
+def _pair_unique(order_a, order_b, hash_a, hash_b, a_to_b, b_to_a, pair) -> None:
+    """Pair unmatched nodes whose neighbourhood hash occurs exactly once in each graph.
+
+    Such a node sits in one recognisable place in both graphs even if the canonical order
+    moved it (a branch listed before, not after, its sibling). Hashes that recur are left
+    alone: pairing a removed node with an added look-alike elsewhere would hide both.
+    """
+    count_a = Counter(hash_a)
+    count_b = Counter(hash_b)
+    once_b = {hash_b[j]: j for j in order_b if b_to_a[j] < 0 and count_b[hash_b[j]] == 1}
+    if not once_b:
+        return
+    for i in order_a:
+        if i not in a_to_b and count_a[hash_a[i]] == 1:
+            j = once_b.get(hash_a[i])
+            if j is not None:
+                pair(i, j)
+
+
+def _propagate(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> None:
+    """From each matched pair, pair up unmatched parents (and children) with equal labels."""
+    queue = list(a_to_b.items())
+    while queue:
+        i, j = queue.pop()
+        for near_a, near_b in (
+            (side_a.parents, side_b.parents),
+            (side_a.children, side_b.children),
+        ):
+            open_a = [x for x in near_a[i] if x not in a_to_b]
+            if not open_a:
+                continue
+            open_b = [y for y in near_b[j] if b_to_a[y] < 0]
+            if not open_b:
+                continue
+            before = len(a_to_b)
+            for key_a, key_b in ((side_a.fine, side_b.fine), (side_a.coarse, side_b.coarse)):
+                _pair_by_key(
+                    [x for x in open_a if x not in a_to_b],
+                    [y for y in open_b if b_to_a[y] < 0],
+                    key_a,
+                    key_b,
+                    pair,
+                )
+            if len(a_to_b) > before:
+                queue.extend((x, a_to_b[x]) for x in open_a if x in a_to_b)
+
+
+def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict) -> int:
+    """Edges of A whose two ends are matched to the two ends of an edge of B."""
+    children_b = side_b.children
+    kept = 0
+    for s, ds in enumerate(side_a.children):
+        t = a_to_b.get(s)
+        if t is None or not ds:
+            continue
+        images = children_b[t]
+        if len(ds) == 1 and len(images) == 1:
+            kept += a_to_b.get(ds[0]) == images[0]
+            continue
+        images_set = set(images)
+        for d in ds:
+            kept += a_to_b.get(d) in images_set
+    return kept
+
+
+# Neighbours of a node's matched neighbour looked through for a better partner; past this
+# (a fan-out of thousands) _follow leaves the node where the alignment put it.
+_FOLLOW_MAX_CANDIDATES = 64
+
+# Forward and backward passes of _follow at most (it stops when neither gains an edge).
+_FOLLOW_ROUNDS = 4
+
+
+def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+    """Let look-alike nodes follow their matched neighbours: symmetric parts paired consistently.
+
+    The alignment pairs nodes in sequence; among identical parallel branches (three lanes of
+    the same kernels, layer after layer) a pairing in sequence may cross lanes from one layer
+    to the next, every node matched and edges broken. One pass over A in canonical
+    (topological) order moves each node onto the B node of the same fine label that is
+    adjacent to the images of more of its already-placed parents than its partner is — an
+    unmatched one, or one whose A partner has the same label (the two are swapped, so
+    nothing is matched or changed that was not before) and either comes later or agrees as
+    well with its own placed parents after the swap; then the same pass backwards, over
+    children. A pass is kept only if it keeps more edges in all.
+    """
+    fine_a, fine_b, rank_b = side_a.fine, side_b.fine, side_b.rank
+    most = min(len(side_a.model.edges), len(side_b.model.edges))  # no matching keeps more
+    before = _kept_edges(side_a, side_b, a_to_b)
+    if before >= most:
+        return
+    passes = [
+        (side_a.parents, side_b.parents, side_b.children, side_a.order),
+        (side_a.children, side_b.children, side_b.parents, side_a.order[::-1]),
+    ] * _FOLLOW_ROUNDS
+    failed = 0
+
+    def agreeing(near_a: list, near_b: list, i: int, j: int) -> int:
+        """Matched neighbours of A node i (one side) whose images neighbour B node j."""
+        around = set(near_b[j])
+        return sum(1 for p in near_a[i] if a_to_b.get(p) in around)
+
+    for near_a, near_b, far_b, order in passes:
+        saved_a, saved_b = dict(a_to_b), b_to_a[:]
+        done = bytearray(len(fine_a))
+        for x in order:
+            done[x] = 1
+            ns = near_a[x]
+            if not ns:
+                continue
+            images = [a_to_b[p] for p in ns if p in a_to_b]
+            if not images:
+                continue
+            label = fine_a[x]
+            y0 = a_to_b.get(x)
+            if y0 is not None:
+                around = near_b[y0]
+                if len(images) == 1:
+                    score0 = images[0] in around
+                else:
+                    around_set = set(around)
+                    score0 = sum(1 for q in images if q in around_set)
+                if score0 == len(images) and fine_b[y0] == label:
+                    continue  # every placed neighbour agrees already
+            else:
+                score0 = 0
+            # Candidates: same label, next to the image of the least connected neighbour.
+            pivot = min(images, key=lambda q: len(far_b[q]))
+            if len(far_b[pivot]) > _FOLLOW_MAX_CANDIDATES:
+                continue
+            image_set = set(images) if len(images) > 1 else None
+            best = -1
+            best_key = None
+            for c in far_b[pivot]:
+                if c == y0 or fine_b[c] != label:
+                    continue
+                if image_set is None:
+                    score = 1
+                else:
+                    score = sum(1 for q in near_b[c] if q in image_set)
+                if score <= score0:
+                    continue
+                owner = b_to_a[c]
+                if owner >= 0:
+                    if fine_a[owner] != label or y0 is None or fine_b[y0] != label:
+                        continue
+                    # An owner already passed may give its place up only for one as good.
+                    if done[owner] and agreeing(near_a, near_b, owner, c) > agreeing(
+                        near_a, near_b, owner, y0
+                    ):
+                        continue
+                # More agreeing neighbours first, then nearest the partner the alignment chose.
+                key = (-score, abs(rank_b[c] - rank_b[y0]) if y0 is not None else rank_b[c], rank_b[c])
+                if best_key is None or key < best_key:
+                    best, best_key = c, key
+            if best < 0:
+                continue
+            owner = b_to_a[best]
+            if owner >= 0:
+                a_to_b[owner] = y0
+                b_to_a[y0] = owner
+            elif y0 is not None:
+                b_to_a[y0] = -1
+            a_to_b[x] = best
+            b_to_a[best] = x
+        after = _kept_edges(side_a, side_b, a_to_b)
+        if after > before:
+            before, failed = after, 0
+        else:
+            a_to_b.clear()
+            a_to_b.update(saved_a)
+            b_to_a[:] = saved_b
+            failed += 1
+        if before >= most or failed == 2:
+            return
+
+
+# A node with more candidate places than this is not re-seated (a fan-out of thousands).
+_RESEAT_MAX_CANDIDATES = 64
+
+
+def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+    """Move matched nodes of A onto look-alikes in B where that keeps more edges.
+
+    Sequence alignment cannot tell which of several identical nodes was added (the 3rd
+    "acc" of four, or the 4th?), nor, between look-alike branches, which is which; the edges
+    can. A node whose partner breaks some of its edges is tried on each B node of the
+    partner's kind and name that is adjacent to the images of its neighbours: an unmatched
+    one is taken over, a matched one is swapped with. A move is made only when it strictly
+    increases the number of kept edges, so this ends; afterwards only the moved nodes'
+    neighbours are looked at again.
+    """
+    parents_a, children_a = side_a.parents, side_a.children
+    parents_b, children_b = side_b.parents, side_b.children
+    coarse_b = side_b.coarse
+
+    def kept(i: int) -> int:
+        """Edges of A node i whose image is an edge of B under the current matching."""
+        j = a_to_b.get(i)
+        if j is None:
+            return 0
+        count = 0
+        for p in parents_a[i]:
+            q = a_to_b.get(p)
+            if q is not None and j in children_b[q]:
+                count += 1
+        for c in children_a[i]:
+            q = a_to_b.get(c)
+            if q is not None and j in parents_b[q]:
+                count += 1
+        return count
+
+    def kept_around(i: int, other: int) -> int:
+        # Edges touching i or other, each once (an edge between them is counted twice by
+        # kept(i) + kept(other), so one of those is taken back).
+        total = kept(i) + kept(other)
+        if other >= 0 and (other in children_a[i] or other in parents_a[i]):
+            ji, jo = a_to_b.get(i), a_to_b.get(other)
+            if ji is not None and jo is not None and (jo in children_b[ji] or jo in parents_b[ji]):
+                total -= 1
+        return total
+
+    def assign(i: int, j: int) -> None:
+        a_to_b[i] = j
+        b_to_a[j] = i
+
+    work = list(a_to_b)
+    queued = set(work)
+    while work:
+        i = work.pop()
+        queued.discard(i)
+        j = a_to_b.get(i)
+        if j is None or kept(i) == len(parents_a[i]) + len(children_a[i]):
+            continue
+        # Same kind and name as the partner: the node may turn out changed where it sits
+        # rather than unchanged somewhere its edges do not fit.
+        label = coarse_b[j]
+        candidates = set()
+        for p in parents_a[i]:
+            q = a_to_b.get(p)
+            if q is not None:
+                candidates.update(c for c in children_b[q] if coarse_b[c] == label)
+        for c in children_a[i]:
+            q = a_to_b.get(c)
+            if q is not None:
+                candidates.update(p for p in parents_b[q] if coarse_b[p] == label)
+        candidates.discard(j)
+        if not candidates or len(candidates) > _RESEAT_MAX_CANDIDATES:
+            continue
+        moved = None
+        for candidate in sorted(candidates, key=side_b.rank.__getitem__):
+            other = b_to_a[candidate]  # -1: the candidate is unmatched
+            before = kept_around(i, other) if other >= 0 else kept(i)
+            # Try the move (or swap), keep it only if more edges survive.
+            b_to_a[j] = -1
+            if other >= 0:
+                assign(other, j)
+            assign(i, candidate)
+            after = kept_around(i, other) if other >= 0 else kept(i)
+            if after > before:
+                moved = other
+                break
+            if other >= 0:
+                assign(other, candidate)
+            else:
+                b_to_a[candidate] = -1
+            assign(i, j)
+        if moved is None:
+            continue
+        touched = parents_a[i] + children_a[i]
+        if moved >= 0:
+            touched = touched + [moved] + parents_a[moved] + children_a[moved]
+        for k in touched:
+            if k in a_to_b and k not in queued:
+                queued.add(k)
+                work.append(k)

@@ -1,0 +1,203 @@
+"""Where each node stands: Weisfeiler-Lehman hashes and the canonical topological order."""
+
+from __future__ import annotations
+
+
+def wl_hashes(parents, children, base: list[int], rounds: int, tables: list[dict]) -> list[list[int]]:
+    """Weisfeiler-Lehman refinement: each round, a node's hash becomes (its hash, sorted
+    parents' hashes, sorted children's hashes), interned in the round's table (shared by both
+    graphs, so equal neighbourhoods get equal ints on both sides)."""
+    hashes = [base]
+    current = base
+    for r in range(rounds):
+        table = tables[r]
+        nxt = []
+        append = nxt.append
+        for i, h in enumerate(current):
+            ps, cs = parents[i], children[i]
+            up = (current[ps[0]],) if len(ps) == 1 else tuple(sorted([current[p] for p in ps]))
+            down = (current[cs[0]],) if len(cs) == 1 else tuple(sorted([current[c] for c in cs]))
+            append(table.setdefault((h, up, down), len(table)))
+        hashes.append(nxt)
+        current = nxt
+    return hashes
+
+
+# Look-alike siblings one pick compares at most (a wider fan-out is taken in node order), the
+# nodes one comparison looks at around each of them, and the nodes all comparisons of one
+# order look at, per node and edge of the graph (see canonical_order): ties cost O(V + E).
+_TIE_MAX_NODES = 16
+_TIE_LOOKAHEAD = 32
+_TIE_BUDGET = 1
+
+
+def canonical_order(parents: list[list[int]], children: list[list[int]], sort_key: list) -> list[int]:
+    """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
+
+    Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
+    ids, so that two captures of one graph, however numbered, get orders that correspond
+    node for node (edges included) and the alignment pairs look-alikes consistently:
+
+    * by the places of their parents in the order so far: the k-th of three identical
+      parallel lanes of a layer continues the k-th lane of the layer before;
+    * siblings with the very same parents are picked one at a time, when their turn
+      comes, by how they connect to what is placed already: the one nearest (over edges
+      either way, through unplaced nodes) to the earliest placed nodes goes first, so the
+      second root of a module follows the first root of the same module, not of a
+      look-alike module;
+    * look-alike roots, the tallest (longest path below) first.
+
+    Only what none of these tells apart (interchangeable look-alikes, as far as the key sees) is
+    taken in node order. A change inside one branch does not reshuffle the others — what
+    the alignment needs. On a cycle (generic DOT only) the walk is restarted from the
+    smallest unplaced node, so cyclic graphs get a structural order too.
+    """
+    walk = _Walk(parents, children, sort_key)
+    walk.from_roots()
+    walk.through_cycles()
+    return walk.order
+
+
+def _push(stack: list, ready: list, key) -> None:
+    """Push ready nodes onto ``stack``, smallest key on top; nodes with equal keys as one list."""
+    keyed = sorted([(key(i), i) for i in ready], reverse=True)
+    t = 0
+    while t < len(keyed):
+        u = t + 1
+        while u < len(keyed) and keyed[u][0] == keyed[t][0]:
+            u += 1
+        stack.append(keyed[t][1] if u == t + 1 else [i for _, i in keyed[t:u]])
+        t = u
+
+
+class _Walk:
+    """One canonical-order walk (see ``canonical_order``): the order so far and what is left.
+
+    The stack holds ready nodes, smallest key on top; an item that is a list holds
+    look-alikes (equal keys), picked from one at a time by ``pick``.
+    """
+
+    def __init__(self, parents: list[list[int]], children: list[list[int]], sort_key: list):
+        self.parents, self.children, self.sort_key = parents, children, sort_key
+        n = len(parents)
+        self.indegree = [len(ps) for ps in parents]
+        self.order: list[int] = []
+        self.rank = [-1] * n  # place in the order; -1 until placed
+        self.far = (n + 1,)  # lead()'s entry for a distance with no placed node
+        self.budget = _TIE_BUDGET * (n + sum(map(len, children))) + 20_000  # nodes lead() may visit
+
+    def from_roots(self) -> None:
+        """Walk from the roots. Look-alike roots, tallest first: a root that a change cut
+        loose (its parent's edge removed) heads a part of the graph, and its part should
+        follow the rest, not lead it."""
+        sort_key, indegree = self.sort_key, self.indegree
+        roots: list = []
+        sources = [i for i in range(len(indegree)) if not indegree[i]]
+        if len(set(map(sort_key.__getitem__, sources))) < len(sources):
+            height = _heights(self.parents, self.children)
+            _push(roots, sources, lambda i: (sort_key[i], -height[i]))
+        else:
+            _push(roots, sources, sort_key.__getitem__)
+        self.walk(roots)
+
+    def through_cycles(self) -> None:
+        """Place what the walk from the roots could not reach (nodes on or after a cycle):
+        restart from the smallest unplaced node by key, then node order, until none is left."""
+        n, sort_key, indegree = len(self.indegree), self.sort_key, self.indegree
+        if len(self.order) == n:
+            return
+        placed = set(self.order)
+        for i in sorted((i for i in range(n) if i not in placed), key=lambda i: (sort_key[i], i)):
+            if indegree[i] > 0:  # not placed yet (placed nodes end at 0 or below)
+                indegree[i] = 0
+                self.walk([i])
+
+    def walk(self, stack: list) -> None:
+        """Place nodes from the stack until it is empty, pushing children as they get ready."""
+        children, indegree, sort_key, rank, order = (
+            self.children,
+            self.indegree,
+            self.sort_key,
+            self.rank,
+            self.order,
+        )
+        places, pick = self.places, self.pick
+        while stack:
+            item = stack.pop()
+            if type(item) is list:
+                i = pick(item)
+                stack.append(item if len(item) > 1 else item[0])
+            else:
+                i = item
+            rank[i] = len(order)
+            order.append(i)
+            ready = []
+            for c in children[i]:
+                indegree[c] -= 1
+                if not indegree[c]:
+                    ready.append(c)
+            if len(ready) == 1:
+                stack.append(ready[0])
+            elif ready:
+                _push(stack, ready, lambda c: (sort_key[c], places(c)))
+
+    def places(self, i: int) -> tuple:
+        """The places of node i's parents in the order, sorted."""
+        ps, rank = self.parents[i], self.rank
+        return (rank[ps[0]],) if len(ps) == 1 else tuple(sorted([rank[p] for p in ps]))
+
+    def pick(self, group: list) -> int:
+        """Take the look-alike of ``group`` to place next: the one whose ``lead`` is smallest
+        (node order when the group is too wide or the budget is spent)."""
+        if len(group) > _TIE_MAX_NODES or self.budget < 0:
+            best = min(group)
+        else:
+            best = min(group, key=lambda i: (self.lead(i), i))
+        group.remove(best)
+        return best
+
+    def lead(self, i: int) -> tuple:
+        """Where unplaced node i touches the placed part of the graph: for each distance
+        (edges either way, through unplaced nodes only) the places of the placed nodes at
+        that distance, as far as _TIE_LOOKAHEAD nodes (whole distances only)."""
+        parents, children, rank = self.parents, self.children, self.rank
+        level, seen, seen_count = [i], {i}, 0
+        profile = []
+        while level and seen_count <= _TIE_LOOKAHEAD:
+            below = []
+            hits = []
+            for u in level:
+                for near in (parents[u], children[u]):
+                    for c in near:
+                        if c not in seen:
+                            seen.add(c)
+                            if rank[c] < 0:
+                                below.append(c)
+                            else:
+                                hits.append(rank[c])
+            seen_count += len(below) + len(hits)
+            if hits:
+                hits.sort()
+                profile.append(tuple(hits))
+            else:
+                profile.append(self.far)
+            level = below
+        self.budget -= seen_count
+        return tuple(profile)
+
+
+def _heights(parents, children) -> list[int]:
+    """Edges on the longest path from each node down to a sink (0 for nodes on a cycle)."""
+    pending = [len(cs) for cs in children]
+    height = [0] * len(children)
+    ready = [i for i, count in enumerate(pending) if not count]
+    while ready:
+        i = ready.pop()
+        h = height[i] + 1
+        for p in parents[i]:
+            if height[p] < h:
+                height[p] = h
+            pending[p] -= 1
+            if not pending[p]:
+                ready.append(p)
+    return height

@@ -1,0 +1,109 @@
+"""One graph prepared for matching: adjacency, labels, hashes and canonical order."""
+
+from __future__ import annotations
+
+from ..model.graph_model import GraphModel
+from .labels import Labeler
+from .order import canonical_order, wl_hashes
+
+# Rounds of Weisfeiler-Lehman hashing: radius 3 tells apart the places where the same kernel
+# recurs (after a memcpy, before a join...) without making every hash unique near a change.
+WL_ROUNDS = 3
+
+
+class Side:
+    """One graph prepared for matching: adjacency, labels, canonical order, and (computed
+    when first needed) Weisfeiler-Lehman hashes over the fine labels."""
+
+    def __init__(self, model, position, parents, children, fine, coarse, coarse_shape, order, tables):
+        self.model: GraphModel = model
+        self.position: dict[str, int] = position  # node id -> index in model.nodes
+        self.parents: list[list[int]] = parents
+        self.children: list[list[int]] = children
+        self.fine: list[int] = fine
+        self.coarse: list[int] = coarse
+        self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
+        self.order: list[int] = order  # canonical topological order, as node indices
+        self.rank: list[int] = ranks(order)  # node index -> position in order
+        self._tables = tables
+        self._hashes: list[list[int]] | None = None
+
+    @property
+    def hashes(self) -> list[list[int]]:
+        """hashes[r][i]: WL hash of node i after r rounds over fine labels (hashes[0] = fine).
+
+        Only needed when the alignment leaves nodes over, so an identical diff never pays."""
+        if self._hashes is None:
+            self._hashes = wl_hashes(self.parents, self.children, self.fine, WL_ROUNDS, self._tables)
+        return self._hashes
+
+    def reordered(self, order: list[int]) -> Side:
+        """The same graph with another canonical order (hashes shared)."""
+        side = Side(
+            self.model,
+            self.position,
+            self.parents,
+            self.children,
+            self.fine,
+            self.coarse,
+            self.coarse_shape,
+            order,
+            self._tables,
+        )
+        side._hashes = self._hashes
+        return side
+
+
+def adjacency(model: GraphModel) -> tuple[dict[str, int], list[list[int]], list[list[int]]]:
+    position = {node.id: i for i, node in enumerate(model.nodes)}
+    if len(position) != len(model.nodes):
+        raise ValueError("duplicate node ids in graph")
+    parents: list[list[int]] = [[] for _ in model.nodes]
+    children: list[list[int]] = [[] for _ in model.nodes]
+    for src, dst in model.edges:
+        s, d = position[src], position[dst]
+        children[s].append(d)
+        parents[d].append(s)
+    return position, parents, children
+
+
+def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables: list[dict]) -> Side:
+    position, parents, children = adjacency(model)
+    fine, coarse = labeler.labels(model)
+    # The order must not depend on parameters: a kernel whose grid changed has to stay where
+    # it was among its siblings, or the alignment pairs siblings crosswise. So ready nodes are
+    # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
+    # (creation order in CUDA dumps) breaks the remaining ties.
+    coarse_shape = wl_hashes(parents, children, coarse, WL_ROUNDS, coarse_tables)[-1]
+    sort_key = list(zip(coarse, coarse_shape))
+    order = canonical_order(parents, children, sort_key)
+    return Side(model, position, parents, children, fine, coarse, coarse_shape, order, tables)
+
+
+def ranks(order: list[int]) -> list[int]:
+    rank = [0] * len(order)
+    for r, i in enumerate(order):
+        rank[i] = r
+    return rank
+
+
+def structural_order(side: Side, table: dict) -> Side:
+    """The side again, with ties between look-alike ready nodes broken by structure, not by
+    node order: what everything below a node looks like, then everything above it.
+
+    Used when a renumbered (or reshuffled) dump of the same graph did not come out
+    identical because node order broke a tie differently on the two sides.
+    """
+    order = canonical_order(side.parents, side.children, side.fine)  # any topological order
+    below = [0] * len(order)
+    for i in reversed(order):
+        below[i] = table.setdefault(
+            ("below", side.fine[i], tuple(sorted([below[c] for c in side.children[i]]))), len(table)
+        )
+    above = [0] * len(order)
+    for i in order:
+        above[i] = table.setdefault(
+            ("above", side.fine[i], tuple(sorted([above[p] for p in side.parents[i]]))), len(table)
+        )
+    sort_key = list(zip(side.coarse, side.coarse_shape, side.fine, side.hashes[-1], below, above))
+    return side.reordered(canonical_order(side.parents, side.children, sort_key))
