@@ -86,5 +86,7 @@ class ExitCode(IntEnum):
     """A bad file or option, a scenario that raises, an illegal call during capture."""
     NO_GPU = 3
     """The verb needs a CUDA GPU and none is usable."""
+    INTERNAL = 70
+    """A bug in accelgraph: an unexpected exception (EX_SOFTWARE), never read as a verdict."""
     INTERRUPTED = 130
     """Ctrl-C."""

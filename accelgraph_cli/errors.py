@@ -28,7 +28,7 @@ class CaptureError(AccelgraphError, RuntimeError):
     """A capture failed. The capture was ended, its partial graph discarded and the allocator
     restored, so the process can capture again. ``cause`` is the original exception."""
 
-    def __init__(self, message: str, cause: BaseException | None = None):
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.cause = cause
 
@@ -36,7 +36,7 @@ class CaptureError(AccelgraphError, RuntimeError):
 class CudaError(AccelgraphError, RuntimeError):
     """A CUDA call failed; the message carries the CUDA error name."""
 
-    def __init__(self, call: str, error_name: str, detail: str = ""):
+    def __init__(self, call: str, error_name: str, detail: str = "") -> None:
         self.call = call
         self.error_name = error_name
         super().__init__(f"{call} failed: {error_name}" + (f" ({detail})" if detail else ""))

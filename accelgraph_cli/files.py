@@ -39,6 +39,8 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
     os.close(fd)
     try:
         yield tmp
+        # mkstemp makes the file private (0600); the result gets the mode any new file would
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -57,3 +59,10 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_output(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
     return path
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -1,12 +1,16 @@
-"""Paths and markers shared by the CPU tests (import as `from _paths import ...`)."""
+"""Paths, markers and helpers shared by the CPU tests (import as `from _paths import ...`)."""
 
+import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-DUMPS = DATA / "dumps"
+# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
+DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", DATA / "dumps"))
+MANIFEST = DUMPS / "MANIFEST.json"  # written last by `make fixtures`
 SCENARIOS = ROOT / "scenarios"
 
 
@@ -17,3 +21,30 @@ def has_gpu() -> bool:
 
 
 requires_no_gpu = pytest.mark.skipif(has_gpu(), reason="checks the no-GPU behaviour; a GPU is present")
+
+
+def missing_recording(what: Path | str) -> NoReturn:
+    """Fail (never skip) a test whose recorded dump is absent: the dumps are committed, so a
+    missing one is a broken checkout, and a skip would hide every parser check behind it."""
+    pytest.fail(
+        f"{what} is missing: the recorded dumps are part of the checkout; restore them "
+        "(git checkout -- tests/data/dumps) or record them on a GPU machine (make fixtures)",
+        pytrace=False,
+    )
+
+
+def recorded(name: str) -> Path:
+    """The recorded dump ``name`` (or ``name.gz``) in DUMPS; fails the test when it is absent."""
+    for candidate in (DUMPS / name, DUMPS / f"{name}.gz"):
+        if candidate.is_file():
+            return candidate
+    missing_recording(DUMPS / name)
+
+
+def text_of(renderable, width: int = 100) -> str:
+    """What a pipe shows of a rich renderable at ``width`` columns: plain text, lines rstripped."""
+    from rich.console import Console
+
+    console = Console(width=width, force_terminal=False, no_color=True, record=True)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())

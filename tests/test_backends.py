@@ -146,3 +146,26 @@ def test_a_pageable_copy_into_the_step_is_named(tmp_path):
 def test_a_torch_error_that_is_not_about_capture_is_left_alone(tmp_path):
     exc, path = _raise_at(tmp_path, "v = state.item()", "shape mismatch: [3] vs [4]")
     assert diagnose.explain(exc, str(path)) is None
+
+
+def test_a_failure_inside_a_lambda_step_points_at_the_innermost_scenario_line(tmp_path):
+    from accelgraph_cli.run.scenario import load_scenario
+
+    path = tmp_path / "lam.py"
+    path.write_text(textwrap.dedent('''\
+        """Steps as lambdas calling a helper that makes an illegal call."""
+        PARAMS = {}
+        def setup():
+            return {}
+        def work(state, batch):
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: not permitted when capturing")
+        def steps(state):
+            return {"a": (lambda: work(state, 1))}
+    '''))
+    scen = load_scenario(path)
+    step = scen.graph_steps(scen.make_state({}))["a"]
+    with pytest.raises(Exception) as info:
+        step()
+    found = diagnose.explain(info.value, str(path))
+    assert found.where == f"{path}:6"  # the raise in work(), not the lambda on line 8
+    assert found.cuda_error == "cudaErrorStreamCaptureUnsupported"

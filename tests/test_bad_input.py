@@ -4,7 +4,7 @@ no partial output file. Runs without a GPU (GPU verbs fail on bad input before n
 import gzip
 
 import pytest
-from _paths import DUMPS, ROOT, SCENARIOS
+from _paths import DUMPS, ROOT, SCENARIOS, recorded
 
 BAD = ROOT / "tests" / "bad_scenarios"
 
@@ -53,10 +53,7 @@ def test_unreadable_graph_files(cli, files, verb, case):
 
 
 def test_truncated_recorded_dump(cli, tmp_path):
-    source = DUMPS / "forkjoin_verbose.dot"
-    if not source.exists():
-        pytest.skip("recorded dumps not present (make fixtures on a GPU machine)")
-    text = source.read_text()
+    text = recorded("forkjoin_verbose.dot").read_text()
     cut = tmp_path / "cut.dot"
     cut.write_text(text[: len(text) // 2])
     code, out, err = cli("show", cut)
@@ -76,8 +73,7 @@ SCENARIO_CASES = {
 @pytest.mark.parametrize("verb", ["capture", "replay", "dump", "smoke"])
 def test_bad_scenario_files(cli, tmp_path, verb, case):
     path, words = SCENARIO_CASES[case]
-    if case in ("syntax error", "no step") and not path.exists():
-        pytest.skip(f"{path} not present")
+    assert case in ("missing file",) or path.is_file(), f"{path} belongs to the checkout"
     args = {
         "capture": ["capture", path],
         "replay": ["replay", path],

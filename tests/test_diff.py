@@ -14,21 +14,16 @@ import copy
 import json
 import random
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
+from _paths import DUMPS, MANIFEST, recorded, text_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 
 from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
 from accelgraph_cli.enums import ExitCode
 from accelgraph_cli.model.graph_model import GraphModel, Node
 from accelgraph_cli.render.diff import render_diff
-
-DUMPS = Path(__file__).parent / "data" / "dumps"
-READY = DUMPS / "MANIFEST.json"  # written last by `make fixtures`
-
 
 # ------------------------------------------------------------------------- helpers
 
@@ -258,12 +253,6 @@ def counts(diff) -> tuple[int, int, int, int, int]:
         len(diff.edges_added),
         len(diff.edges_removed),
     )
-
-
-def text_of(renderable, width: int = 100) -> str:
-    console = Console(width=width, force_terminal=False, no_color=True, record=True)
-    console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
 
 
 # ---------------------------------------------------------------- identical graphs
@@ -585,6 +574,16 @@ def test_align_past_its_edit_budget_still_returns_a_common_subsequence(a, b):
     pairs = align(a, b, max_edit_distance=1)
     assert all(a[i] == b[j] for i, j in pairs)
     assert all(p[0] < q[0] and p[1] < q[1] for p, q in pairwise(pairs))
+    # Not always a longest one, but never shorter than the common ends, and a longest one
+    # whenever the sequences are within the budget (one insertion or deletion apart).
+    prefix = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    suffix = next((k for k, (x, y) in enumerate(zip(a[prefix:][::-1], b[prefix:][::-1])) if x != y),
+                  min(len(a), len(b)) - prefix)
+    assert len(pairs) >= prefix + suffix
+    assert pairs[:prefix] == [(k, k) for k in range(prefix)]
+    lcs = _lcs_length(a, b)
+    if len(a) + len(b) - 2 * lcs <= 1:
+        assert len(pairs) == lcs
 
 
 def test_align_is_exact_on_a_long_repetitive_sequence_with_scattered_edits():
@@ -768,31 +767,18 @@ def test_ten_thousand_node_chains_with_a_change_and_a_removal():
 
 # ------------------------------------------------ recorded dumps (CUDA's own output)
 
-needs_dumps = pytest.mark.skipif(
-    not READY.exists(),
-    reason="recorded dumps not in place (tests/data/dumps/MANIFEST.json missing; run `make fixtures` "
-    "on a GPU machine)",
-)
-
-
 def _recorded(name: str) -> GraphModel:
     from accelgraph_cli.dot.parse import load_model
 
-    path = DUMPS / name
-    if not path.exists():
-        path = DUMPS / (name + ".gz")
-    if not path.exists():
-        pytest.skip(f"{name} was not recorded (see tests/data/dumps/MANIFEST.json)")
-    return load_model(path)
+    return load_model(recorded(name))
 
 
 def _recorded_names() -> list[str]:
-    if not READY.exists():
-        return ["<none>"]
+    if not MANIFEST.exists():
+        return ["MANIFEST.json"]  # fails in _recorded, saying what is missing
     return sorted(p.name for p in DUMPS.iterdir() if p.name.endswith((".dot", ".dot.gz")))
 
 
-@needs_dumps
 @pytest.mark.parametrize("name", _recorded_names())
 def test_every_recorded_dump_is_identical_to_itself_and_to_a_renumbered_copy(name):
     model = _recorded(name)
@@ -811,7 +797,6 @@ def _twins() -> list[str]:
     ) or ["<none>"]
 
 
-@needs_dumps
 @pytest.mark.parametrize("pattern", _twins())
 def test_basic_and_verbose_dumps_of_one_graph_are_identical(pattern):
     basic = _recorded(pattern.format("basic"))
@@ -826,7 +811,6 @@ def _kernels(model: GraphModel) -> list[Node]:
     return [n for n in model.nodes if n.kind == "kernel"]
 
 
-@needs_dumps
 def test_recorded_chain_mutations():
     model = _recorded("chain_verbose.dot")
     kernels = _kernels(model)
@@ -855,7 +839,6 @@ def test_recorded_chain_mutations():
     assert counts(diff) == (k, 0, 0, 0, 0)
 
 
-@needs_dumps
 def test_recorded_forkjoin_mutations():
     model = _recorded("forkjoin_verbose.dot")
     joins = [n.id for n in model.nodes if len(model.parents(n.id)) >= 2]
@@ -865,20 +848,24 @@ def test_recorded_forkjoin_mutations():
     b, added = add_parallel_branch(model, join)
     diff = diff_models(model, b)
     assert counts(diff) == (added, 0, 0, 0, 0)
-    assert diff.stats_b.max_width >= diff.stats_a.max_width
+    # three branches of two kernels, then three adds: one more branch is one more column
+    assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 4)
+    assert (diff.stats_a.nodes, diff.stats_b.nodes) == (9, 9 + added)
+    assert diff.stats_a.critical_path == diff.stats_b.critical_path == 5
 
     b, edges_added, edges_removed = serialise_branches(model, join)
     diff = diff_models(model, b)
     assert counts(diff) == (0, 0, 0, edges_added, edges_removed)
-    assert diff.stats_b.critical_path > diff.stats_a.critical_path
+    # the second branch's two kernels now run after the first's: the path grows by two
+    assert (diff.stats_a.critical_path, diff.stats_b.critical_path) == (5, 7)
+    assert (diff.stats_a.levels, diff.stats_b.levels) == (5, 7)
+    assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 2)
 
 
-@needs_dumps
 def test_recorded_memops_copy_size_change():
     model = _recorded("memops_verbose.dot")
     copies = [n for n in model.nodes if n.kind == "memcpy" and isinstance(n.params.get("bytes"), int)]
-    if not copies:
-        pytest.skip("memops_verbose.dot has no memcpy node with a byte count")
+    assert copies, "memops_verbose.dot has memcpy nodes with a byte count"
     target = copies[0]
     b = renumbered(set_param(model, target.id, "bytes", target.params["bytes"] * 2), seed=7)
     diff = diff_models(model, b)
@@ -887,12 +874,10 @@ def test_recorded_memops_copy_size_change():
     assert diff.changed[0].params == {"bytes": (target.params["bytes"], target.params["bytes"] * 2)}
 
 
-@needs_dumps
 def test_recorded_child_graph_change_is_reported_inside_its_node():
     model = _recorded("kinds_verbose.dot")
     owners = [n for n in model.nodes if n.child is not None and _kernels(n.child)]
-    if not owners:
-        pytest.skip("kinds_verbose.dot has no child graph with a kernel")
+    assert owners, "kinds_verbose.dot has a child graph with kernels"
     owner = owners[0]
     b = clone(model)
     inner = b.node(owner.id).child
@@ -904,7 +889,6 @@ def test_recorded_child_graph_change_is_reported_inside_its_node():
     assert list(diff.changed[0].child.changed[0].params) == ["block"]
 
 
-@needs_dumps
 def test_recorded_10k_chain_with_a_change_and_a_removal():
     # Speed on the recorded 10k graphs is measured by bench/bench_diff.py.
     model = _recorded("chain10k_verbose.dot")

@@ -10,9 +10,9 @@ ACCELGRAPH_FUZZ_EXAMPLES sets the example count (default 2,000: about 20 s on a 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
+from _paths import DUMPS, missing_recording
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -21,16 +21,17 @@ from accelgraph_cli.dot.parse import DotParseError, load_model_bytes
 from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError
 from accelgraph_cli.render.graph import render_focus, render_listing, render_summary
 
-# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
-DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
 # Mutating a multi-megabyte dump tests nothing the small ones don't, only slower.
 SEED_MAX_BYTES = 200_000
 SEEDS = sorted(p for p in DUMPS.glob("*.dot") if p.stat().st_size <= SEED_MAX_BYTES) if DUMPS.is_dir() else []
 EXAMPLES = int(os.environ.get("ACCELGRAPH_FUZZ_EXAMPLES", "2000"))
 
-pytestmark = pytest.mark.skipif(
-    not SEEDS, reason=f"no recorded dumps in {DUMPS} (run `make fixtures` on a GPU machine)"
-)
+
+
+def test_there_are_recorded_seeds():
+    # Without seeds the fuzz tests below would have nothing to mutate.
+    if not SEEDS:
+        missing_recording(DUMPS)
 
 _SEED_BYTES = {p.name: p.read_bytes() for p in SEEDS}
 

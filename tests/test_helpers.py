@@ -35,3 +35,18 @@ def _timing(gpu_median: float) -> Timing:
 def test_speedup_is_eager_over_graph_rounded_once():
     assert speedup(_timing(10.0), _timing(3.0)) == 3.3333
     assert speedup(_timing(10.0), _timing(0.0)) == 0.0  # nothing measurable, and valid JSON
+
+
+def test_atomic_output_gives_the_file_the_mode_a_new_file_gets(tmp_path):
+    import os
+    import stat
+
+    from accelgraph_cli.files import write_text_atomic
+
+    old = os.umask(0o027)
+    try:
+        target = write_text_atomic(tmp_path / "out.dot", "digraph {}\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+    assert target.read_text() == "digraph {}\n"

@@ -1,45 +1,102 @@
-"""`import accelgraph_cli` and `accelgraph --help` never import CuPy; GPU calls fail clearly."""
+"""`import accelgraph_cli` and `accelgraph --help` never import CuPy; GPU calls fail clearly.
 
+Each check runs in a child interpreter whose sitecustomize puts a finder first on
+sys.meta_path that refuses CuPy and NVIDIA's bindings (as on a machine without them) and
+records every attempt to import them, so "never imported" means not even tried — whether or
+not CuPy is installed where the tests run.
+"""
+
+import os
 import subprocess
 import sys
+import textwrap
 
-# Runs in a child interpreter where importing cupy raises, as on a machine without CuPy.
-BLOCK_CUPY = "import sys; sys.modules['cupy'] = None; sys.modules['cuda'] = None\n"
+import pytest
+from _paths import ROOT
+
+BLOCKED = ("cupy", "cupyx", "cupy_backends", "cuda", "fastrlock")
+
+SITECUSTOMIZE = textwrap.dedent(f"""
+    import atexit, os, sys
+
+    BLOCKED = {BLOCKED!r}
+    attempts = []
+
+    class RefuseCuPy:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in BLOCKED:
+                attempts.append(name)
+                raise ModuleNotFoundError(f"No module named {{name!r}} (blocked for this test)")
+            return None
+
+    sys.meta_path.insert(0, RefuseCuPy())
+    for name in [m for m in sys.modules if m.split(".")[0] in BLOCKED]:
+        del sys.modules[name]
+
+    def report():
+        with open(os.environ["ACCELGRAPH_IMPORT_LOG"], "w") as log:
+            log.write("\\n".join(attempts))
+
+    atexit.register(report)
+""")
 
 
-def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", BLOCK_CUPY + code], capture_output=True, text=True, timeout=120
-    )
+@pytest.fixture
+def run_blocked(tmp_path):
+    """Run ``python ARGS...`` with CuPy unimportable; returns (process, imports attempted)."""
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    log = tmp_path / "imports.log"
+    env = dict(os.environ, ACCELGRAPH_IMPORT_LOG=str(log), NO_COLOR="1", COLUMNS="100",
+               PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+
+    def run(*args: str):
+        proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
+                              env=env, cwd=ROOT)
+        attempted = log.read_text().split() if log.exists() else None
+        return proc, attempted
+
+    return run
 
 
-def test_import_does_not_import_cupy():
-    proc = _run(
-        "import accelgraph_cli, accelgraph_cli.cli\n"
-        "import sys\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in ('cupy', 'cupy_backends')"
-        " and sys.modules[m] is not None]\n"
-        "print('LOADED', loaded)\n"
-    )
+def test_the_blocker_works(run_blocked):
+    proc, attempted = run_blocked("-c", "import cupy")
+    assert proc.returncode == 1 and "blocked for this test" in proc.stderr
+    assert attempted == ["cupy"]
+
+
+def test_import_does_not_import_cupy(run_blocked):
+    proc, attempted = run_blocked("-c", "import accelgraph_cli, accelgraph_cli.cli")
     assert proc.returncode == 0, proc.stderr
-    assert "LOADED []" in proc.stdout
+    assert attempted == []
 
 
-def test_help_works_without_cupy_and_lists_verbs():
-    proc = _run("from accelgraph_cli.cli import main\nraise SystemExit(main(['--help']))")
+def test_help_works_without_cupy_and_lists_verbs(run_blocked):
+    proc, attempted = run_blocked("-m", "accelgraph_cli", "--help")
     assert proc.returncode == 0, proc.stderr
     assert "Capture, inspect and replay CUDA graphs" in proc.stdout
-    assert "Traceback" not in proc.stderr
+    for verb in ("capture", "replay", "dump", "show", "diff", "smoke"):
+        assert f" {verb} " in proc.stdout, verb
+    assert proc.stderr == ""
+    assert attempted == []
 
 
-def test_capture_without_cupy_is_one_clear_no_gpu_error():
-    proc = _run(
-        "from accelgraph_cli import Graph, NoGPUError\n"
-        "try:\n"
-        "    Graph().capture_begin()\n"
-        "except NoGPUError as e:\n"
-        "    print('EXIT', e.exit_code); print('MSG', e)\n"
-    )
+def test_show_works_without_cupy(run_blocked):
+    proc, attempted = run_blocked("-m", "accelgraph_cli", "show",
+                                  str(ROOT / "tests" / "data" / "dumps" / "forkjoin_verbose.dot"))
+    assert proc.returncode == 0, proc.stderr
+    assert "Nodes          9  (kernel 9)" in proc.stdout
+    assert attempted == []
+
+
+def test_capture_without_cupy_is_one_clear_no_gpu_error(run_blocked):
+    proc, attempted = run_blocked("-c", textwrap.dedent("""
+        from accelgraph_cli import Graph, NoGPUError
+        try:
+            Graph().capture_begin()
+        except NoGPUError as e:
+            print('EXIT', e.exit_code); print('MSG', e)
+    """))
     assert proc.returncode == 0, proc.stderr
     assert "EXIT 3" in proc.stdout
     assert "show and diff work without a GPU" in proc.stdout
+    assert attempted and attempted[0] == "cupy"  # it tried, and said what to do

@@ -6,11 +6,9 @@ plain text, so the assertions read the same words a user sees.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import re
 
-import pytest
-from rich.console import Console
+from _paths import recorded, text_of
 
 from accelgraph_cli.dot.parse import load_model
 from accelgraph_cli.model.graph_model import GraphModel, Node
@@ -24,14 +22,10 @@ from accelgraph_cli.render.graph import (
 )
 from accelgraph_cli.render.text import format_bytes
 
-# ACCELGRAPH_DUMPS points the tests at another recording (default: the committed one).
-DUMPS = Path(os.environ.get("ACCELGRAPH_DUMPS", Path(__file__).parent / "data" / "dumps"))
 
-
-def text_of(renderable, width: int = 100) -> str:
-    console = Console(width=width, force_terminal=False, no_color=True, record=True)
-    console.print(renderable)
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+def box_titles(text: str) -> list[str]:
+    """The first line of every box in a drawing ("#3 memcpy"), top to bottom, left to right."""
+    return re.findall(r"│ (#\d+(?:…#\d+)? \w+)", text)
 
 
 def kernel(i: int, name: str = "cupy_add", **params) -> Node:
@@ -67,6 +61,11 @@ def fork_join_model() -> GraphModel:
 def test_helpers():
     assert short_id("graph_3_node_17") == "#17" and short_id("n5") == "n5"
     assert format_bytes(512) == "512 B" and format_bytes(1536) == "1.5 KiB"
+    # at each unit's boundary: the next unit starts at exactly 1024 of the last
+    assert format_bytes(1023) == "1023 B" and format_bytes(1024) == "1.0 KiB"
+    assert format_bytes((1 << 20) - 1) == "1024.0 KiB" and format_bytes(1 << 20) == "1.0 MiB"
+    assert format_bytes(1 << 30) == "1.0 GiB" and format_bytes(1 << 40) == "1.0 TiB"
+    assert format_bytes(1 << 50) == "1024.0 TiB" and format_bytes(0) == "0 B"
     assert format_bytes(4 << 20) == "4.0 MiB"
     assert node_detail(kernel(0, grid=(8, 4, 4), block=(32, 1, 1), shared_mem=64)) == (
         "<<<(8,4,4), 32, 64>>>"
@@ -153,9 +152,17 @@ def test_listing_names_are_demangled_and_shortened():
 
 
 def test_listing_respects_narrow_width():
-    text = text_of(render_listing(fork_join_model()), width=60)
-    assert all(len(line) <= 60 for line in text.splitlines())
-    assert "#4" in text
+    lines = text_of(render_listing(fork_join_model()), width=60).splitlines()
+    # The name column keeps its words; the launch column gives way (cut with "…").
+    assert lines == [
+        "level  node  ×  kind    name          launch / si…  after",
+        "    0  #0       kernel  init          <<<4, 256, …  —",
+        "    1  #1       kernel  left          <<<4, 256, …  #0",
+        "       #2       kernel  right         <<<(8,4,4),…  #0",
+        "    2  #3       memcpy                DtoH · 2.0 …  #2",
+        "    3  #4       kernel  join          <<<4, 256, …  #1, #3",
+    ]
+    assert max(len(line) for line in lines) <= 60
 
 
 def test_focus_draws_fork_and_join():
@@ -174,7 +181,9 @@ def test_whole_small_graph_drawing_has_boxes_and_join_lines():
     text = text_of(render_graph(fork_join_model()))
     for label in ("#0 kernel", "#1 kernel", "#2 kernel", "#3 memcpy", "#4 kernel"):
         assert label in text
-    assert text.count("┌") >= 5 and "┴" in text and "┬" in text
+    assert box_titles(text) == ["#0 kernel", "#1 kernel", "#2 kernel", "#3 memcpy", "#4 kernel"]
+    assert "<<<(8,4,4), (32,4,1), 256>>>" in text and "DtoH · 2.0 KiB" in text
+    assert "┴" in text and "┬" in text
     lines = text.splitlines()
     row_of = {
         label: next(i for i, line in enumerate(lines) if label in line)
@@ -200,29 +209,45 @@ def test_drawing_too_wide_becomes_more_box():
         [("graph_0_node_0", f"graph_0_node_{i}") for i in range(1, 30)],
     )
     text = text_of(render_graph(wide), width=100)
-    assert "more" in text and all(len(line) <= 100 for line in text.splitlines())
+    # Five branches fit beside each other at 100 columns; the other 24 are one "more" box.
+    assert box_titles(text) == ["#0 kernel", "#1 kernel", "#2 kernel", "#3 kernel", "#4 kernel",
+                                "#5 kernel"]
+    assert "│ +24 more  │" in text and text.count("more") == 1
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_drawing_box_limit_is_inclusive():
+    from accelgraph_cli.render.graph import DRAW_MAX_BOXES, render_graph_or_listing
+
+    def distinct_chain(n: int) -> GraphModel:
+        # Every kernel named differently, so no run collapses: n nodes are n boxes.
+        nodes = [kernel(i, f"k{i}") for i in range(n)]
+        edges = [(f"graph_0_node_{i}", f"graph_0_node_{i + 1}") for i in range(n - 1)]
+        return GraphModel(nodes, edges, source="dot-verbose")
+
+    assert DRAW_MAX_BOXES == 40
+    at_limit = text_of(render_graph(distinct_chain(40)), width=100)
+    assert box_titles(at_limit) == [f"#{i} kernel" for i in range(40)]
+    over = text_of(render_graph(distinct_chain(41)), width=200)
+    assert over == (
+        "41 boxes are too many to draw; draw one node's neighbourhood instead "
+        "(render_focus / --focus NODE)"
+    )
+    assert len(box_titles(text_of(render_graph_or_listing(distinct_chain(40)), width=100))) == 40
+    assert "┌" not in text_of(render_graph_or_listing(distinct_chain(41)), width=100)
+    # a caller's own limit is inclusive too
+    assert len(box_titles(text_of(render_graph(distinct_chain(3), max_boxes=3)))) == 3
+    assert text_of(render_graph(distinct_chain(3), max_boxes=2), width=200).startswith("3 boxes")
 
 
 # ---------------------------------------------------------------- on recorded dumps
 
 
-def _dump(name: str) -> Path:
-    path = DUMPS / name
-    if not path.exists():
-        pytest.skip(f"{path} not recorded (run `make fixtures` on a GPU machine)")
-    return path
-
-
-def _recorded(prefix: str) -> Path:
-    found = sorted(DUMPS.glob(prefix + "*")) if DUMPS.is_dir() else []
-    if not found:
-        pytest.skip(f"{prefix}* not recorded in {DUMPS} (run `make fixtures` on a GPU machine)")
-    return found[0]
 
 
 def test_recorded_chain10k_lists_as_one_row():
     # fixtures.chain alternates x += 0.5 and x *= 1.0001: one block of two, 5,000 times.
-    model = load_model(_recorded("chain10k_verbose.dot"))
+    model = load_model(recorded("chain10k_verbose.dot"))
     lines = text_of(render_listing(model)).splitlines()
     assert len(lines) == 2
     # both names of the repeated pair, the second cut to the column width
@@ -231,7 +256,7 @@ def test_recorded_chain10k_lists_as_one_row():
 
 
 def test_recorded_forkjoin_draws_three_branches_side_by_side():
-    model = load_model(_recorded("forkjoin_verbose.dot"))
+    model = load_model(recorded("forkjoin_verbose.dot"))
     lines = text_of(render_graph(model)).splitlines()
     titles = [line for line in lines if line.count(" kernel") == 3]
     assert len(titles) == 2  # the three multiplies, then the three square roots

@@ -49,6 +49,7 @@ def expect_error(call, path: Path, line: int | None) -> ScenarioError:
     if line is not None:
         assert f"{path.name}:{line}" in message, message
         assert caught.value.line == line
+        assert caught.value.path == str(path)  # the CLI and JSON report read these two
     return caught.value
 
 
@@ -367,6 +368,35 @@ def test_setup_parameter_missing_from_params(tmp_path):
     assert "'b' has no default and is not in PARAMS" in str(error)
 
 
+@pytest.mark.parametrize(
+    "signature, accepted",
+    [
+        ("state", True),
+        ("state=None", True),  # one positional, optional: still takes the state
+        ("*a", True),  # varargs take it
+        ("state, extra=1", True),
+        ("state, *, flag=False", True),
+        ("", False),
+        ("state, extra", False),  # two required positionals
+        ("*, state", False),  # keyword-only: the state is passed positionally
+        ("state, *, flag", False),  # a required keyword-only parameter is never passed
+        ("**kw", False),
+    ],
+)
+def test_step_signature_must_take_the_state(tmp_path, signature, accepted):
+    path = tmp_path / "sig.py"
+    path.write_text(f'"""x"""\nPARAMS = {{}}\n\ndef setup():\n    return {{}}\n\n'
+                    f"def step({signature}):\n    pass\n")
+    if accepted:
+        assert inspect_scenario(path).name == "sig"
+    else:
+        error = expect_error(lambda: inspect_scenario(path), path, 7)
+        assert str(error) == (
+            f"{path}:7: step() must take exactly one argument, the state setup() returned: "
+            "def step(state)"
+        )
+
+
 def test_setup_with_kwargs_accepts_any_params(tmp_path):
     path = tmp_path / "kwargs.py"
     path.write_text('"""x"""\nPARAMS = {"a": 1, "b": "s"}\n\ndef setup(**params):\n'
@@ -436,6 +466,12 @@ DEFAULTS = {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}
         ("fused=TRUE", "fused", True),
         ("fused=yes", "fused", True),
         ("fused=1", "fused", True),
+        ("fused=on", "fused", True),
+        ("fused= On ", "fused", True),
+        ("batch=0b101", "batch", 5),
+        ("batch=0o17", "batch", 15),
+        ("batch=-0x10", "batch", -16),
+        ("buckets= a b ", "buckets", " a b "),
         ("buckets=16,8,1", "buckets", "16,8,1"),
         ("buckets=a=b", "buckets", "a=b"),
         ("buckets=", "buckets", ""),
@@ -443,11 +479,10 @@ DEFAULTS = {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}
 )
 def test_parse_params_types(override, key, value):
     params = parse_params(DEFAULTS, [override])
-    assert params[key] == value
+    assert params == {**DEFAULTS, key: value}
+    assert list(params) == list(DEFAULTS)  # the defaults' order, whatever was overridden
     assert type(params[key]) is type(DEFAULTS[key])
-    assert {k: v for k, v in params.items() if k != key} == {
-        k: v for k, v in DEFAULTS.items() if k != key
-    }
+    assert DEFAULTS == {"batch": 8, "lr": 0.5, "fused": True, "buckets": "64,32"}  # not modified
 
 
 def test_parse_params_does_not_mutate_defaults_and_last_wins():
@@ -493,3 +528,55 @@ def test_format_params_round_trips():
     text = format_params(DEFAULTS)
     assert text == "batch=8 lr=0.5 fused=True buckets=64,32"
     assert parse_params(DEFAULTS, text.split()) == DEFAULTS
+
+
+STEPS_HEAD = '"""x"""\ndef setup():\n    return {}\n\ndef steps(state):\n'
+
+
+@pytest.mark.parametrize(
+    "returned, problem",
+    [
+        ("{'a': 1}", "steps() entry 'a' -> 1 is not str -> callable; map each graph name to a "
+                     "function of no arguments"),
+        ("{2: print}", "steps() entry 2 -> <built-in function print> is not str -> callable; map each "
+                       "graph name to a function of no arguments"),
+        ("{}", "steps() returned dict; return a non-empty dict {graph name: callable taking no "
+               "arguments}"),
+    ],
+)
+def test_steps_entries_must_be_named_callables(tmp_path, returned, problem):
+    path = tmp_path / "multi.py"
+    path.write_text(STEPS_HEAD + f"    return {returned}\n")
+    scenario = load_scenario(path)
+    error = expect_error(lambda: scenario.graph_steps({}), path, 5)
+    assert str(error) == f"{path}:5: {problem}"
+
+
+def test_steps_and_outputs_errors_name_the_call_that_raised(tmp_path):
+    path = tmp_path / "raising.py"
+    path.write_text(STEPS_HEAD + "    return {'a': lambda: 1 / 0}\n\n"
+                    "def outputs(state):\n    return {'y': state['missing']}\n")
+    scenario = load_scenario(path)
+    graphs = scenario.graph_steps({})
+    error = expect_error(graphs["a"], path, 6)
+    assert str(error).startswith(f"{path}:6: steps()['a'] raised ZeroDivisionError")
+    error = expect_error(lambda: scenario.outputs({}), path, 9)
+    assert str(error).startswith(f"{path}:9: outputs() raised KeyError")
+
+
+@pytest.mark.parametrize(
+    "returned, problem",
+    [
+        ("[1]", "outputs() returned list; return a dict {name: cupy array}"),
+        ("{1: 2}", "outputs() returned dict; return a dict {name: cupy array}"),
+        ("{'y': type('A', (), {'shape': (1,)})()}", "outputs()['y'] is A, not an array; return device "
+                                                    "arrays"),
+    ],
+)
+def test_outputs_must_be_a_dict_of_arrays(tmp_path, returned, problem):
+    path = tmp_path / "outs.py"
+    path.write_text('"""x"""\ndef setup():\n    return {}\n\ndef step(state):\n    pass\n\n'
+                    f"def outputs(state):\n    return {returned}\n")
+    scenario = load_scenario(path)
+    error = expect_error(lambda: scenario.outputs({}), path, 8)
+    assert str(error) == f"{path}:8: {problem}"

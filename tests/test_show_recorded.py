@@ -8,13 +8,9 @@ CUDA, not against itself.
 import json
 
 import pytest
-from _paths import DUMPS
+from _paths import DUMPS, MANIFEST, missing_recording, recorded
 
 from accelgraph_cli.dot.parse import load_model
-
-MANIFEST = DUMPS / "MANIFEST.json"
-pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="recorded dumps not present "
-                                "(run `make fixtures` on a GPU machine)")
 
 
 def _manifest():
@@ -23,6 +19,14 @@ def _manifest():
 
 KIND_DUMPS = sorted(name for name, info in _manifest().items()
                         if isinstance(info, dict) and "kinds" in info)
+
+
+def test_the_manifest_records_kinds_for_the_scenario_dumps():
+    if not MANIFEST.exists():
+        missing_recording(MANIFEST)
+    assert KIND_DUMPS, f"{MANIFEST} records no node kinds"
+    for name in KIND_DUMPS:
+        recorded(name)
 
 
 @pytest.mark.parametrize("name", KIND_DUMPS)
@@ -78,9 +82,7 @@ def test_conditional_node_holds_its_body():
     """A conditional IF node as CUDA dumps it: one node of kind conditional whose body (a
     cluster of its own in the DOT) holds the memset fixtures.conditional put there."""
     for flags in ("basic", "verbose"):
-        path = DUMPS / f"conditional_{flags}.dot"
-        if not path.exists():
-            pytest.skip("conditional_*.dot not recorded (make fixtures says why)")
+        path = recorded(f"conditional_{flags}.dot")
         model = load_model(path)
         conditional = [n for n in model.nodes if n.kind == "conditional"]
         assert len(conditional) == 1, (flags, model.kind_counts())

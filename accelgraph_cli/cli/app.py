@@ -1,7 +1,11 @@
 """The `accelgraph` command: one short function per verb, the logic lives in the library.
 
 Exit codes (every verb): 0 ok; 1 a check failed / graphs differ; 2 bad input (file, option,
-scenario, illegal call during capture); 3 no usable CUDA GPU; 130 interrupted.
+scenario, illegal call during capture); 3 no usable CUDA GPU; 70 internal error (a bug in
+accelgraph); 130 interrupted.
+
+Text from outside (paths, labels, kernel names, option values, exception texts) is never read
+as rich markup: both consoles have markup off, and renderers build ``rich.text.Text``.
 """
 
 from __future__ import annotations
@@ -12,11 +16,27 @@ from enum import Enum
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+from typer.core import TyperArgument, TyperCommand
 
 from .. import __version__
 from ..enums import CaptureErrorMode, ExitCode, PoolKind
 from ..errors import AccelgraphError
+
+
+class _Command(TyperCommand):
+    """A verb whose usage line names arguments as `SCENARIO` / `[SCENARIO]` (the README's
+    spelling) rather than typer's `{scenario}`."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
 
 app = typer.Typer(
     name="accelgraph",
@@ -26,18 +46,22 @@ app = typer.Typer(
         "show and diff work on saved dumps anywhere."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    # Plain click help: rewrapped docstrings, defaults shown, no `<bool>` type column.
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+command = app.command  # every verb: @command(cls=_Command)
 
-err_console = Console(stderr=True, highlight=False)
+# markup=False: a file named "[red]x.dot" prints as itself, and "[/]" cannot crash a print.
+err_console = Console(stderr=True, highlight=False, markup=False)
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise."""
-    # escape: messages hold text such as "accelgraph[cuda12]" that rich would read as markup
-    err_console.print(f"[bold red]accelgraph: error:[/] {escape(message)}", soft_wrap=True)
+    line = Text("accelgraph: error:", style="bold red")
+    line.append(" " + message)
+    err_console.print(line, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -57,10 +81,14 @@ def root(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `accelgraph` script: run the app, mapping errors to exit codes."""
+    """Entry point of the `accelgraph` script: run the app, mapping errors to exit codes.
+
+    Exit codes never lie: an unexpected exception (a bug) is one line and exit 70, never 0 or 1
+    (which `diff` and the checks give a meaning) and never a traceback.
+    """
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
     except AccelgraphError as exc:
         fail(str(exc), exc.exit_code)
         return exc.exit_code
@@ -72,12 +100,25 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
+            message = exc.format_message()
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                # Bare `accelgraph`: the help is the answer, not an error.
+                print(message)
+                return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-            fail(f"{exc.format_message()}{where}", ExitCode.BAD_INPUT)
+            fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
-        raise
+        return internal_error(exc)
     return code if isinstance(code, int) else 0
+
+
+def internal_error(exc: BaseException) -> int:
+    """One line for a bug in accelgraph, exit 70 (ExitCode.INTERNAL)."""
+    detail = " ".join(str(exc).split()) or "(no message)"
+    fail(f"internal error: {type(exc).__name__}: {detail[:300]} — this is a bug in accelgraph; "
+         "please report it with the command that caused it", ExitCode.INTERNAL)
+    return ExitCode.INTERNAL
 
 
 # -- shared options -------------------------------------------------------------------------
@@ -125,13 +166,14 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
 
 
 def _stdout() -> Console:
-    return Console(highlight=False)
+    return Console(highlight=False, markup=False)
 
 
-@app.command()
+@command(cls=_Command)
 def capture(
-    scenario: str = typer.Argument(..., help="Scenario file (Python), or the name of a bundled "
-                                   "scenario (see `accelgraph scenarios`)."),
+    scenario: str = typer.Argument(..., metavar="SCENARIO",
+        help="Scenario file (Python), or the name of a bundled "
+        "scenario (see `accelgraph scenarios`)."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -139,7 +181,7 @@ def capture(
         False, "--keep-graph", help="Keep the editable graph and instantiate explicitly "
         "(timed apart from capture_end)."),
     out: str = typer.Option(
-        None, "--out", "-o", help="Folder for the artifacts: a verbose .dot per graph and "
+        None, "--out", "-o", metavar="DIR", help="Folder for the artifacts: a verbose .dot per graph and "
         "capture.json. Default: .accelgraph/<scenario name>/"),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -168,19 +210,22 @@ def capture(
         render_run.print_capture(_stdout(), result, folder)
 
 
-@app.command()
+@command(cls=_Command)
 def replay(
-    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
-                                   "the last capture here."),
-    iters: int = typer.Option(1000, "--iters", "-n", min=1, help="Iterations per round."),
-    warmup: int = typer.Option(20, "--warmup", min=0, help="Untimed iterations first."),
-    rounds: int = typer.Option(5, "--rounds", min=1, help="Timed rounds (median, spread)."),
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name; default: "
+        "the last capture here."),
+    iters: int = typer.Option(1000, "--iters", "-n", min=1, metavar="N",
+                              help="Iterations per round."),
+    warmup: int = typer.Option(20, "--warmup", min=0, metavar="W", help="Untimed iterations first."),
+    rounds: int = typer.Option(5, "--rounds", min=1, metavar="R",
+                               help="Timed rounds (median, spread)."),
     check: bool = typer.Option(True, "--check/--no-check",
                                help="Compare replay's outputs with eager's (needs outputs())."),
-    check_steps: int = typer.Option(2, "--check-steps", min=1,
+    check_steps: int = typer.Option(2, "--check-steps", min=1, metavar="K",
                                     help="Steps run eagerly and replayed before comparing."),
-    rtol: float = typer.Option(0.0, "--rtol", min=0.0, help="Relative tolerance (0: bitwise)."),
-    atol: float = typer.Option(0.0, "--atol", min=0.0, help="Absolute tolerance (0: bitwise)."),
+    rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", help="Relative tolerance (0: bitwise)."),
+    atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", help="Absolute tolerance (0: bitwise)."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -264,46 +309,64 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
 
 # -- inspection -----------------------------------------------------------------------------
 
-LIMIT_OPTION = typer.Option(200, "--limit", min=1, help="Most listing lines to print.")
+LIMIT_OPTION = typer.Option(200, "--limit", min=1, metavar="N", help="Most listing lines to print.")
 FOCUS_OPTION = typer.Option(None, "--focus", metavar="NODE",
-                            help="Draw the neighbourhood of this node (id as in the dump, "
-                            "e.g. graph_0_node_3, or its number).")
-DEPTH_OPTION = typer.Option(2, "--depth", min=0, help="Neighbourhood depth for --focus.")
+                            help="Draw the neighbourhood of this node instead of the whole graph: "
+                            "#3 or 3 (node 3 of the top graph, as the listing shows it), g10#0 (a "
+                            "node of a nested graph), or a full id such as graph_0_node_3.")
+DEPTH_OPTION = typer.Option(None, "--depth", min=0, metavar="K",
+                            help="Edges up and down from the --focus node to draw (default 2; "
+                            "only with --focus).")
 
 
-def _print_model(model, source: str, limit: int, focus: str | None, depth: int) -> None:
+def _print_model(model, source: str, limit: int, focus: tuple | None = None, depth: int = 2,
+                 saved_model: bool = False, undirected: bool = False) -> None:
+    """Notes on stderr, then the summary and the drawing/listing (or a focused drawing)."""
     from ..render import graph as render
 
     console = _stdout()
-    if model.source == "dot-generic":
+    if model.source == "dot-generic" and not saved_model:
         err_console.print(f"note: {source} is not a CUDA graph dump; parsed generically "
-                          "(node kinds unknown)")
-    console.print(render.render_summary(model))
+                          "(node kinds unknown)", soft_wrap=True)
+    if undirected:
+        err_console.print(f"note: {source} is an undirected graph (graph {{ a -- b }}); each edge "
+                          "is drawn pointing from the node written first", soft_wrap=True)
+    console.print(render.render_summary(model, saved_model=saved_model))
     console.print()
     if focus is not None:
-        console.print(render.render_focus(model, _resolve_node(model, focus), depth))
+        graph, node_id = focus
+        console.print(render.render_focus(graph, node_id, depth))
     else:
         console.print(render.render_graph_or_listing(model, limit=limit))
 
 
-def _resolve_node(model, focus: str) -> str:
-    """Accept a full node id or the node number of the top graph (``3`` for graph_0_node_3)."""
-    if model.has_node(focus):
-        return focus
-    matches = [n.id for n in model.nodes if n.id.rsplit("_", 1)[-1] == focus]
-    if len(matches) == 1:
-        return matches[0]
-    raise AccelgraphError(f"--focus {focus!r}: no such node; ids look like {model.nodes[0].id}"
-                          if model.nodes else f"--focus {focus!r}: the graph has no nodes")
+def _resolve_node(model, focus: str) -> tuple:
+    """(graph, node id) for a --focus value, or the error naming the forms it takes."""
+    from ..render.graph import find_node, short_id
+
+    try:
+        return find_node(model, focus)
+    except KeyError:
+        pass
+    if not model.nodes:
+        raise AccelgraphError(f"--focus {focus!r}: the graph has no nodes")
+    example = model.nodes[-1].id
+    raise AccelgraphError(f"--focus {focus!r}: no such node; give {short_id(example)} (as the "
+                          f"listing shows it) or a full id such as {example}")
 
 
-@app.command()
+@command(cls=_Command)
 def show(
-    file: str = typer.Argument(..., help="A graph dump (.dot from any CUDA program) or an "
-                               "accelgraph .json model; gzipped (.gz) is fine."),
+    file: str = typer.Argument(..., metavar="FILE", help="A graph dump (.dot from any CUDA "
+                               "program) or an accelgraph .json model; gzipped (.gz) is fine; "
+                               "- reads standard input."),
     limit: int = LIMIT_OPTION,
     focus: str = FOCUS_OPTION,
     depth: int = DEPTH_OPTION,
+    out: str = typer.Option(None, "--out", "-o", metavar="FILE",
+                            help="Also write the graph to FILE: .svg or .png (drawn with "
+                            "Graphviz, kinds coloured, as dump --format does) or .json (the "
+                            "graph model)."),
     json_out: bool = typer.Option(False, "--json", help="Print the graph model as JSON."),
 ) -> None:
     """Render a saved CUDA graph dump in the terminal. No GPU needed.
@@ -313,13 +376,57 @@ def show(
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
-    from ..dot.parse import load_model
+    from ..dot.read import read_graph
 
-    model = load_model(file)
+    if json_out and focus is not None:
+        raise AccelgraphError("--focus draws a neighbourhood in the terminal; --json prints the "
+                              "whole model: use one or the other")
+    if depth is not None and focus is None:
+        raise AccelgraphError("--depth applies to --focus NODE; without --focus the whole graph "
+                              "is drawn")
+    out_format = _picture_format(out) if out is not None else None
+    loaded = read_graph(file)
+    model = loaded.model
+    target = _resolve_node(model, focus) if focus is not None else None  # before any output
+    if out is not None:
+        _write_picture(model, out, out_format)
     if json_out:
         print(json.dumps(model.to_json(), indent=2))
         return
-    _print_model(model, file, limit, focus, depth)
+    _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
+                 saved_model=loaded.saved_model, undirected=loaded.undirected)
+
+
+_PICTURE_FORMATS = {".svg": "svg", ".png": "png", ".json": "json"}
+
+
+def _picture_format(out: str) -> str:
+    """The format `show --out` writes, from the suffix; Graphviz checked before any reading."""
+    fmt = _PICTURE_FORMATS.get(os.path.splitext(out)[1].lower())
+    if fmt is None:
+        raise AccelgraphError(f"--out {out}: name a .svg, .png or .json file (the suffix picks "
+                              "the format)")
+    if fmt in ("svg", "png"):
+        from ..dot.draw import require_graphviz
+
+        require_graphviz()
+    from .. import files
+
+    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    return fmt
+
+
+def _write_picture(model, out: str, fmt: str) -> None:
+    from .. import files
+
+    if fmt == "json":
+        files.write_text_atomic(out, json.dumps(model.to_json(), indent=2) + "\n")
+    else:
+        from ..dot.draw import render_image
+
+        render_image(model, out, fmt)
+    err_console.print(f"wrote {out} ({len(model.nodes):,} node{'s' if len(model.nodes) != 1 else ''})",
+                      soft_wrap=True)
 
 
 class DumpFormat(str, Enum):
@@ -334,18 +441,20 @@ class DumpFormat(str, Enum):
         return self.value
 
 
-@app.command()
+@command(cls=_Command)
 def dump(
-    scenario: str = typer.Argument(None, help="Scenario file or bundled scenario name; default: "
-                                   "the last capture here."),
-    out: str = typer.Option(..., "--out", "-o", help="File to write (one per graph for "
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name; default: "
+        "the last capture here."),
+    out: str = typer.Option(..., "--out", "-o", metavar="FILE", help="File to write (one per graph for "
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
-    flags: str = typer.Option("verbose", "--flags", help="CUDA DOT detail: verbose, basic, or "
-                              "names joined by | (kernel_params|memcpy_params|handles...)."),
+    flags: str = typer.Option("verbose", "--flags", metavar="FLAGS",
+        help="CUDA DOT detail: verbose, basic, or "
+        "names joined by | (kernel_params|memcpy_params|handles...)."),
     fmt: DumpFormat = typer.Option(DumpFormat.DOT, "--format", "-f",
                             help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
                             "drawn with Graphviz, kinds coloured."),
-    graph_name: str = typer.Option(None, "--graph", help="Only this graph of a multi-graph "
+    graph_name: str = typer.Option(None, "--graph", metavar="NAME", help="Only this graph of a multi-graph "
                                    "scenario."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
@@ -395,7 +504,7 @@ def dump(
             render_image(model, target, fmt)
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
-            _print_model(model, target, limit, None, 2)
+            _print_model(model, target, limit)
 
 
 def _per_graph_path(out: str, name: str, count: int) -> str:
@@ -407,7 +516,7 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
     return f"{root}_{safe_name(name)}{ext}"
 
 
-@app.command()
+@command(cls=_Command)
 def scenarios(
     json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
@@ -433,18 +542,21 @@ def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     width = max((len(label) for label in labels), default=0)
     console = _stdout()
     for label, info in zip(labels, infos):
-        console.print(f"[bold]{label:<{width}}[/]  {info.summary}", soft_wrap=True)
+        console.print(Text.assemble((f"{label:<{width}}", "bold"), f"  {info.summary}"), soft_wrap=True)
 
 
-@app.command()
+@command(cls=_Command)
 def smoke(
-    paths: list[str] = typer.Argument(None, help="Scenario files, folders or bundled scenario "
-                                      "names (default: every bundled scenario)."),
-    iters: int = typer.Option(50, "--iters", "-n", min=1, help="Timed iterations per round."),
-    rounds: int = typer.Option(3, "--rounds", min=1, help="Timed rounds."),
-    junit: str = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    paths: list[str] = typer.Argument(None, metavar="PATHS",
+        help="Scenario files, folders or bundled scenario "
+        "names (default: every bundled scenario)."),
+    iters: int = typer.Option(50, "--iters", "-n", min=1, metavar="N",
+                              help="Timed iterations per round."),
+    rounds: int = typer.Option(3, "--rounds", min=1, metavar="R", help="Timed rounds."),
+    junit: str = typer.Option(None, "--junit", metavar="FILE", help="Write a JUnit XML report "
+                              "here (without a GPU too: every scenario skipped, with the reason)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    baseline: str = typer.Option(None, "--baseline", help="Folder of saved graph models: fail "
+    baseline: str = typer.Option(None, "--baseline", metavar="DIR", help="Folder of saved graph models: fail "
                                  "on structural drift from them."),
     update_baseline: bool = typer.Option(False, "--update-baseline",
                                          help="Write the current graphs as the baseline."),
@@ -453,9 +565,11 @@ def smoke(
 ) -> None:
     """Capture, replay and check every scenario under PATHS: for CI on GPU runners.
 
-    One failing scenario does not stop the others. Prints a table (scenario, nodes, capture
-    ms, speedup, check); exit 0 when all passed, 1 when any failed. Ctrl-C stops after the
-    scenario in flight and still reports what ran.
+    One failing scenario does not stop the others. Prints a table (scenario, status, nodes,
+    capture ms, speedup, check, drift: none / changed / new baseline with --baseline, - without);
+    exit 0 when all passed, 1 when any failed, 3 without a GPU. Ctrl-C stops at once (the
+    scenario in flight is dropped), still prints the table of those that finished and writes
+    --junit marked interrupted; exit 130.
     """
     from ..cuda import device as _cuda
     from ..files import ensure_folder, write_text_atomic
@@ -473,7 +587,14 @@ def smoke(
         ensure_folder(baseline)
     if junit:
         ensure_folder(os.path.dirname(os.path.abspath(junit)))
-    _cuda.require_cuda()
+    try:
+        _cuda.require_cuda()
+    except AccelgraphError as exc:
+        if junit:  # CI uploads the report whatever happened: say why nothing ran
+            write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc)))
+            err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
+                              soft_wrap=True)
+        raise
     console = _stdout()
     rows, interrupted = [], False
     with render_run.progress(console, "smoke", enabled=not json_out) as tick:
@@ -498,7 +619,7 @@ def smoke(
         raise typer.Exit(ExitCode.FAILED)
 
 
-@app.command()
+@command(cls=_Command)
 def diff(
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
                             "scenario .py, or a bundled scenario's name."),
@@ -512,11 +633,11 @@ def diff(
                                       help="Scenario parameter for side A only."),
     b_param: list[str] = typer.Option([], "--b-param", metavar="K=V",
                                       help="Scenario parameter for side B only."),
-    graph_name: str = typer.Option(None, "--graph", help="Which graph of a multi-graph "
+    graph_name: str = typer.Option(None, "--graph", metavar="NAME", help="Which graph of a multi-graph "
                                    "scenario (default: its only graph)."),
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
-    limit: int = typer.Option(20, "--limit", min=1, help="Most items listed per section."),
+    limit: int = typer.Option(20, "--limit", min=1, metavar="N", help="Most items listed per section."),
     json_out: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
 ) -> None:
     """What changed between two CUDA graphs: nodes added, removed, changed; edges; shape.
@@ -529,16 +650,39 @@ def diff(
     """
     from ..diff.structural import diff_models
     from ..render.diff import render_diff
+    from ..run.catalog import is_scenario_argument
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    if not (is_scenario_argument(a) or is_scenario_argument(b)):
+        given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
+                                          ("--error-mode", error_mode)) if value is not None]
+        if given:
+            raise AccelgraphError(f"{'/'.join(given)} apply to scenarios (captured first); "
+                                  f"{a} and {b} are saved graphs")
     side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
     side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
+    _check_ignored(ignored, side_a, side_b)
     result = diff_models(side_a, side_b, ignore=ignored)
     if json_out:
         print(json.dumps(result.to_json(), indent=2))
     else:
         _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
     raise typer.Exit(result.exit_code)
+
+
+def _check_ignored(ignored: set, *models) -> None:
+    """--ignore names parameters the graphs carry; anything else is a typo, named with the
+    parameters there are."""
+    from ..model.graph_model import stable_params
+
+    known = {key for model in models for graph in model.walk() for node in graph.nodes
+             for key in stable_params(node)}
+    unknown = sorted(ignored - known)
+    if unknown:
+        choices = ", ".join(sorted(known)) or "none (no node carries parameters)"
+        raise AccelgraphError(f"--ignore {','.join(unknown)}: no node of either graph has "
+                              f"{'that parameter' if len(unknown) == 1 else 'those parameters'}; "
+                              f"parameters here: {choices}")
 
 
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 import weakref
+from types import TracebackType
 
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, CudaError, GraphStateError
@@ -358,7 +359,8 @@ class Graph:
         self.capture_begin()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         """End the capture. If the body raised, discard the capture and raise CaptureError."""
         if exc is None:
             self.capture_end()
@@ -482,7 +484,7 @@ class Graph:
         """Whether enable_debug_mode() was called."""
         return self._debug
 
-    def debug_dump(self, path, flags="verbose") -> str:
+    def debug_dump(self, path: str | os.PathLike, flags: str | int = "verbose") -> str:
         """Write the captured graph to ``path`` as Graphviz DOT, as cudaGraphDebugDotPrint writes it.
 
         ``flags``: "verbose" (every detail, the default), "basic", names joined by "|" (see
@@ -499,7 +501,7 @@ class Graph:
             _write_dot(graph, tmp, bits)
         return path
 
-    def debug_dot(self, flags="verbose") -> str:
+    def debug_dot(self, flags: str | int = "verbose") -> str:
         """The DOT text debug_dump would write, as a string (same requirements)."""
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)

@@ -36,7 +36,7 @@ class HostFunction:
     (no CuPy) and should be quick: the stream waits for it.
     """
 
-    def __init__(self, callback: Callable[[], None]):
+    def __init__(self, callback: Callable[[], None]) -> None:
         self.callback = callback
         self._c_callback = _HOST_FN(self._trampoline)
         _libcuda()  # load the driver library now, not under capture
@@ -44,7 +44,7 @@ class HostFunction:
     def _trampoline(self, _user_data) -> None:
         self.callback()
 
-    def launch(self, stream=None) -> None:
+    def launch(self, stream: Any = None) -> None:
         """Enqueue the callback on ``stream`` (default: CuPy's current stream); returns at once.
 
         Under stream capture this adds a HOST node instead of running anything.

@@ -64,7 +64,8 @@ def kernel_names(filename: str) -> list[str]:
     return _KERNEL_NAME.findall(kernel_source(filename))
 
 
-def load_module(filename: str, name_expressions=(), options=()) -> Any:
+def load_module(filename: str, name_expressions: tuple[str, ...] = (),
+                options: tuple[str, ...] = ()) -> Any:
     """Compile ``kernels/<filename>`` into a ``cupy.RawModule`` and load it on the device.
 
     Cached per process (per source folder, file, name expressions and options): the first call

@@ -12,6 +12,10 @@ from typing import Any
 
 from .kernel_loader import get_kernel
 
+Array = Any
+"""A cupy.ndarray (float32, C-contiguous; each wrapper checks). Named for the signatures
+only: importing CuPy here would cost every machine without a GPU."""
+
 _THREADS = 256  # 1-D kernels: threads per block
 _GEMM_TILE = 16  # must match GEMM_TILE in kernels/gemm.cu
 _ROW_BLOCK = 256  # must match ROW_BLOCK in kernels/softmax.cu
@@ -39,7 +43,7 @@ def _blocks(n: int, threads: int = _THREADS) -> tuple[int]:
     return ((n + threads - 1) // threads,)
 
 
-def sgemm(a, b, c, alpha: float = 1.0, beta: float = 0.0):
+def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -> Array:
     """C = alpha * A @ B + beta * C with the tiled kernel of kernels/gemm.cu; returns ``c``.
 
     ``a`` (M, K), ``b`` (K, N), ``c`` (M, N): float32, C-contiguous. With ``beta == 0`` the old
@@ -67,7 +71,7 @@ def sgemm(a, b, c, alpha: float = 1.0, beta: float = 0.0):
     return c
 
 
-def bias_gelu(x, bias, out=None):
+def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:
     """out = gelu_tanh(x + bias), bias broadcast over rows; in place on ``x`` by default.
 
     ``x`` and ``out`` (rows, cols), ``bias`` (cols,): float32, C-contiguous. Returns ``out``.
@@ -89,7 +93,7 @@ def bias_gelu(x, bias, out=None):
     return out
 
 
-def saxpy(a: float, x, y):
+def saxpy(a: float, x: Array, y: Array) -> Array:
     """y = a * x + y in place (kernels/saxpy.cu); returns ``y``. 1-D float32 vectors."""
     import numpy
 
@@ -107,7 +111,7 @@ def saxpy(a: float, x, y):
     return y
 
 
-def add_mod1(x, c: float):
+def add_mod1(x: Array, c: float) -> Array:
     """x = frac(x + c) in place (kernels/elementwise.cu); returns ``x``. Any-shape contiguous."""
     import numpy
 
@@ -120,7 +124,7 @@ def add_mod1(x, c: float):
     return x
 
 
-def axpby(a: float, x, b: float, y, out):
+def axpby(a: float, x: Array, b: float, y: Array, out: Array) -> Array:
     """out = a * x + b * y, element-wise (kernels/elementwise.cu); ``out`` may alias x or y."""
     import numpy
 
@@ -138,7 +142,7 @@ def axpby(a: float, x, b: float, y, out):
     return out
 
 
-def softmax_rows(x, out=None):
+def softmax_rows(x: Array, out: Array | None = None) -> Array:
     """Row-wise softmax of a (rows, cols) matrix into ``out`` (in place by default).
 
     One block of 256 threads per row (kernels/softmax.cu). Returns ``out``.
@@ -159,7 +163,8 @@ def softmax_rows(x, out=None):
     return out
 
 
-def layernorm_rows(x, gamma, beta, out=None, eps: float = 1e-5):
+def layernorm_rows(x: Array, gamma: Array, beta: Array, out: Array | None = None,
+                   eps: float = 1e-5) -> Array:
     """Row-wise LayerNorm: (x - mean) / sqrt(var + eps) * gamma + beta, per row of ``x``.
 
     ``x``/``out`` (rows, cols), ``gamma``/``beta`` (cols,). One block of 256 threads per row
@@ -188,7 +193,7 @@ def layernorm_rows(x, gamma, beta, out=None, eps: float = 1e-5):
     return out
 
 
-def jacobi_step(src, dst):
+def jacobi_step(src: Array, dst: Array) -> Array:
     """One 5-point Jacobi iteration src -> dst on a 2-D grid, boundary copied (stencil.cu).
 
     ``src`` and ``dst`` (ny, nx) float32, distinct buffers. Returns ``dst``.

@@ -24,6 +24,7 @@ checked. CuPy arrays and CUDA torch tensors are read alike, as raw device memory
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,12 +141,33 @@ def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
     return list(by_ptr.values())
 
 
+_STAGING_LOCK = threading.Lock()
+_STAGING: dict = {}
+
+
+def _staging(words: int):
+    """A pinned host buffer of at least ``words`` uint64, kept for the process: allocating
+    pinned memory costs far more than a check, so one buffer serves every snapshot (each use
+    is synchronous and holds _STAGING_LOCK)."""
+    import numpy
+
+    have = _STAGING.get("array")
+    if have is None or have.size < words:
+        cupy = _cuda.require_cuda()
+        size = max(words, 1024)
+        memory = cupy.cuda.alloc_pinned_memory(size * 8)
+        _STAGING["memory"] = memory
+        _STAGING["array"] = have = numpy.frombuffer(memory, dtype=numpy.uint64, count=size)
+    return have
+
+
 class StateSnapshot:
     """Checksums of every allocation a state holds, taken before capture.
 
     Cost: before capture, one kernel that reads the state (its result stays on the device);
     after, a device synchronization, the same kernel again and one copy of 16 bytes per
-    allocation to pinned host memory. No copy of the state.
+    allocation to pinned host memory (a staging buffer kept for the process). No copy of the
+    state.
     """
 
     def __init__(self, regions: list[Region], stream: Any):
@@ -157,13 +179,11 @@ class StateSnapshot:
         self.take_ms = 0.0
         self.compare_ms = 0.0
         n = len(regions)
-        # One table (pointers, sizes, checksums before, checksums after) in pinned host memory
-        # and on the device: each check is then a memset, one kernel and one small copy back.
-        self._pinned = cupy.cuda.alloc_pinned_memory(max(1, 4 * n) * 8)
-        self._host = numpy.frombuffer(self._pinned, dtype=numpy.uint64, count=4 * n)
-        self._host[:n] = [r.ptr for r in regions]
-        self._host[n:2 * n] = [r.size for r in regions]
-        self._host[2 * n:] = 0
+        # One table on the device (pointers, sizes, checksums before, checksums after), sent
+        # once through pinned staging memory: each check is then a memset, one kernel and one
+        # small copy back.
+        self._ptrs = numpy.array([r.ptr for r in regions] + [r.size for r in regions],
+                                 dtype=numpy.uint64)
         self._table = cupy.empty(max(1, 4 * n), dtype=cupy.uint64)
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
@@ -181,10 +201,16 @@ class StateSnapshot:
         cupy.cuda.runtime.deviceSynchronize()
         n = len(snapshot.regions)
         if n:
-            cupy.cuda.runtime.memcpyAsync(snapshot._table.data.ptr, snapshot._host.ctypes.data,
-                                          32 * n, _H2D, stream.ptr)
-            snapshot._launch(0)
-        stream.synchronize()
+            with _STAGING_LOCK:
+                host = _staging(4 * n)
+                host[:2 * n] = snapshot._ptrs
+                host[2 * n:4 * n] = 0
+                cupy.cuda.runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data,
+                                              32 * n, _H2D, stream.ptr)
+                snapshot._launch(0)
+                stream.synchronize()  # also: the staging memory may be reused from here on
+        else:
+            stream.synchronize()
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
 
@@ -212,10 +238,12 @@ class StateSnapshot:
         after = self._table.data.ptr + 3 * n * 8
         runtime.memsetAsync(after, 0, n * 8, self.stream.ptr)
         self._launch(1)
-        runtime.memcpyAsync(self._host.ctypes.data + 16 * n, self._table.data.ptr + 16 * n,
-                            16 * n, _D2H, self.stream.ptr)
-        self.stream.synchronize()
-        before, now = self._host[2 * n:3 * n], self._host[3 * n:]
+        with _STAGING_LOCK:
+            host = _staging(2 * n)
+            runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
+                                self.stream.ptr)
+            self.stream.synchronize()
+            before, now = host[:n].copy(), host[n:2 * n].copy()
         self.compare_ms += (time.perf_counter() - t0) * 1e3
         return [path for region, b, a in zip(self.regions, before, now) if b != a
                 for path in region.paths]

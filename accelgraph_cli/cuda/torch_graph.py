@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from types import TracebackType
 from typing import Any
 
 from ..enums import CaptureErrorMode
@@ -195,7 +196,8 @@ class TorchGraph:
         self.capture_begin()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         """End the capture; if the body raised, discard it and raise CaptureError."""
         if exc is None:
             self.capture_end()
@@ -261,7 +263,7 @@ class TorchGraph:
         """The cudaGraphExec_t, once instantiated (0 before)."""
         return int(self._graph.raw_cuda_graph_exec()) if self._instantiated else 0
 
-    def debug_dump(self, path, flags="verbose") -> str:
+    def debug_dump(self, path: str | os.PathLike, flags: str | int = "verbose") -> str:
         """Write the graph as Graphviz DOT, as cudaGraphDebugDotPrint writes it (atomically).
         Same flags as Graph.debug_dump. Returns the path."""
         from ..files import atomic_output
@@ -273,7 +275,7 @@ class TorchGraph:
             _write_dot(self.graph_handle, tmp, bits)
         return path
 
-    def debug_dot(self, flags="verbose") -> str:
+    def debug_dot(self, flags: str | int = "verbose") -> str:
         """The DOT text debug_dump would write, as a string."""
         fd, tmp = tempfile.mkstemp(prefix="accelgraph-", suffix=".dot")
         os.close(fd)

@@ -50,8 +50,9 @@ def render_diff(
         heading = Table.grid(padding=(0, 1))
         heading.add_column(style="bold", no_wrap=True)
         heading.add_column(overflow="fold")
-        heading.add_row("A", label_a or "")
-        heading.add_row("B", label_b or "")
+        # Labels are file names or scenarios: Text, so "[red]x.dot" prints as itself.
+        heading.add_row("A", Text(label_a or ""))
+        heading.add_row("B", Text(label_b or ""))
         parts.append(heading)
     parts.append(render_verdict(diff))
     parts.append(render_numbers(diff))
@@ -151,14 +152,55 @@ def _heading(title: str, style: str) -> Text:
     return Text("\n" + title, style="bold " + style if style != "bold" else "bold")
 
 
-def _listing_table() -> Table:
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True)  # marker
-    table.add_column(justify="right", no_wrap=True)  # "300 ×"
-    table.add_column(no_wrap=True)  # kind
-    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=10)  # name + detail
-    table.add_column(no_wrap=True, overflow="ellipsis", style="dim")  # ids
-    return table
+class _NodeRows:
+    """Rows of marker, count, kind, what, ids, fitted to the console's width at render time.
+
+    Marker, count and kind carry the meaning and always keep their full width (memset and
+    memcpy must not both become "me…" on a narrow terminal); the ids go first, then the name
+    is shortened with an ellipsis."""
+
+    def __init__(self):
+        self.rows: list[tuple] = []
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def add_row(self, marker="", count="", kind="", what="", ids="") -> None:
+        self.rows.append(tuple(cell if isinstance(cell, Text) else Text(str(cell))
+                               for cell in (marker, count, kind, what, ids)))
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        count_w = max((r[1].cell_len for r in self.rows), default=0)
+        kind_w = max((r[2].cell_len for r in self.rows), default=0)
+        what_w = max((r[3].cell_len for r in self.rows), default=0)
+        ids_w = max((r[4].cell_len for r in self.rows), default=0)
+        room = width - (1 + 1 + count_w + 1 + kind_w + 1)
+        if ids_w and room - ids_w - 1 < min(what_w, 12):
+            ids_w = 0  # too narrow: the ids give way first
+        what_w = max(min(what_w, room - (ids_w + 1 if ids_w else 0)), 1)
+        for marker, count, kind, what, ids in self.rows:
+            line = Text()
+            line.append_text(marker)
+            line.append(" " + " " * (count_w - count.cell_len))
+            line.append_text(count)
+            line.append(" ")
+            line.append_text(kind)
+            line.append(" " * (kind_w - kind.cell_len + 1))
+            what = what.copy()
+            what.truncate(what_w, overflow="ellipsis", pad=bool(ids_w))
+            line.append_text(what)
+            if ids_w:
+                line.append(" ")
+                line.append_text(ids)
+            line.rstrip()
+            line.truncate(width, overflow="ellipsis")
+            yield line
+
+
+def _listing_table() -> _NodeRows:
+    return _NodeRows()
 
 
 def _describe(node: Node) -> str:
@@ -188,8 +230,8 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
             Text(marker, style=style),
             f"{len(ids):,} ×" if len(ids) > 1 else "",
             Text(kind, style=kind_style(kind)),
-            description,
-            _ids_text(ids),
+            Text(description),
+            Text(_ids_text(ids), style="dim"),
         )
     _more_row(table, len(items) - len(shown), columns=5)
     return table
@@ -228,7 +270,8 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
             f"{len(changes):,} ×" if len(changes) > 1 else "",
             Text(first.kind, style=kind_style(first.kind)),
             what,
-            ", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
+            Text(", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
+                 style="dim"),
         )
         if first.child is not None and depth < 3:
             # Flush what is listed so far, then the nested diff indented under its node.

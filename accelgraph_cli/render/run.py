@@ -1,13 +1,17 @@
-"""Rendering capture and replay results with rich (no CUDA here: plain dataclasses in)."""
+"""Rendering capture and replay results with rich (no CUDA here: plain dataclasses in).
+
+Names, summaries, parameters and messages come from scenario files: they are printed as
+``rich.text.Text``, never as markup, so a docstring holding "[/]" prints as itself.
+"""
 
 from __future__ import annotations
 
 import contextlib
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .text import format_bytes
 
@@ -20,32 +24,31 @@ def print_capture(console: Console, result, folder) -> None:
     """The table `accelgraph capture` prints: one row per graph, then the pool total."""
     scen = result.scenario
     backend = result.backend.name if result.backend is not None else scen.info.backend
-    console.print(
-        f"[bold]{escape(scen.info.name)}[/]  {escape(scen.info.summary)}\n"
-        f"backend [cyan]{backend}[/]  params {escape(str(result.params))}  pool "
-        f"[cyan]{result.pool}[/]  error mode [cyan]{result.error_mode}[/]"
-    )
+    console.print(Text.assemble(
+        (str(scen.info.name), "bold"), f"  {scen.info.summary}\n", "backend ", (str(backend), "cyan"),
+        f"  params {result.params}  pool ", (str(result.pool), "cyan"), "  error mode ",
+        (str(result.error_mode), "cyan"),
+    ))
     table = Table(show_edge=False, header_style="bold")
     for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
                       ("capture ms", "right"), ("instantiate ms", "right"),
                       ("pool added", "right"), ("pool", "right")):
         table.add_column(col, justify=just)
     for g in result.graphs:
-        table.add_row(escape(g.name), f"{g.node_count:,}", _kinds(g.kinds), f"{g.capture_ms:.2f}",
+        table.add_row(Text(g.name), f"{g.node_count:,}", Text(_kinds(g.kinds)), f"{g.capture_ms:.2f}",
                       f"{g.instantiate_ms:.2f}", format_bytes(g.pool_added),
                       format_bytes(g.pool_bytes))
     console.print(table)
-    console.print(
-        f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; "
-        f"pool memory held: [bold]{format_bytes(result.pool_bytes)}[/] ({result.pool}); "
-        f"artifacts in {escape(str(folder))}"
-    )
+    console.print(Text.assemble(
+        f"{len(result.graphs)} graph(s), {result.node_count:,} nodes; pool memory held: ",
+        (format_bytes(result.pool_bytes), "bold"), f" ({result.pool}); artifacts in {folder}",
+    ))
     g = result.guard_summary()
-    console.print(
+    console.print(Text(
         f"guard: {g['arrays']} state array(s), {format_bytes(g['bytes'])}, unchanged by capture "
         f"(nothing ran outside the graphs); checksums {g['snapshot_ms']:.3f} ms before, "
         f"{g['compare_ms']:.3f} ms after"
-    )
+    ))
 
 
 def _stat(stat, digits=2) -> str:
@@ -56,11 +59,11 @@ def print_replay(console: Console, report) -> None:
     """The table `accelgraph replay` prints: eager vs graph, medians with spread, the check;
     for several graphs, one row per graph before the totals."""
     cap = report.capture
-    console.print(
-        f"[bold]{escape(cap.scenario.info.name)}[/]  {cap.node_count:,} nodes in "
+    console.print(Text.assemble(
+        (str(cap.scenario.info.name), "bold"), f"  {cap.node_count:,} nodes in "
         f"{len(cap.graphs)} graph(s), pool {cap.pool}, {report.graph.iters} iters x "
         f"{report.graph.rounds} rounds"
-    )
+    ))
     if len(report.per_graph) > 1:
         console.print(_per_graph_table(report))
     table = Table(show_edge=False, header_style="bold")
@@ -71,23 +74,25 @@ def print_replay(console: Console, report) -> None:
     table.add_row("host submit µs", _stat(report.eager.host_us), _stat(report.graph.host_us))
     table.add_row("wall µs", _stat(report.eager.wall_us), _stat(report.graph.wall_us))
     console.print(table)
-    console.print(f"speedup (GPU time, medians): [bold]{report.speedup:.2f}x[/]")
+    console.print(Text.assemble("speedup (GPU time, medians): ", (f"{report.speedup:.2f}x", "bold")))
     chk = report.check
     how = ""
     if chk is not None:
         how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
     if chk is None:
-        console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+        console.print(Text.assemble("check: ", ("not run", "yellow"),
+                                    " (no outputs() in the scenario, or --no-check)"))
     elif not chk.ran:
-        console.print(f"check: [yellow]not run[/] ({escape(chk.note)})")
+        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
     elif chk.ok:
         alone = f", each graph alone and all {len(chk.graphs)} in order" if chk.per_graph else ""
-        console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal after "
-                      f"{chk.steps} step(s) from the pre-capture state{alone}, {how}")
+        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
+                                    f"equal after {chk.steps} step(s) from the pre-capture "
+                                    f"state{alone}, {how}"))
     else:
-        console.print(f"check: [bold red]FAILED[/] ({how})")
+        console.print(Text.assemble("check: ", ("FAILED", "bold red"), f" ({how})"))
         for line in chk.problems():
-            console.print(f"  {escape(line)}")
+            console.print(Text(f"  {line}"))
 
 
 def print_unrolled(console: Console, report) -> None:
@@ -95,11 +100,11 @@ def print_unrolled(console: Console, report) -> None:
     K-step graph, what unrolling cost in capture time and memory, and the check."""
     cap, one = report.capture, report.one_step
     k = report.unroll
-    console.print(
-        f"[bold]{escape(cap.scenario.info.name)}[/]  one-step graph: {one.node_count:,} nodes; "
+    console.print(Text.assemble(
+        (str(cap.scenario.info.name), "bold"), f"  one-step graph: {one.node_count:,} nodes; "
         f"unrolled x{k}: {cap.node_count:,} nodes; pool {cap.pool}, "
         f"{report.unrolled.iters} steps x {report.unrolled.rounds} rounds"
-    )
+    ))
     table = Table(show_edge=False, header_style="bold")
     table.add_column("per step")
     table.add_column("eager", justify="right")
@@ -114,21 +119,25 @@ def print_unrolled(console: Console, report) -> None:
     table.add_row("capture + instantiate ms", "-", f"{one_ms:.2f}", f"{capture_ms:.2f}")
     table.add_row("graph pool", "-", format_bytes(one.pool_bytes), format_bytes(cap.pool_bytes))
     console.print(table)
-    console.print(f"unrolled x{k} per step / one-step graph (GPU time): "
-                  f"[bold]{report.over_one_step:.3f}[/]; speedup over eager: "
-                  f"[bold]{report.speedup:.2f}x[/]")
+    console.print(Text.assemble(
+        f"unrolled x{k} per step / one-step graph (GPU time): ",
+        (f"{report.over_one_step:.3f}", "bold"), "; speedup over eager: ",
+        (f"{report.speedup:.2f}x", "bold"),
+    ))
     chk = report.check
     if chk is None:
-        console.print("check: [yellow]not run[/] (no outputs() in the scenario, or --no-check)")
+        console.print(Text.assemble("check: ", ("not run", "yellow"),
+                                    " (no outputs() in the scenario, or --no-check)"))
     elif not chk.ran:
-        console.print(f"check: [yellow]not run[/] ({escape(chk.note)})")
+        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
     elif chk.ok:
-        console.print(f"check: [green]ok[/] — {len(chk.outputs)} output(s) equal: "
-                      f"{chk.steps * k} eager step(s) vs {chk.steps} replay(s) of the {k}-step graph")
+        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
+                                    f"equal: {chk.steps * k} eager step(s) vs {chk.steps} "
+                                    f"replay(s) of the {k}-step graph"))
     else:
-        console.print("check: [bold red]FAILED[/]")
+        console.print(Text.assemble("check: ", ("FAILED", "bold red")))
         for line in chk.problems():
-            console.print(f"  {escape(line)}")
+            console.print(Text(f"  {line}"))
 
 
 def _per_graph_table(report) -> Table:
@@ -142,14 +151,14 @@ def _per_graph_table(report) -> Table:
         chk = checks.get(g.name)
         verdict = "-" if chk is None else chk.verdict
         colour = {"ok": "green", "FAILED": "bold red"}.get(verdict, "yellow")
-        table.add_row(escape(g.name), f"{g.nodes:,}", f"{g.eager.gpu_us.median:.2f}",
+        table.add_row(Text(g.name), f"{g.nodes:,}", f"{g.eager.gpu_us.median:.2f}",
                       f"{g.graph.gpu_us.median:.2f}", f"{g.graph.host_us.median:.2f}",
-                      f"{g.speedup:.2f}x", f"[{colour}]{verdict}[/]")
+                      f"{g.speedup:.2f}x", Text(verdict, style=colour))
     total = report.check
-    table.add_row("[bold]all graphs[/]", f"{report.capture.node_count:,}",
+    table.add_row(Text("all graphs", style="bold"), f"{report.capture.node_count:,}",
                   f"{report.eager.gpu_us.median:.2f}", f"{report.graph.gpu_us.median:.2f}",
                   f"{report.graph.host_us.median:.2f}", f"{report.speedup:.2f}x",
-                  "-" if total is None else total.verdict)
+                  Text("-" if total is None else total.verdict))
     return table
 
 
@@ -179,14 +188,15 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
-            r.scenario, f"[{colours.get(r.status, '')}]{r.status}[/]", f"{r.nodes:,}",
-            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", r.check, r.drift,
+            Text(r.scenario), Text(r.status, style=colours.get(r.status, "")), f"{r.nodes:,}",
+            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
+            Text(r.drift),
         )
     console.print(table)
     for r in rows:
         if r.status != "ok":
             colour = "yellow" if r.status == "skipped" else "red"
-            console.print(f"[{colour}]{escape(r.scenario)}[/]: {escape(r.message)}")
+            console.print(Text.assemble((r.scenario, colour), f": {r.message}"))
     passed = sum(r.status == "ok" for r in rows)
     skipped = sum(r.status == "skipped" for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""

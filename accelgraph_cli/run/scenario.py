@@ -126,49 +126,7 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
     """
     path = Path(path)
     where = str(path)
-    if not path.exists():
-        raise ScenarioError(
-            f"{where}: no such file; pass the path of a scenario .py file (e.g. scenarios/saxpy.py)",
-            path=where,
-        )
-    if path.is_dir():
-        raise ScenarioError(
-            f"{where}: is a directory; pass one scenario .py file (smoke takes a directory)",
-            path=where,
-        )
-    if path.suffix != ".py":
-        raise ScenarioError(
-            f"{where}: not a .py file; a scenario is a Python file defining setup() and step()",
-            path=where,
-        )
-    try:
-        source = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ScenarioError(
-            f"{where}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
-            path=where,
-        ) from None
-    except OSError as error:
-        raise ScenarioError(
-            f"{where}: cannot be read ({error.strerror}); check its permissions", path=where
-        ) from None
-
-    try:
-        tree = ast.parse(source, filename=where)
-    except ValueError:  # null bytes (Python < 3.12 raises ValueError, not SyntaxError)
-        raise ScenarioError(
-            f"{where}: contains null bytes, so it is not Python source; save it as text",
-            path=where,
-        ) from None
-    except SyntaxError as error:
-        line = error.lineno or 1
-        column = f":{error.offset}" if error.offset else ""
-        raise ScenarioError(
-            f"{where}:{line}{column}: syntax error: {error.msg}; fix it "
-            f"(python -m py_compile {where} reports the same)",
-            path=where,
-            line=line,
-        ) from None
+    tree = _read_python(path)
 
     nodes = _top_level_bindings(tree)
     definitions = {name: node.lineno for name, node in nodes.items()}
@@ -271,6 +229,56 @@ def _imported_packages(tree: ast.Module) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
     return frozenset(names)
+
+
+def _read_python(path: Path) -> ast.Module:
+    """The file's syntax tree, or ScenarioError saying why it is not a readable Python file
+    (missing, a folder, not .py, not UTF-8, unreadable, null bytes, a syntax error)."""
+    where = str(path)
+    if not path.exists():
+        raise ScenarioError(
+            f"{where}: no such file; pass the path of a scenario .py file (e.g. scenarios/saxpy.py)",
+            path=where,
+        )
+    if path.is_dir():
+        raise ScenarioError(
+            f"{where}: is a directory; pass one scenario .py file (smoke takes a directory)",
+            path=where,
+        )
+    if path.suffix != ".py":
+        raise ScenarioError(
+            f"{where}: not a .py file; a scenario is a Python file defining setup() and step()",
+            path=where,
+        )
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(
+            f"{where}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
+            path=where,
+        ) from None
+    except OSError as error:
+        raise ScenarioError(
+            f"{where}: cannot be read ({error.strerror}); check its permissions", path=where
+        ) from None
+
+    try:
+        tree = ast.parse(source, filename=where)
+    except ValueError:  # null bytes (Python < 3.12 raises ValueError, not SyntaxError)
+        raise ScenarioError(
+            f"{where}: contains null bytes, so it is not Python source; save it as text",
+            path=where,
+        ) from None
+    except SyntaxError as error:
+        line = error.lineno or 1
+        column = f":{error.offset}" if error.offset else ""
+        raise ScenarioError(
+            f"{where}:{line}{column}: syntax error: {error.msg}; fix it "
+            f"(python -m py_compile {where} reports the same)",
+            path=where,
+            line=line,
+        ) from None
+    return tree
 
 
 def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:

@@ -165,6 +165,20 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     return verdict, lines
 
 
+def junit_not_run(files: list[Path], reason: str) -> str:
+    """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why."""
+    suite = ElementTree.Element(
+        "testsuite", name="accelgraph smoke", tests=str(len(files)), failures="0", errors="0",
+        skipped=str(len(files)), time="0.000",
+    )
+    for path in files:
+        case = ElementTree.SubElement(suite, "testcase", classname="accelgraph.smoke",
+                                      name=Path(path).stem, file=str(path), time="0.000")
+        ElementTree.SubElement(case, "skipped", message=reason)
+    ElementTree.SubElement(suite, "system-err").text = f"nothing ran: {reason}"
+    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
 def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
     """JUnit XML: one testsuite "accelgraph smoke", one testcase per scenario."""
     failures = sum(r.status == "failed" for r in rows)

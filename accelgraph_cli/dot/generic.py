@@ -1,0 +1,109 @@
+"""DOT that is not a CUDA dump: nodes of kind "unknown", from our scanner or from pydot."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import warnings
+
+from ..model.graph_model import GraphModel, Node
+from .errors import DotParseError
+from .labels import _decode_label
+from .scan import _attributes, _Document
+
+
+def _build_generic_model(document: _Document) -> GraphModel:
+    """DOT our scanner understood but that is not CUDA's: nodes of kind "unknown"."""
+    nodes: list[Node] = []
+    seen: set[str] = set()
+
+    def add_node(node_id: str) -> None:
+        if node_id not in seen:
+            seen.add(node_id)
+            raw = _attributes(document.node_attrs.get(node_id, "")).get("label")
+            nodes.append(_generic_node(node_id, raw))
+
+    edges = []
+    for cluster in document.clusters.values():
+        for node_id in cluster.node_ids:
+            add_node(node_id)
+    for cluster in document.clusters.values():
+        for src, dst in cluster.edges:
+            add_node(src)
+            add_node(dst)
+            edges.append((src, dst))
+    return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
+
+
+def _generic_node(node_id: str, raw_label: str | None) -> Node:
+    label = " ".join(_decode_label(raw_label).split()) if raw_label else ""
+    params = {"label": label} if label and label != node_id else {}
+    return Node(id=node_id, kind="unknown", name=label or node_id, params=params)
+
+
+_PYDOT_WHERE = re.compile(r"\(line:(\d+), col:(\d+)\)")
+
+
+def _parse_with_pydot(text: str, filename: str) -> GraphModel:
+    """The fallback for DOT beyond CUDA's dialect: pydot (slow, complete) reads it."""
+    messages = io.StringIO()
+    with warnings.catch_warnings():
+        # pydot still calls pyparsing's deprecated camelCase API; not the user's concern.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import pydot  # imported here: slow to import, and never needed for CUDA dumps
+
+        try:
+            # pydot prints parse errors instead of raising; capture them for our message.
+            with contextlib.redirect_stdout(messages):
+                graphs = pydot.graph_from_dot_data(text)
+        except Exception as problem:  # noqa: BLE001 - pyparsing/pydot raise assorted types
+            graphs = None
+            reason = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
+        else:
+            printed = [line.strip() for line in messages.getvalue().splitlines() if line.strip()]
+            reason = printed[-1] if printed else "no graph found"
+    if not graphs:
+        where = _PYDOT_WHERE.search(reason)
+        line = f":{where.group(1)}" if where else ""
+        reason = re.sub(r"\s*\(at char \d+\),?", "", _PYDOT_WHERE.sub("", reason)).strip()
+        raise DotParseError(f"{filename}{line}: not valid DOT: {reason[:160]}")
+    graph = graphs[0]
+    nodes: list[Node] = []
+    seen: set[str] = set()
+    edges: list[tuple[str, str]] = []
+
+    def clean(name: str) -> str:
+        name = str(name)
+        if name.startswith('"') and name.endswith('"') and len(name) >= 2:
+            return name[1:-1].replace('\\"', '"')
+        return name.split(":")[0]  # drop a port
+
+    def add(name: str, label: str | None = None) -> None:
+        if name not in seen and name not in ("node", "edge", "graph"):
+            seen.add(name)
+            nodes.append(_generic_node(name, label))
+
+    def endpoints(end) -> list[str]:
+        if isinstance(end, str):
+            return [clean(end)]
+        # An edge to "{a b}": pydot hands over the anonymous subgraph as a dict.
+        return [clean(n) for n in getattr(end, "get", lambda k, d=None: d)("nodes", {}) or {}]
+
+    def visit(g) -> None:
+        for node in g.get_nodes():
+            label = node.get_attributes().get("label")
+            if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
+                label = label[1:-1]
+            add(clean(node.get_name()), label)
+        for edge in g.get_edges():
+            for src in endpoints(edge.get_source()):
+                for dst in endpoints(edge.get_destination()):
+                    add(src)
+                    add(dst)
+                    edges.append((src, dst))
+        for sub in g.get_subgraphs():
+            visit(sub)
+
+    visit(graph)
+    return GraphModel(nodes=nodes, edges=edges, source="dot-generic")

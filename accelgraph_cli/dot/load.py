@@ -1,0 +1,99 @@
+"""Reading a graph file: gzip and binary sniffing, UTF-8 decoding, JSON model or DOT text."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import zlib
+
+from ..model.graph_model import GraphModel, ModelLoadError
+from .errors import DotParseError
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+# How many bytes to sniff for NUL before reading a whole file: binary files are refused
+# before megabytes of them are decoded.
+_SNIFF_BYTES = 64 * 1024
+
+# A JSON document's first character (after what lstrip("\ufeff \t\r\n") would drop), found
+# without copying the text.
+_JSON_START = re.compile(r"[\ufeff \t\r\n]*[{\[]")
+
+
+
+def load_model(path: str | os.PathLike) -> GraphModel:
+    """Read a graph from a CUDA DOT dump (.dot/.gv, or any DOT) or an accelgraph JSON model.
+
+    The format is recognised from the content (a JSON object vs DOT text, gzipped or not),
+    not the suffix.
+    Raises ModelLoadError (DotParseError for DOT problems) with a one-line message naming
+    the file: missing, unreadable, binary, not UTF-8, malformed.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+            if head.startswith(_GZIP_MAGIC):
+                # make fixtures stores big dumps gzipped; read them as they are.
+                handle.seek(0)
+                data = _gunzip(handle, name)
+            elif b"\x00" in head:
+                raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
+            else:
+                handle.seek(0)
+                data = handle.read()  # not head + the rest: that is a second copy
+    except FileNotFoundError:
+        raise ModelLoadError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise ModelLoadError(f"{name}: is a directory, not a graph file") from None
+    except OSError as problem:
+        raise ModelLoadError(f"{name}: cannot read: {problem.strerror or problem}") from None
+    text = decode_text(data, name)
+    del data  # a 100,000-node dump is 45 MB of bytes, not to be kept while the model grows
+    return _model_from_text(text, name)
+
+
+def _gunzip(handle, name: str) -> bytes:
+    try:
+        with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
+            return unzipped.read()
+    except (OSError, EOFError, zlib.error) as problem:
+        raise DotParseError(f"{name}: damaged gzip file ({problem})") from None
+
+
+def load_model_bytes(data: bytes, filename: str = "<bytes>") -> GraphModel:
+    """``load_model`` for bytes already in memory (stdin, tests): JSON model or DOT text."""
+    return _model_from_text(decode_text(data, filename), filename)
+
+
+def _model_from_text(text: str, filename: str) -> GraphModel:
+    if _JSON_START.match(text):
+        return _load_json(text, filename)
+    from .parse import parse_dot  # here, not above: parse re-exports this module's names
+
+    return parse_dot(text, filename=filename)
+
+
+def decode_text(data: bytes, filename: str = "<bytes>") -> str:
+    """UTF-8 text of a file's bytes, or DotParseError for binary / non-UTF-8 content."""
+    if b"\x00" in data:
+        raise DotParseError(f"{filename}: binary file (NUL bytes), not a DOT or JSON graph")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as problem:
+        line = data.count(b"\n", 0, problem.start) + 1
+        raise DotParseError(
+            f"{filename}:{line}: not UTF-8 text (byte 0x{data[problem.start]:02x}); not a DOT or JSON graph"
+        ) from None
+
+
+def _load_json(text: str, filename: str) -> GraphModel:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as problem:
+        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {problem.msg}") from None
+    except RecursionError:
+        raise ModelLoadError(f"{filename}: invalid JSON: nested too deeply") from None
+    return GraphModel.from_json(document, where=filename)

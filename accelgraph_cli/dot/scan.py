@@ -1,0 +1,254 @@
+"""The general DOT scanner: statements per cluster, for any DOT text, with errors by line.
+
+CUDA dumps in their exact layout are read by layout.py instead; this scanner is the reference
+it is checked against, and reads everything else (damaged dumps get messages naming a line).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import DotParseError, _BrokenDotError
+
+# ---------------------------------------------------------------------------- tokens
+
+# A DOT double-quoted string, written as an unrolled loop so re does not backtrack per char.
+_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_ID = rf"(?:{_QUOTED}|[^\W\d]\w*|-?(?:\.\d+|\d+(?:\.\d*)?))"
+_ATTR_LIST = rf'\[(?:[^\]"]*(?:{_QUOTED}[^\]"]*)*)\]'
+_STATEMENT = re.compile(
+    rf"""
+    \s*(?:
+        (?P<edge>(?P<src>{_ID})\s*->\s*(?P<dst>{_ID})\s*(?P<eattrs>{_ATTR_LIST}\s*)*)
+      | (?P<node>(?P<nid>{_ID})\s*(?P<attrs>(?:{_ATTR_LIST}\s*)+))
+      | (?P<open>(?:(?:strict\s+)?(?:di)?graph|subgraph)\s*(?P<gname>{_ID})?\s*\{{)
+      | (?P<close>\}})
+      | (?P<assign>{_ID}\s*=\s*{_ID})
+      | (?P<semi>[;,])
+      | (?P<bare>{_ID})
+    )
+    """,
+    re.VERBOSE,
+)
+_ATTR = re.compile(rf"({_ID})\s*=\s*({_ID})")
+_LABEL_ATTR = re.compile(rf"\blabel\s*=\s*({_ID})")
+_SHAPE_ATTR = re.compile(rf"\bshape\s*=\s*({_ID})")
+_WHITESPACE_TAIL = re.compile(r"\s*")
+_COMMENT = re.compile(rf"({_QUOTED})|/\*.*?\*/|//[^\n]*|^#[^\n]*", re.DOTALL | re.MULTILINE)
+_DOT_START = re.compile(r"(?:strict\s+)?(?:di)?graph\b|/[/*]|#", re.IGNORECASE)
+# Text that only a CUDA dump contains: a damaged one gets our error, not a pydot attempt.
+_CUDA_HINT = re.compile(r'"graph_\d+_node_\d+"')
+_DOT_KEYWORDS = frozenset(("node", "edge", "graph", "digraph", "subgraph", "strict"))
+
+
+def _keep_strings_drop_comments(m: re.Match) -> str:
+    if m.group(1) is not None:
+        return m.group(1)
+    return "\n" * m.group(0).count("\n")
+
+
+_CUDA_NODE_ID = re.compile(r"graph_(\d+)_node_(\d+)$")
+
+
+def _unquote(token: str) -> str:
+    if token.startswith('"'):
+        # DOT escapes only the quote itself; every other backslash is kept for the label
+        # language (\n, \{, \<) and decoded where labels are read.
+        return token[1:-1].replace('\\"', '"')
+    return token
+
+
+def _brief(name: str) -> str:
+    """A node name as quoted in an error message: one line, at most 60 characters."""
+    return repr(name if len(name) <= 60 else name[:57] + "...")
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+@dataclass
+class _Cluster:
+    """One ``subgraph cluster_N`` as read: its node ids in order, its edges, its parent."""
+
+    name: str
+    parent: str | None
+    node_ids: list = field(default_factory=list)
+    edges: list = field(default_factory=list)
+    label: str | None = None  # CUDA labels each cluster "graph_N"; child nodes name it
+
+
+@dataclass
+class _Document:
+    """The statements of a DOT text, with the cluster each statement was found in."""
+
+    clusters: dict  # cluster name -> _Cluster ("" = the top level)
+    node_attrs: dict  # node id -> attribute string(s) as written
+    node_cluster: dict  # node id -> cluster name
+    graph_name: str | None
+    node_offset: dict  # node id -> offset of its statement in the text (for error lines)
+    text: str
+
+    def line_of(self, node_id: str) -> int:
+        """Line of a node's statement, for error messages."""
+        return _line_of(self.text, self.node_offset.get(node_id, 0))
+
+
+def _scan(text: str, filename: str) -> _Document:
+    """Split DOT text into node/edge statements per cluster; DotParseError on malformed text."""
+    return _Scanner(text, filename).run()
+
+
+class _Scanner:
+    """The state of one _scan: the open scopes and what was read so far, one method per
+    statement type."""
+
+    def __init__(self, text: str, filename: str):
+        self.text, self.filename = text, filename
+        self.top = _Cluster("", None)
+        self.clusters = {"": self.top}
+        self.node_attrs: dict[str, str] = {}
+        self.node_cluster: dict[str, str] = {}
+        self.node_offset: dict[str, int] = {}
+        self.stack: list[str] = []  # names of open graph/subgraph scopes ("" for anonymous)
+        self.graph_name = None
+        self.anonymous = 0
+
+    def run(self) -> _Document:
+        text = self.text
+        pos, end = 0, len(text)
+        match = _STATEMENT.match
+        handlers = {
+            "edge": self._edge,
+            "node": self._node,
+            "open": self._open,
+            "close": self._close,
+            "assign": self._assign,
+            "bare": self._bare,
+        }
+        while True:
+            m = match(text, pos)
+            if m is None or m.end() == pos:
+                tail = _WHITESPACE_TAIL.match(text, pos).end()
+                if tail == end:
+                    break
+                self._unexpected(tail)
+            pos = m.end()
+            kind = m.lastgroup
+            if kind is None:  # an alternation inside a group matched; find the statement type
+                kind = next(
+                    k
+                    for k in ("edge", "node", "open", "close", "assign", "semi", "bare")
+                    if m.group(k) is not None
+                )
+            handler = handlers.get(kind)
+            if handler is not None:
+                handler(m)
+        if self.graph_name is None:
+            raise DotParseError(f"{self.filename}:1: no 'digraph {{ ... }}' found (not a DOT graph)")
+        if self.stack:
+            raise _BrokenDotError(
+                f"{self.filename}:{_line_of(text, end)}: {len(self.stack)} unclosed '{{' at end of file "
+                "(file truncated?)"
+            )
+        return _Document(
+            self.clusters, self.node_attrs, self.node_cluster, self.graph_name, self.node_offset, text
+        )
+
+    def _where(self, m: re.Match) -> str:
+        return f"{self.filename}:{_line_of(self.text, m.start())}"
+
+    def _unexpected(self, tail: int) -> None:
+        text = self.text
+        snippet = text[tail : tail + 40].split("\n")[0]
+        if text.count('"', tail) % 2:
+            raise _BrokenDotError(
+                f"{self.filename}:{_line_of(text, tail)}: unterminated string (file truncated?)"
+            )
+        raise DotParseError(
+            f"{self.filename}:{_line_of(text, tail)}: unexpected text {snippet!r} "
+            "(not the DOT that CUDA writes)"
+        )
+
+    def _add_node(self, node_id: str, attrs: str) -> None:
+        scope = _current_cluster(self.stack)
+        self.clusters[scope].node_ids.append(node_id)
+        self.node_cluster[node_id] = scope
+        self.node_attrs[node_id] = attrs
+
+    def _edge(self, m: re.Match) -> None:
+        if not self.stack:
+            raise DotParseError(f"{self._where(m)}: edge outside a graph")
+        src, dst = m.group("src"), m.group("dst")
+        if src.lower() in _DOT_KEYWORDS or dst.lower() in _DOT_KEYWORDS:
+            raise DotParseError(f"{self._where(m)}: edge to a subgraph (not the DOT that CUDA writes)")
+        self.clusters[_current_cluster(self.stack)].edges.append((_unquote(src), _unquote(dst)))
+
+    def _node(self, m: re.Match) -> None:
+        if not self.stack:
+            raise DotParseError(f"{self._where(m)}: node outside a graph")
+        node_id = _unquote(m.group("nid"))
+        if node_id in ("graph", "node", "edge"):
+            return  # default-attribute statements carry no node
+        if node_id not in self.node_attrs:
+            self._add_node(node_id, m.group("attrs"))
+            self.node_offset[node_id] = m.start("node")
+        else:
+            self.node_attrs[node_id] += m.group("attrs")
+
+    def _open(self, m: re.Match) -> None:
+        stack = self.stack
+        name = _unquote(m.group("gname")) if m.group("gname") else ""
+        if m.group("open").startswith("subgraph"):
+            if not stack:
+                raise DotParseError(f"{self._where(m)}: subgraph outside a graph")
+            if not name:
+                self.anonymous += 1
+                name = f"\x00anon{self.anonymous}"
+            parent = _current_cluster(stack)
+            if name.startswith("cluster") and name not in self.clusters:
+                self.clusters[name] = _Cluster(name, parent)
+            stack.append(name if name.startswith("cluster") else "\x00" + name)
+            return
+        if stack:
+            raise DotParseError(f"{self._where(m)}: a graph inside a graph")
+        if self.graph_name is not None or self.top.node_ids or len(self.clusters) > 1:
+            raise _BrokenDotError(f"{self._where(m)}: more than one graph in the file")
+        self.graph_name = name
+        stack.append("")
+
+    def _close(self, m: re.Match) -> None:
+        if not self.stack:
+            raise _BrokenDotError(f"{self._where(m)}: unbalanced '}}'")
+        self.stack.pop()
+
+    def _outside(self, m: re.Match, kind: str) -> None:
+        if not self.stack:
+            raise DotParseError(
+                f"{self._where(m)}: unexpected text {m.group(kind)[:40]!r} (not a DOT graph)"
+            )
+
+    def _assign(self, m: re.Match) -> None:
+        self._outside(m, "assign")
+        key, value = _ATTR.match(m.group("assign")).groups()
+        if _unquote(key) == "label":
+            self.clusters[_current_cluster(self.stack)].label = _unquote(value)
+
+    def _bare(self, m: re.Match) -> None:
+        self._outside(m, "bare")
+        node_id = _unquote(m.group("bare"))
+        if node_id not in self.node_attrs and node_id not in ("graph", "node", "edge"):
+            self._add_node(node_id, "")
+
+
+def _current_cluster(stack: list[str]) -> str:
+    # Statements belong to the innermost enclosing *cluster* (plain subgraphs are invisible).
+    for name in reversed(stack):
+        if not name.startswith("\x00"):
+            return name
+    return ""
+
+
+def _attributes(raw: str) -> dict[str, str]:
+    return {_unquote(k): _unquote(v) for k, v in _ATTR.findall(raw)}

@@ -1,0 +1,182 @@
+"""Options are never silently ignored, and what `show`/`diff` print says what the input was.
+
+Runs without a GPU, on the dumps recorded on the GPU (tests/data/dumps) and on small
+synthetic DOT where only the structure matters.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+
+import pytest
+from _paths import DUMPS
+
+CHAIN = DUMPS / "chain_verbose.dot"
+NESTED = DUMPS / "conditional_verbose.dot"  # the conditional's body is CUDA graph 12
+
+
+def test_depth_without_focus_is_refused(cli):
+    code, out, err = cli("show", CHAIN, "--depth", "1")
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: --depth applies to --focus NODE; without --focus the "
+                   "whole graph is drawn\n")
+
+
+def test_focus_with_json_is_refused(cli):
+    code, out, err = cli("show", CHAIN, "--focus", "3", "--json")
+    assert (code, out) == (2, "")
+    assert err.startswith("accelgraph: error: --focus draws a neighbourhood in the terminal; "
+                          "--json prints the whole model")
+
+
+@pytest.mark.parametrize("ref", ["#3", "3", "graph_1_node_3"])
+def test_focus_forms_of_a_top_node(cli, ref):
+    code, out, err = cli("show", CHAIN, "--focus", ref, "--depth", "0")
+    assert (code, err) == (0, "")
+    boxes = [line for line in out.splitlines() if line.lstrip().startswith("│ #")]
+    assert [b.split()[1:3] for b in boxes] == [["#3", "kernel"]]
+
+
+def test_focus_on_a_nested_node(cli):
+    code, out, err = cli("show", NESTED, "--focus", "g12#0")
+    assert (code, err) == (0, "")
+    assert "│ #0 memset" in out
+
+
+def test_bad_focus_prints_nothing_on_stdout(cli):
+    code, out, err = cli("show", CHAIN, "--focus", "#99")
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: --focus '#99': no such node; give #5 (as the listing "
+                   "shows it) or a full id such as graph_1_node_5\n")
+
+
+def test_show_reads_stdin(cli, monkeypatch):
+    data = CHAIN.read_bytes()
+    for raw in (data, gzip.compress(data)):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+        code, out, err = cli("show", "-")
+        assert (code, err) == (0, "")
+        assert out.splitlines()[1].split() == ["Nodes", "6", "(kernel", "6)"]
+
+
+def test_show_of_a_json_model_says_so(cli, tmp_path):
+    code, out, _ = cli("show", CHAIN, "--json")
+    saved = tmp_path / "model.json"
+    saved.write_text(out)
+    code, out, err = cli("show", saved)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].rstrip() == (
+        "Source         accelgraph JSON model, saved from a CUDA DOT dump (verbose)")
+
+
+def test_undirected_dot_is_named(cli, tmp_path):
+    path = tmp_path / "u.dot"
+    path.write_text("graph g { a -- b; b -- c; }\n")
+    code, out, err = cli("show", path)
+    assert code == 0
+    assert ("note: " + str(path) + " is an undirected graph (graph { a -- b }); each edge is "
+            "drawn pointing from the node written first") in err
+    assert "Edges          2" in out
+
+
+def test_empty_graph_prints_a_clear_line(cli, tmp_path):
+    path = tmp_path / "empty.dot"
+    path.write_text("digraph g { }\n")
+    code, out, err = cli("show", path)
+    assert code == 0
+    assert out.splitlines()[-1] == "The graph has no nodes."
+    assert "level  node" not in out
+
+
+def test_one_node_inside_is_singular(cli):
+    code, out, _ = cli("show", NESTED)
+    assert code == 0
+    assert "Nested graphs  1  (1 node inside)" in out
+
+
+def test_show_out_json_and_svg(cli, tmp_path):
+    target = tmp_path / "pic" / "g.json"
+    code, out, err = cli("show", CHAIN, "--out", target)
+    assert code == 0
+    assert err == f"wrote {target} (6 nodes)\n"
+    assert [n["kind"] for n in json.loads(target.read_text())["nodes"]] == ["kernel"] * 6
+    from accelgraph_cli.dot.draw import graphviz_available
+
+    if graphviz_available():
+        svg = tmp_path / "g.svg"
+        code, _, err = cli("show", CHAIN, "--out", svg)
+        assert code == 0 and svg.read_text().lstrip().startswith(("<?xml", "<svg"))
+        assert svg.read_text().count('class="node"') == 6
+
+
+def test_show_out_without_graphviz_or_with_a_bad_suffix(cli, tmp_path, monkeypatch):
+    code, out, err = cli("show", CHAIN, "--out", tmp_path / "g.txt")
+    assert (code, out) == (2, "")
+    assert "--out" in err and "name a .svg, .png or .json file" in err
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    code, out, err = cli("show", CHAIN, "--out", tmp_path / "g.png")
+    assert (code, out) == (2, "")
+    assert "Graphviz's `dot` program is needed" in err
+    assert not (tmp_path / "g.png").exists()
+
+
+def test_bare_accelgraph_prints_help(cli):
+    code, out, err = cli()
+    assert (code, err) == (0, "")
+    assert out.startswith("Usage: accelgraph [OPTIONS] COMMAND [ARGS]...")
+
+
+@pytest.mark.parametrize("verb", ["capture", "replay", "show", "dump", "scenarios", "smoke", "diff"])
+def test_help_has_no_type_placeholders(cli, verb):
+    code, out, err = cli(verb, "--help")
+    assert code == 0
+    assert "<bool>" not in out and "{" not in out.splitlines()[0]
+    usage = out.splitlines()[0]
+    assert usage.startswith(f"Usage: accelgraph {verb} [OPTIONS]")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--graph", "foo"], "--graph apply to scenarios (captured first)"),
+    (["--pool", "shared"], "--pool apply to scenarios (captured first)"),
+    (["--error-mode", "relaxed", "--graph", "x"], "--graph/--error-mode apply to scenarios"),
+    (["--param", "n=1"], "--param/--a-param/--b-param apply to scenarios, not"),
+])
+def test_diff_of_saved_graphs_refuses_scenario_options(cli, options, message):
+    code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", *options)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"accelgraph: error: {message}")
+
+
+@pytest.mark.parametrize("value", ["nonsense", "Grid", "grid,nonsense"])
+def test_diff_refuses_unknown_ignore_names_with_the_choices(cli, value):
+    code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", "--ignore", value)
+    assert (code, out) == (2, "")
+    bad = value.split(",")[-1]
+    assert err.startswith(f"accelgraph: error: --ignore {bad}: no node of either graph has that "
+                          "parameter; parameters here: ")
+    assert ", block, cooperative, grid, priority, shared_mem" in err
+
+
+def test_diff_accepts_a_parameter_the_graphs_carry(cli):
+    code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", "--ignore", "grid")
+    assert (code, err) == (0, "")
+    assert "identical: 6 nodes and 5 edges match (ignoring grid)" in out
+
+
+def test_basic_dump_mem_alloc_size_is_unknown_not_zero(cli):
+    code, out, _ = cli("show", DUMPS / "asyncalloc_basic.dot")
+    assert code == 0
+    assert "Allocated      size unknown (basic dump)  in 2 mem_alloc nodes" in out
+    code, out, _ = cli("show", DUMPS / "asyncalloc_verbose.dot")
+    assert "Allocated      8.0 MiB  in 2 mem_alloc nodes" in out
+
+
+def test_conditional_nodes_show_their_type(cli):
+    code, out, _ = cli("show", NESTED)
+    assert code == 0
+    assert "    1  #1          conditional  IF, 1 node inside" in out
