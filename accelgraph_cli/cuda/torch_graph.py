@@ -24,6 +24,7 @@ from typing import Any
 
 from ..enums import CaptureErrorMode
 from ..errors import CaptureError, GraphStateError
+from .graph import _describe
 
 
 def _torch():
@@ -291,7 +292,3 @@ class TorchGraph:
         return (f"TorchGraph({state}, keep_graph={self.keep_graph}, "
                 f"capture_error_mode={self.capture_error_mode.value!r})")
 
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

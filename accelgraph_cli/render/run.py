@@ -16,6 +16,14 @@ from rich.text import Text
 from .text import format_bytes
 
 
+def _table(*columns: tuple[str, str]) -> Table:
+    """A table with these (title, justify) columns, bold headers and no outer edge."""
+    table = Table(show_edge=False, header_style="bold")
+    for title, justify in columns:
+        table.add_column(title, justify=justify)
+    return table
+
+
 def _kinds(kinds: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in kinds.items()) or "-"
 
@@ -29,11 +37,9 @@ def print_capture(console: Console, result, folder) -> None:
         f"  params {result.params}  pool ", (str(result.pool), "cyan"), "  error mode ",
         (str(result.error_mode), "cyan"),
     ))
-    table = Table(show_edge=False, header_style="bold")
-    for col, just in (("graph", "left"), ("nodes", "right"), ("kinds", "left"),
-                      ("capture ms", "right"), ("instantiate ms", "right"),
-                      ("pool added", "right"), ("pool", "right")):
-        table.add_column(col, justify=just)
+    table = _table(("graph", "left"), ("nodes", "right"), ("kinds", "left"),
+                   ("capture ms", "right"), ("instantiate ms", "right"),
+                   ("pool added", "right"), ("pool", "right"))
     for g in result.graphs:
         table.add_row(Text(g.name), f"{g.node_count:,}", Text(_kinds(g.kinds)), f"{g.capture_ms:.2f}",
                       f"{g.instantiate_ms:.2f}", format_bytes(g.pool_added),
@@ -142,11 +148,9 @@ def print_unrolled(console: Console, report) -> None:
 
 def _per_graph_table(report) -> Table:
     checks = report.check.per_graph if report.check is not None else {}
-    table = Table(show_edge=False, header_style="bold")
-    for col, just in (("graph", "left"), ("nodes", "right"), ("eager GPU µs", "right"),
-                      ("graph GPU µs", "right"), ("graph host µs", "right"),
-                      ("speedup", "right"), ("check", "left")):
-        table.add_column(col, justify=just)
+    table = _table(("graph", "left"), ("nodes", "right"), ("eager GPU µs", "right"),
+                   ("graph GPU µs", "right"), ("graph host µs", "right"),
+                   ("speedup", "right"), ("check", "left"))
     for g in report.per_graph:
         chk = checks.get(g.name)
         verdict = "-" if chk is None else chk.verdict
@@ -180,11 +184,9 @@ def progress(console: Console, description: str, enabled: bool = True):
 
 def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     """The table `accelgraph smoke` prints, then one line per problem."""
-    table = Table(show_edge=False, header_style="bold")
-    for col, just in (("scenario", "left"), ("status", "left"), ("nodes", "right"),
-                      ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
-                      ("drift", "left")):
-        table.add_column(col, justify=just)
+    table = _table(("scenario", "left"), ("status", "left"), ("nodes", "right"),
+                   ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
+                   ("drift", "left"))
     colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
