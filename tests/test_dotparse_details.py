@@ -306,3 +306,78 @@ def test_read_graph_head_cut_inside_a_character_is_no_error(tmp_path):
     path.write_bytes(data)
     loaded = read_graph(str(path))
     assert loaded.model.node("a").name == label
+
+
+# ------------------------------------------------------------ clusters and kernels
+
+
+def test_two_unrelated_graphs_in_one_dump_are_kept_side_by_side():
+    chain, memops = _text("chain_basic.dot"), _text("memops_basic.dot")
+    both = chain[: chain.rindex("}")] + memops[memops.index("subgraph") : memops.rindex("}")] + "}\n"
+    model = parse_dot(both, filename="both.dot")
+    first, second = load_model(recorded("chain_basic.dot")), load_model(recorded("memops_basic.dot"))
+    assert model.source == "dot-basic"
+    assert [n.id for n in model.nodes] == [n.id for n in first.nodes + second.nodes]
+    assert model.edges == first.edges + second.edges
+
+
+def test_a_node_statement_without_label_or_shape():
+    text = _text("chain_basic.dot")
+    no_label = text.replace(' label="0\ncupy_add__float32_float_float32\n"', "", 1)
+    node = parse_dot(no_label).node("graph_1_node_0")
+    assert (node.kind, node.name, node.params) == ("unknown", None, {})
+    no_shape = text.replace('shape="octagon" label="0', 'label="0', 1)
+    node = parse_dot(no_shape).node("graph_1_node_0")
+    # Without the octagon the kernel's name is just a word CUDA did not explain.
+    assert (node.kind, node.name) == ("unknown", None)
+    assert node.params == {"cuda_type": "cupy_add__float32_float_float32"}
+
+
+def test_mangled_kernel_names_are_demangled_once_parsed():
+    model = load_model(recorded("torch_mlp.dot"))
+    softmax = model.node("graph_13_node_3")
+    assert softmax.params["demangled"] == (
+        "void (anonymous namespace)::softmax_warp_forward<float, float, float, 5, false, false>"
+        "(float*, float const*, int, int, int, bool const*, int, bool)"
+    )
+    assert all(n.params["demangled"].startswith("void ") for n in model.nodes)
+    raw = parse_dot(_text("torch_mlp.dot"), demangle=False)
+    assert all("demangled" not in n.params for n in raw.nodes)
+
+
+def test_only_kernels_are_demangled():
+    # A generic node may be named like a mangled symbol; it is not a kernel.
+    assert parse_dot('digraph { "_Z1fv" }').nodes[0].params == {}
+
+
+# --------------------------------------------------------------------- file errors
+
+
+def test_a_path_through_a_file_cannot_be_read(tmp_path):
+    plain = tmp_path / "plain.dot"
+    plain.write_text("digraph G { a; }")
+    with pytest.raises(ModelLoadError) as caught:
+        load_model(plain / "inner.dot")
+    assert str(caught.value) == f"{plain / 'inner.dot'}: cannot read: Not a directory"
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "latin.dot"
+    path.write_bytes(b'digraph G {\n a [label="caf\xe9"];\n}\n')
+    with pytest.raises(DotParseError) as caught:
+        load_model(path)
+    assert str(caught.value) == f"{path}:2: not UTF-8 text (byte 0xe9); not a DOT or JSON graph"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("digraph G {\n a;\n}\n}\n", "b.dot:4: unbalanced '}'"),
+        ("digraph G { }\n\ndigraph H { }", "b.dot:3: more than one graph in the file"),
+    ],
+)
+def test_a_statement_out_of_place_is_named_by_its_own_line(text, message):
+    # Not by the line where the whitespace before it starts (the end of the statement before).
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text, filename="b.dot")
+    assert str(caught.value) == message
