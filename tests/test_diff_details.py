@@ -23,6 +23,7 @@ from accelgraph_cli.diff.align import (
     _unique_anchors,
 )
 from accelgraph_cli.diff.labels import Labeler, shared_param_keys
+from accelgraph_cli.diff.match import _pair_by_key, _pair_unique
 from accelgraph_cli.diff.order import _heights
 from accelgraph_cli.diff.side import WL_ROUNDS, Side, prepare, structural_order
 from accelgraph_cli.model.graph_model import GraphModel, Node
@@ -199,12 +200,16 @@ def _child(names: list[str], edges: list[tuple[int, int]]) -> GraphModel:
 
 def test_child_graph_digest_is_its_node_and_edge_multiset():
     labeler = Labeler({}, frozenset())
-    chain = labeler._digest(_child(["a", "b", "c"], [(0, 1), (1, 2)]))
-    same = labeler._digest(_child(["a", "b", "c"], [(0, 1), (1, 2)]))
-    listed_otherwise = labeler._digest(_child(["c", "b", "a"], [(2, 1), (1, 0)]))
-    rewired = labeler._digest(_child(["a", "b", "c"], [(0, 2), (2, 1)]))
-    renamed = labeler._digest(_child(["a", "b", "d"], [(0, 1), (1, 2)]))
-    unlinked = labeler._digest(_child(["a", "b", "c"], []))
+    # Kept alive together: the labeler caches labels by id() of the model, as in one diff.
+    children = [
+        _child(["a", "b", "c"], [(0, 1), (1, 2)]),
+        _child(["a", "b", "c"], [(0, 1), (1, 2)]),
+        _child(["c", "b", "a"], [(2, 1), (1, 0)]),  # the same, listed the other way round
+        _child(["a", "b", "c"], [(0, 2), (2, 1)]),  # rewired
+        _child(["a", "b", "d"], [(0, 1), (1, 2)]),  # renamed
+        _child(["a", "b", "c"], []),  # no edges
+    ]
+    chain, same, listed_otherwise, rewired, renamed, unlinked = map(labeler._digest, children)
     assert chain == same == listed_otherwise
     assert len({chain, rewired, renamed, unlinked}) == 4
     assert all(isinstance(d, int) for d in (chain, rewired, renamed, unlinked))
@@ -215,8 +220,51 @@ def test_nodes_holding_different_child_graphs_get_different_fine_labels():
         return GraphModel([Node("g", "graph", None, {}, child)], [])
 
     labeler = Labeler({}, frozenset())
-    first = labeler.labels(parent(_child(["a", "b"], [(0, 1)])))
-    second = labeler.labels(parent(_child(["a", "b"], [(1, 0)])))
-    third = labeler.labels(parent(_child(["a", "b"], [(0, 1)])))
+    models = [parent(_child(["a", "b"], [(0, 1)])), parent(_child(["a", "b"], [(1, 0)])),
+              parent(_child(["a", "b"], [(0, 1)]))]
+    first, second, third = map(labeler.labels, models)
     assert first[1] == second[1] == third[1]  # coarse: kind and name only
     assert first[0] != second[0] and first[0] == third[0]
+
+
+# ---------------------------------------------------------------------- matching
+
+
+def _pairing(a_to_b: dict, b_to_a: list):
+    def pair(i: int, j: int) -> None:
+        a_to_b[i] = j
+        b_to_a[j] = i
+
+    return pair
+
+
+def test_pair_by_key_pairs_the_kth_with_the_kth():
+    a_to_b: dict = {}
+    b_to_a = [-1] * 4
+    # a: 0 "x", 1 "y", 2 "x"; b: 0 "y", 1 "x", 2 "x", 3 "z"
+    _pair_by_key([0, 1, 2], [0, 1, 2, 3], ["x", "y", "x"], ["y", "x", "x", "z"], _pairing(a_to_b, b_to_a))
+    assert a_to_b == {0: 1, 1: 0, 2: 2}
+    _pair_by_key([], [3], ["x"], ["z"] * 4, _pairing(a_to_b, b_to_a))
+    _pair_by_key([0], [], ["x"], [], _pairing(a_to_b, b_to_a))
+    assert a_to_b == {0: 1, 1: 0, 2: 2}
+
+
+def test_pair_unique_pairs_only_unmatched_nodes_with_a_hash_unique_on_both_sides():
+    # a0 is matched to b0 already; a1 and b2 share a unique hash; a2's hash is b0's, but b0
+    # is taken; a0's hash is b1's, but a0 is taken.
+    a_to_b = {0: 0}
+    b_to_a = [0, -1, -1]
+    hash_a, hash_b = [7, 8, 9], [9, 7, 8]
+    _pair_unique([0, 1, 2], [0, 1, 2], hash_a, hash_b, a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
+    assert a_to_b == {0: 0, 1: 2}
+    assert b_to_a == [0, -1, 1]
+
+
+def test_pair_unique_leaves_hashes_that_recur():
+    a_to_b: dict = {}
+    b_to_a = [-1, -1, -1]
+    _pair_unique([0, 1], [0, 1, 2], [5, 6], [5, 5, 6], a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
+    assert a_to_b == {1: 2}
+    a_to_b, b_to_a = {}, [-1, -1]
+    _pair_unique([0, 1, 2], [0, 1], [5, 5, 6], [5, 6], a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
+    assert a_to_b == {2: 1}
