@@ -94,7 +94,7 @@ def _parse_with_pydot(text: str, filename: str) -> GraphModel:
         for node in g.get_nodes():
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
-                label = label[1:-1]
+                label = label[1:-1].replace('\\"', '"')  # as _unquote reads it on the fast path
             add(clean(node.get_name()), label)
         for edge in g.get_edges():
             for src in endpoints(edge.get_source()):
