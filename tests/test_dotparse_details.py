@@ -64,7 +64,7 @@ def test_node_less_dot_that_is_not_cuda_is_generic(text):
 
 def test_nodes_in_a_cluster_are_not_enough_for_a_cuda_dump():
     # Every node must also be named graph_N_node_K: plain names in a cluster are generic DOT.
-    model = parse_dot("digraph G { subgraph cluster_0 { a -> b; } }")
+    model = parse_dot("digraph G { subgraph cluster_0 { a; b; a -> b; } }")
     assert model.source == "dot-generic"
     assert [(n.id, n.kind, n.name, n.params) for n in model.nodes] == [
         ("a", "unknown", "a", {}),
@@ -299,13 +299,14 @@ def test_read_graph_of_a_gzipped_file_looks_into_it(tmp_path):
 
 def test_read_graph_head_cut_inside_a_character_is_no_error(tmp_path):
     # The first 4096 bytes end inside a three-byte character: the head is only sniffed.
-    label = "é" * 3000  # 6000 bytes
-    data = ("digraph G { a [label=\"" + label + "\"]; }").encode()
-    assert len(data[:4096].decode("utf-8", errors="replace")) < 4096
+    label = "é" * 3000  # two bytes each, after an odd number of ASCII bytes
+    data = ("digraph G { a [label=\"#" + label + "\"]; }").encode()
+    with pytest.raises(UnicodeDecodeError):
+        data[:4096].decode("utf-8")
     path = tmp_path / "wide.dot"
     path.write_bytes(data)
     loaded = read_graph(str(path))
-    assert loaded.model.node("a").name == label
+    assert loaded.model.node("a").name == "#" + label
 
 
 # ------------------------------------------------------------ clusters and kernels
@@ -381,3 +382,135 @@ def test_a_statement_out_of_place_is_named_by_its_own_line(text, message):
     with pytest.raises(DotParseError) as caught:
         parse_dot(text, filename="b.dot")
     assert str(caught.value) == message
+
+
+# ------------------------------------------------------------ DOT beyond the scanner
+
+
+def test_an_escaped_quote_in_a_label_reads_the_same_on_both_generic_paths():
+    # The edge chain sends the second text to pydot; the label must not change with it.
+    node = 'digraph G { "x \\"q\\"" [label="Quoted \\"L\\""]; a -> b'
+    scanned, through_pydot = parse_dot(node + " }"), parse_dot(node + " -> c }")
+    for model in (scanned, through_pydot):
+        assert (model.nodes[0].id, model.nodes[0].name) == ('x "q"', 'Quoted "L"')
+        assert model.nodes[0].params == {"label": 'Quoted "L"'}
+
+
+def test_pydot_reads_ports_subgraph_edges_quoted_names_and_defaults():
+    model = parse_dot(
+        'digraph G { "x \\"q\\"" [label="X"]; a:p1 -> "x \\"q\\""; b -> {c d}; node [shape=box]; '
+        'e [label=plain]; f -> f; g [label=""]; }',
+        filename="p.dot",
+    )
+    assert model.source == "dot-generic"
+    assert [(n.id, n.name, n.params) for n in model.nodes] == [
+        ('x "q"', "X", {"label": "X"}),
+        ("e", "plain", {"label": "plain"}),
+        ("g", "g", {}),
+        ("a", "a", {}),
+        ("b", "b", {}),
+        ("c", "c", {}),
+        ("d", "d", {}),
+        ("f", "f", {}),
+    ]
+    assert model.edges == [("a", 'x "q"'), ("b", "c"), ("b", "d"), ("f", "f")]
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [("digraph G { a -> }", 1), ("digraph G {\n a -> b;\n c -> ;\n}", 3), ("graph { a -- }", 1)],
+)
+def test_pydot_errors_name_the_line_and_drop_pyparsing_positions(text, line):
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text, filename="x.dot")
+    message = str(caught.value)
+    prefix = f"x.dot:{line}: not valid DOT: "
+    assert message.startswith(prefix) and len(message) > len(prefix)
+    assert "(at char" not in message and "(line:" not in message and "\n" not in message
+
+
+def test_pydot_reason_is_cut_at_160_characters(monkeypatch):
+    import pydot
+
+    def fail(_text):
+        raise ValueError("r" * 200 + "\nsecond line")
+
+    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+    with pytest.raises(DotParseError) as caught:
+        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+    assert str(caught.value) == "x.dot: not valid DOT: " + "r" * 160
+
+
+def test_pydot_without_a_reason_names_the_exception_type(monkeypatch):
+    import pydot
+
+    def fail(_text):
+        raise KeyError()
+
+    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+    with pytest.raises(DotParseError) as caught:
+        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+    assert str(caught.value) == "x.dot: not valid DOT: KeyError"
+
+
+def test_pydot_finding_no_graph_says_so(monkeypatch):
+    import pydot
+
+    monkeypatch.setattr(pydot, "graph_from_dot_data", lambda _text: [])
+    with pytest.raises(DotParseError) as caught:
+        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+    assert str(caught.value) == "x.dot: not valid DOT: no graph found"
+
+
+# ------------------------------------------------------------------ scanner details
+
+
+def test_bare_keywords_and_repeated_bare_ids_add_no_nodes():
+    model = parse_dot('digraph G { graph; node; edge; a; a [label="x"]; a; b }')
+    assert [(n.id, n.name, n.params) for n in model.nodes] == [("a", "x", {"label": "x"}), ("b", "b", {})]
+
+
+def test_nodes_declared_in_a_cluster_with_plain_names_are_generic():
+    model = parse_dot("digraph dot { subgraph cluster_0 { a; b; a -> b; } }")
+    assert model.source == "dot-generic"
+    assert [n.id for n in model.nodes] == ["a", "b"]
+
+
+def test_text_after_the_graph_is_named_by_the_scanner():
+    with pytest.raises(DotParseError) as caught:
+        scan._scan("digraph G { }\nzz", "f.dot")
+    assert str(caught.value) == "f.dot:2: unexpected text 'zz' (not a DOT graph)"
+
+
+def test_junk_inside_a_recorded_dump_is_quoted_up_to_the_line_end():
+    text = _text("chain_basic.dot")
+    at = text.index('"graph_1_node_1"[')
+    damaged = text[:at] + "@@ junk that CUDA never writes, and more than forty characters\n" + text[at:]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(damaged, filename="j.dot")
+    line = _line_of(damaged, "@@ junk")
+    quoted = "@@ junk that CUDA never writes, and more"  # the first 40 characters
+    assert str(caught.value) == f"j.dot:{line}: unexpected text {quoted!r} (not the DOT that CUDA writes)"
+    short = text[:at] + "@@\n" + text[at:]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(short, filename="j.dot")
+    assert str(caught.value) == f"j.dot:{line}: unexpected text '@@' (not the DOT that CUDA writes)"
+
+
+def test_a_recorded_dump_cut_inside_a_label_is_an_unterminated_string():
+    text = _text("chain_basic.dot")
+    cut = text.index("cupy_multiply")
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text[:cut], filename="t.dot")
+    line = _line_of(text, '"graph_1_node_1"[')
+    assert str(caught.value) == f"t.dot:{line}: unterminated string (file truncated?)"
+
+
+def test_dot_parse_errors_are_one_line():
+    assert str(DotParseError("a\r\nb\nc")) == "a\\r\\nb\\nc"
+
+
+def test_bytes_without_a_name_are_called_bytes():
+    with pytest.raises(DotParseError) as caught:
+        load_model_bytes(b"")
+    assert str(caught.value) == "<bytes>: empty file, not a DOT graph"
