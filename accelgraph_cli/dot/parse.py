@@ -59,6 +59,8 @@ def parse_dot(text: str, filename: str = "<string>", demangle: bool = True) -> G
             f"{filename}:{_line_of(text, len(text) - len(stripped))}: not a DOT graph "
             "(expected 'digraph ...')"
         )
+    if text.startswith("\ufeff"):  # text read without utf-8-sig; load_model drops it itself
+        text = text[1:]
     if ("/" in text and ("/*" in text or "//" in text)) or "#" in text:  # one char is 10x faster
         # CUDA writes no comments; strip them (outside strings) for generic DOT, keeping
         # line numbers right for error messages.
