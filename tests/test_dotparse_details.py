@@ -514,3 +514,20 @@ def test_bytes_without_a_name_are_called_bytes():
     with pytest.raises(DotParseError) as caught:
         load_model_bytes(b"")
     assert str(caught.value) == "<bytes>: empty file, not a DOT graph"
+
+
+def test_parse_dot_messages_name_the_text_and_what_was_wrong():
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(b"digraph {}")  # type: ignore[arg-type]
+    assert str(caught.value) == "<string>: expected text, got bytes"
+    with pytest.raises(DotParseError) as caught:
+        parse_dot("digraph G { a }\x00", filename="n.dot")
+    assert str(caught.value) == "n.dot: binary content (NUL bytes), not a DOT graph"
+    with pytest.raises(DotParseError) as caught:
+        parse_dot("\n\n  hello", filename="n.dot")
+    assert str(caught.value) == "n.dot:3: not a DOT graph (expected 'digraph ...')"
+
+
+def test_a_byte_order_mark_and_blank_lines_before_the_graph_are_skipped():
+    model = parse_dot("\ufeff\n \t\r\ndigraph G { a -> b }")
+    assert model.edges == [("a", "b")]

@@ -28,12 +28,20 @@ def _general(text: str, name: str):
     return dotparse._build_cuda_model(dotparse._scan(text, name), name)
 
 
+# Recorded dumps the fast reader leaves to the general path (a statement form it does not
+# take, such as a node with two style attributes). Any other dump it must read itself: a
+# change that made it step aside would otherwise pass unnoticed, the general path being right.
+GENERAL_PATH_ONLY = {"conditional_verbose.dot", "memops_verbose.dot", "scenario_memory_ops_verbose.dot"}
+
+
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
 def test_fast_reader_gives_the_general_model(path):
     text = _text(path)
     fast = dotparse._read_cuda_layout(text)
-    if fast is None:
-        pytest.skip(f"{path.name}: not in the exact layout the fast reader takes")
+    if path.name in GENERAL_PATH_ONLY:
+        assert fast is None
+        return
+    assert fast is not None, f"{path.name}: the fast reader stepped aside"
     general = _general(text, path.name)
     # to_json keeps key order, nesting, sources and edge order: any difference shows.
     assert json.dumps(fast.to_json()) == json.dumps(general.to_json())
