@@ -17,7 +17,7 @@ import pytest
 from _paths import recorded
 
 from accelgraph_cli.dot import labels, scan
-from accelgraph_cli.dot.load import _gunzip
+from accelgraph_cli.dot.load import _gunzip, decode_text
 from accelgraph_cli.dot.parse import DotParseError, load_model, load_model_bytes, parse_dot
 from accelgraph_cli.dot.read import STDIN, read_graph
 from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError, Node
@@ -399,7 +399,7 @@ def test_an_escaped_quote_in_a_label_reads_the_same_on_both_generic_paths():
 def test_pydot_reads_ports_subgraph_edges_quoted_names_and_defaults():
     model = parse_dot(
         'digraph G { "x \\"q\\"" [label="X"]; a:p1 -> "x \\"q\\""; b -> {c d}; node [shape=box]; '
-        'e [label=plain]; f -> f; g [label=""]; }',
+        'e [label=plain]; f -> f; g [label=""]; edge [color=red]; graph [rankdir=LR]; }',
         filename="p.dot",
     )
     assert model.source == "dot-generic"
@@ -531,3 +531,35 @@ def test_parse_dot_messages_name_the_text_and_what_was_wrong():
 def test_a_byte_order_mark_and_blank_lines_before_the_graph_are_skipped():
     model = parse_dot("\ufeff\n \t\r\ndigraph G { a -> b }")
     assert model.edges == [("a", "b")]
+
+
+def test_verbose_line_labels_keep_their_topo_ids():
+    # EVENT_*, EMPTY and child-graph nodes keep the line form in verbose dumps.
+    model = load_model(recorded("kinds_verbose.dot"))
+    assert [(n.id, n.kind, n.topo_id) for g in model.walk() for n in g.nodes] == [
+        ("graph_9_node_0", "kernel", 5),
+        ("graph_9_node_1", "event_record", 4),
+        ("graph_9_node_2", "event_wait", 3),
+        ("graph_9_node_3", "kernel", 2),
+        ("graph_9_node_4", "empty", 1),
+        ("graph_9_node_5", "graph", 0),
+        ("graph_10_node_0", "kernel", 1),
+        ("graph_10_node_1", "kernel", 0),
+    ]
+
+
+def test_a_damaged_gzip_file_is_named(tmp_path):
+    path = tmp_path / "cut.dot.gz"
+    path.write_bytes(recorded("chain10k_basic.dot.gz").read_bytes()[:5000])
+    with pytest.raises(DotParseError) as caught:
+        load_model(path)
+    assert str(caught.value).startswith(f"{path}: damaged gzip file (")
+
+
+def test_decode_text_names_bytes_and_counts_lines_from_the_first():
+    with pytest.raises(DotParseError) as caught:
+        decode_text(b"digraph G {\x00}")
+    assert str(caught.value) == "<bytes>: binary file (NUL bytes), not a DOT or JSON graph"
+    with pytest.raises(DotParseError) as caught:
+        decode_text(b"\n\xff", "x.dot")
+    assert str(caught.value) == "x.dot:2: not UTF-8 text (byte 0xff); not a DOT or JSON graph"
