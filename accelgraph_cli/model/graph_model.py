@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AccelgraphError
+from ..gcpause import cyclic_gc_paused
 
 KINDS = (
     "kernel",
@@ -112,11 +113,24 @@ class GraphModel:
         index = self._index
         if index is not None and index.fingerprint == fingerprint:
             return index
-        position: dict[str, int] = {}
-        for i, node in enumerate(self.nodes):
-            if node.id in position:
-                raise ValueError(f"duplicate node id {node.id!r} in graph")
-            position[node.id] = i
+        with cyclic_gc_paused():  # 2 lists a node: collections would rescan every node
+            position = self._positions()
+            parents, children = self._adjacency(position)
+        index = _Index(fingerprint, position, parents, children)
+        self._index = index
+        return index
+
+    def _positions(self) -> dict[str, int]:
+        position = {node.id: i for i, node in enumerate(self.nodes)}
+        if len(position) < len(self.nodes):
+            seen: set[str] = set()
+            for node in self.nodes:
+                if node.id in seen:
+                    raise ValueError(f"duplicate node id {node.id!r} in graph")
+                seen.add(node.id)
+        return position
+
+    def _adjacency(self, position: dict[str, int]) -> tuple[list[list[int]], list[list[int]]]:
         parents: list[list[int]] = [[] for _ in self.nodes]
         children: list[list[int]] = [[] for _ in self.nodes]
         for src, dst in self.edges:
@@ -126,9 +140,7 @@ class GraphModel:
                 raise ValueError(f"edge {src} -> {dst} names unknown node {missing}") from None
             children[s].append(d)
             parents[d].append(s)
-        index = _Index(fingerprint, position, parents, children)
-        self._index = index
-        return index
+        return parents, children
 
     def node(self, node_id: str) -> Node:
         """The node with this id (KeyError if there is none)."""
