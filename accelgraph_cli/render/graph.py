@@ -8,6 +8,7 @@ no terminal) stays readable: styles only add colour, never meaning.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
@@ -205,12 +206,27 @@ def render_listing(model: GraphModel, limit: int | None = None):
     "… N more". Column widths are fitted to the console at render time: the name column
     gives way first, then the parents, then the launch column.
     """
-    rows = list(_listing_rows(model, depth=0))
-    shown = rows if limit is None or len(rows) <= limit else rows[: max(limit, 0)]
-    if len(shown) < len(rows):
-        more = Text(f"… {len(rows) - len(shown):,} more", style="dim")
+    # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
+    # rest are only counted.
+    rows = _listing_rows(model, depth=0)
+    shown = list(rows if limit is None else islice(rows, max(limit, 0)))
+    hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
+    if hidden > 0:
+        more = Text(f"… {hidden:,} more", style="dim")
         shown.append(("", "", "", "", more, "", ""))
     return _Listing(shown)
+
+
+def _listing_row_count(model: GraphModel) -> int:
+    """How many rows _listing_rows yields for this graph, nested graphs included."""
+    count = 0
+    for run in chain_runs(model):
+        count += 1
+        if len(run.ids) == 1:
+            child = model.node(run.ids[0]).child
+            if child is not None:
+                count += _listing_row_count(child)
+    return count
 
 
 _HEADERS = ("level", "node", "×", "kind", "name", "launch / size", "after")
@@ -281,12 +297,12 @@ def _listing_rows(model: GraphModel, depth: int):
     indent = "  " * depth
     nested = depth > 0
     runs = chain_runs(model)
-    levels = {node_id: model.level_of(node_id) for node_id in model.topological_order()}
-    runs.sort(key=lambda run: levels[run.ids[0]])  # stable: topological within a level
+    level_of = model.level_of
+    runs.sort(key=lambda run: level_of(run.ids[0]))  # stable: topological within a level
     previous_level = None
     for run in runs:
         first_id, last_id = run.ids[0], run.ids[-1]
-        start, end = levels[first_id], levels[last_id]
+        start, end = level_of(first_id), level_of(last_id)
         level_text = str(start) if start == end else f"{start}–{end}"
         if start == previous_level or nested:
             level_text = ""  # grouped under the level printed above; nested: not our levels
