@@ -793,3 +793,18 @@ def test_recorded_10k_chain_with_a_change_and_a_removal():
     diff = diff_models(model, b)
     assert counts(diff) == (0, 1, 1, 1, 0)
     assert diff.removed == [order[7500]]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "known matcher weakness: when a chain's grids change with the batch size and one node's "
+    "new signature equals another node's old one (sgemm_splitk_reduce <<<256>>> is #1 of "
+    "batch 16 and #4 of batch 64), the exact-signature anchor crosses the chain and three "
+    "nodes are reported replaced instead of changed (today: 3 added, 3 removed, 2 changed)"))
+def test_batch_sweep_of_a_chain_is_changes_not_replacements():
+    from accelgraph_cli.dot.parse import load_model
+
+    cases = DUMPS.parent / "diff_cases"
+    a = load_model(cases / "mlp_decode_b16_verbose.dot")
+    b = load_model(cases / "mlp_decode_b64_verbose.dot")
+    result = diff_models(a, b)
+    assert (len(result.added), len(result.removed), len(result.changed)) == (0, 0, 6)

@@ -9,9 +9,9 @@ import pytest
 from _paths import DUMPS
 
 from accelgraph_cli.dot.parse import load_model
-from accelgraph_cli.model.graph_model import chain_runs
+from accelgraph_cli.model.graph_model import GraphModel, Node, chain_runs
 from accelgraph_cli.render.boxes import DOWN, LEFT, RIGHT, UP
-from accelgraph_cli.render.graph import DRAW_MAX_BOXES, GraphDrawing, render_focus
+from accelgraph_cli.render.graph import DRAW_MAX_BOXES, GraphDrawing, _run_edges, render_focus
 
 DRAWN = sorted(p for p in DUMPS.glob("*.dot")
                if len(chain_runs(load_model(p))) <= DRAW_MAX_BOXES)
@@ -128,3 +128,28 @@ def test_diff_on_a_narrow_terminal_keeps_markers_counts_and_kinds(cli, monkeypat
     assert [line.split()[-1] for line in removed] == ["#0", "#1", "#2", "#3", "#4"]
     assert all(len(line) <= width for line in out.splitlines())
     assert "different: +6 added · -5 removed" in " ".join(out.split())
+
+
+def reference_run_edges(model, runs):
+    """The edges between runs, from every edge of the graph: what _run_edges must give."""
+    box_of = {node_id: first for first, run in runs.items() for node_id in run.ids}
+    return {(box_of[a], box_of[b]) for a, b in model.edges if box_of[a] != box_of[b]}
+
+
+@pytest.mark.parametrize("path", sorted(DUMPS.glob("*.dot*")), ids=lambda p: p.name)
+def test_edges_between_boxes_come_from_the_last_node_of_each_run(path):
+    # _run_edges reads only each run's last node: checked against every edge of the graph,
+    # for the whole graph and for a node kept alone (as --focus keeps it).
+    for graph in load_model(path).walk():
+        for alone in (frozenset(), frozenset([graph.nodes[len(graph.nodes) // 2].id])):
+            runs = {run.ids[0]: run for run in chain_runs(graph, alone=alone)}
+            assert _run_edges(graph, runs) == reference_run_edges(graph, runs)
+
+
+def test_edges_between_boxes_of_a_graph_with_cycles():
+    nodes = [Node(f"n{i}", "unknown", "k") for i in range(6)]
+    edges = [("n0", "n1"), ("n1", "n2"), ("n2", "n0"), ("n2", "n3"), ("n3", "n4"), ("n4", "n4"),
+             ("n4", "n5"), ("n5", "n3")]
+    model = GraphModel(nodes, edges, source="dot-generic")
+    runs = {run.ids[0]: run for run in chain_runs(model)}
+    assert _run_edges(model, runs) == reference_run_edges(model, runs)

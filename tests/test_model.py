@@ -18,6 +18,7 @@ from accelgraph_cli.model.graph_model import (
     chain_runs,
     graph_signature,
     node_signature,
+    signature_codes,
     stable_params,
 )
 
@@ -164,6 +165,34 @@ def test_signature_ignores_pointers_and_ids():
     assert node_signature(a) == node_signature(b) != node_signature(c)
     mangled = Node("k", "kernel", "_Z1fv", {"demangled": "f()"})
     assert node_signature(mangled)[1] == "f()"
+
+
+def test_signature_codes_are_equal_exactly_when_signatures_are():
+    inner = GraphModel([kernel("i", "inner")], [])
+    other_inner = GraphModel([kernel("i", "inner", grid=(2, 1, 1))], [])
+    nodes = [
+        kernel("a"),
+        kernel("b", ptr_x="0x1"),  # a pointer more: same signature as a
+        # the same keys in another order
+        Node("c", "kernel", "k", {"shared_mem": 0, "block": (128, 1, 1), "grid": (1, 1, 1)}),
+        kernel("d", grid=(2, 1, 1)),
+        kernel("e", "other"),
+        kernel("f", "_Z1kv", demangled="k"),  # the display name decides
+        kernel("g", shared_mem=False),  # False == 0, as in the sorted tuples
+        kernel("h", shared_mem=0.0),
+        Node("i", "memcpy", "k", {"grid": (1, 1, 1), "block": (128, 1, 1), "shared_mem": 0}),
+        Node("j", "graph", None, {}, child=inner),
+        Node("k", "graph", None, {"handle_x": "0x2"}, child=GraphModel([kernel("z", "inner")], [])),
+        Node("l", "graph", None, {}, child=other_inner),
+        Node("m", "empty", None, {}),
+        Node("n", "empty", None, {"ptr_only": "0x3"}),
+        Node("o", "empty", "x", {"bytes": 1}),
+        Node("p", "empty", "x", {"bytes": (1,)}),
+    ]
+    codes = signature_codes(nodes)
+    for i, a in enumerate(nodes):
+        for j, b in enumerate(nodes):
+            assert (codes[i] == codes[j]) == (node_signature(a) == node_signature(b)), (a.id, b.id)
 
 
 def test_graph_signature_is_independent_of_ids():

@@ -140,6 +140,20 @@ def test_listing_limit_adds_more_line():
     assert lines[-1].strip() == "… 3 more"
 
 
+def test_listing_limit_counts_the_rows_not_shown_nested_ones_included():
+    # The rows past the limit are counted, not made: the count must match the rows made
+    # without a limit, with the rows of child graphs and conditional bodies among them.
+    for name in ("kinds_verbose.dot", "conditional_verbose.dot", "scenario_fork_join_verbose.dot"):
+        model = load_model(recorded(name))
+        assert len(list(model.walk())) > 1 or name.startswith("scenario")
+        total = len(text_of(render_listing(model)).splitlines()) - 1  # less the header
+        for limit in sorted({1, 2, total - 1}):
+            lines = text_of(render_listing(model, limit=limit)).splitlines()
+            assert len(lines) == 1 + limit + 1
+            assert lines[-1].strip() == f"… {total - limit:,} more"
+        assert "more" not in text_of(render_listing(model, limit=total))
+
+
 def test_listing_names_are_demangled_and_shortened():
     node = kernel(0, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_")
     node.params["demangled"] = (

@@ -57,13 +57,15 @@ class Labeler:
         self.ignore = ignore
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
-        self.cache: dict[int, tuple[list[int], list[int]]] = {}  # id(model) -> labels
+        # id(model) -> (model, labels): the model is held so that its id cannot be reused by
+        # another model while the entry exists (a stale hit would give it the wrong labels)
+        self.cache: dict[int, tuple[GraphModel, tuple[list[int], list[int]]]] = {}
 
     def labels(self, model: GraphModel) -> tuple[list[int], list[int]]:
         """(fine, coarse) label ids of the model's nodes, in node order."""
-        cached = self.cache.get(id(model))
-        if cached is not None and len(cached[0]) == len(model.nodes):
-            return cached
+        held = self.cache.get(id(model))
+        if held is not None and held[0] is model and len(held[1][0]) == len(model.nodes):
+            return held[1]
         fine_ids, coarse_ids, shared = self.fine_ids, self.coarse_ids, self.shared_keys
         fine, coarse = [], []
         no_keys: tuple = ()
@@ -81,7 +83,7 @@ class Labeler:
                 key = (head, repr(values), child)
                 fine.append(fine_ids.setdefault(key, len(fine_ids)))
         result = (fine, coarse)
-        self.cache[id(model)] = result
+        self.cache[id(model)] = (model, result)
         return result
 
     def _digest(self, child: GraphModel) -> int:

@@ -58,10 +58,10 @@ hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
 from itertools import repeat
 
+from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
 from .align import ALIGN_WORK_LIMIT, MAX_EDIT_DISTANCE, align
 from .labels import Labeler, param_changes, shared_param_keys
@@ -105,14 +105,9 @@ def diff_models(a: GraphModel, b: GraphModel, ignore: set[str] | frozenset = fro
     # The diff allocates a few small tuples and lists per node and frees none of them until
     # it returns; the cyclic garbage collector would rescan that growing heap again and
     # again (a third of the time at 50,000 nodes) for cycles that cannot exist here.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with cyclic_gc_paused():
         labeler = Labeler(shared_param_keys(a, b, ignore), ignore)
         return _diff_graphs(a, b, labeler)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import re
 from itertools import chain
 
+from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
 from .cuda import _finish_cuda_model
 from .errors import DotParseError
@@ -50,15 +50,11 @@ def _read_cuda_layout(text: str) -> GraphModel | None:
     """
     # Without the cyclic collector while the nodes are built: they hold no cycles, and its
     # passes over the growing heap cost a fifth of the time on a 100,000-node dump.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        return _Layout(text).read()
+        with cyclic_gc_paused():
+            return _Layout(text).read()
     except (ValueError, KeyError, DotParseError):
         return None
-    finally:
-        if collecting:
-            gc.enable()
 
 
 class _Layout:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import eq, itemgetter
 from typing import Any
 
 from ..errors import AccelgraphError
+from ..gcpause import cyclic_gc_paused
 
 KINDS = (
     "kernel",
@@ -112,11 +114,24 @@ class GraphModel:
         index = self._index
         if index is not None and index.fingerprint == fingerprint:
             return index
-        position: dict[str, int] = {}
-        for i, node in enumerate(self.nodes):
-            if node.id in position:
-                raise ValueError(f"duplicate node id {node.id!r} in graph")
-            position[node.id] = i
+        with cyclic_gc_paused():  # 2 lists a node: collections would rescan every node
+            position = self._positions()
+            parents, children = self._adjacency(position)
+        index = _Index(fingerprint, position, parents, children)
+        self._index = index
+        return index
+
+    def _positions(self) -> dict[str, int]:
+        position = {node.id: i for i, node in enumerate(self.nodes)}
+        if len(position) < len(self.nodes):
+            seen: set[str] = set()
+            for node in self.nodes:
+                if node.id in seen:
+                    raise ValueError(f"duplicate node id {node.id!r} in graph")
+                seen.add(node.id)
+        return position
+
+    def _adjacency(self, position: dict[str, int]) -> tuple[list[list[int]], list[list[int]]]:
         parents: list[list[int]] = [[] for _ in self.nodes]
         children: list[list[int]] = [[] for _ in self.nodes]
         for src, dst in self.edges:
@@ -126,9 +141,7 @@ class GraphModel:
                 raise ValueError(f"edge {src} -> {dst} names unknown node {missing}") from None
             children[s].append(d)
             parents[d].append(s)
-        index = _Index(fingerprint, position, parents, children)
-        self._index = index
-        return index
+        return parents, children
 
     def node(self, node_id: str) -> Node:
         """The node with this id (KeyError if there is none)."""
@@ -401,6 +414,38 @@ def graph_signature(model: GraphModel) -> tuple:
     return (signatures, edges)
 
 
+def signature_codes(nodes: list[Node]) -> list[int]:
+    """Per node a small int, equal for two nodes exactly when their ``node_signature`` is.
+
+    What ``chain_runs`` compares along a chain, without building each node's sorted
+    parameter tuple: nodes whose params have the same keys in the same order (every node a
+    label template made) share one sorted list of stable keys, read by one itemgetter.
+    """
+    layouts: dict[tuple, tuple] = {}
+    codes: dict[tuple, int] = {}
+    out = []
+    for node in nodes:
+        params = node.params
+        keys = tuple(params)
+        layout = layouts.get(keys)
+        if layout is None:
+            stable = tuple(sorted(k for k in keys if is_stable_param(k) and k != "demangled"))
+            # itemgetter of one key returns the value, not a 1-tuple: keys tell them apart
+            layout = layouts[keys] = (stable, itemgetter(*stable) if stable else _no_values)
+        if node.child is None:
+            # (kind, display name, stable keys, their values): equal exactly when the sorted
+            # (key, value) pairs of node_signature are, since keys are unique in a dict
+            key = (node.kind, params.get("demangled") or node.name, layout[0], layout[1](params))
+        else:
+            key = (node_signature(node),)  # a 1-tuple never equals the 4-tuples above
+        out.append(codes.setdefault(key, len(codes)))
+    return out
+
+
+def _no_values(_params: dict) -> tuple:
+    return ()
+
+
 def to_jsonable(value: Any) -> Any:
     """A parameter value as JSON holds it: tuples (grid, block) become lists."""
     if isinstance(value, tuple):
@@ -523,45 +568,57 @@ def chain_runs(model: GraphModel, max_period: int = 8, alone: frozenset = frozen
     cached = index.runs.get((max_period, alone))
     if cached is not None:
         return list(cached)
-    order = model.topological_order()
-    position = index.position
-    nodes = model.nodes
-    segments: list[list[str]] = []
-    segment_of: dict[str, list[str]] = {}
-    for node_id in order:
-        i = position[node_id]
-        parents = index.parents[i]
-        segment = None
-        if len(parents) == 1 and node_id not in alone:
-            parent = model.nodes[parents[0]].id
-            if len(index.children[parents[0]]) == 1 and parent in segment_of and parent not in alone:
-                segment = segment_of[parent]
-        if segment is None:
-            segment = []
-            segments.append(segment)
-        segment.append(node_id)
-        segment_of[node_id] = segment
-    codes: dict[tuple, int] = {}
+    parents, children = index.parents, index.children
+    kept = {index.position[node_id] for node_id in alone if node_id in index.position}
+    # Segments as lists of node indices; segment_of[i]: the segment node i ends (-1: none yet).
+    segments: list[list[int]] = []
+    segment_of = [-1] * len(model.nodes)
+    for i in index.order:
+        ps = parents[i]
+        if len(ps) == 1 and not (kept and i in kept):
+            p = ps[0]
+            s = segment_of[p]
+            if s >= 0 and len(children[p]) == 1 and p not in kept:
+                segments[s].append(i)
+                segment_of[i] = s
+                continue
+        segment_of[i] = len(segments)
+        segments.append([i])
+    ids = [node.id for node in model.nodes]
+    sig = signature_codes(model.nodes)
     runs: list[Run] = []
     for segment in segments:
-        sig = [codes.setdefault(node_signature(nodes[position[n]]), len(codes)) for n in segment]
-        i, n = 0, len(segment)
-        while i < n:
-            best_cover, best_period = 0, 1
-            for period in range(1, min(max_period, (n - i) // 2) + 1):
-                k = 1
-                while (
-                    i + (k + 1) * period <= n
-                    and sig[i + k * period : i + (k + 1) * period] == sig[i : i + period]
-                ):
-                    k += 1
-                if k >= 2 and k * period > best_cover:
-                    best_cover, best_period = k * period, period
-            if best_cover:
-                runs.append(Run(tuple(segment[i : i + best_cover]), best_period))
-                i += best_cover
-            else:
-                runs.append(Run((segment[i],), 1))
-                i += 1
+        if len(segment) == 1:
+            runs.append(Run((ids[segment[0]],), 1))
+        else:
+            runs += _segment_runs([ids[i] for i in segment], [sig[i] for i in segment], max_period)
     index.runs[(max_period, alone)] = tuple(runs)
+    return runs
+
+
+def _segment_runs(ids: list[str], codes: list[int], max_period: int) -> list[Run]:
+    """The Runs of one simple chain: ``ids`` in chain order, ``codes`` their signatures."""
+    n = len(ids)
+    # twins[period][t]: whether the node ``period`` places after t has t's signature. A block
+    # at i repeats back to back as long as that holds from i on: list.index finds the end in C.
+    twins = [[]] + [list(map(eq, codes[period:], codes)) for period in range(1, min(max_period, n // 2) + 1)]
+    runs = []
+    i = 0
+    while i < n:
+        best_cover, best_period = 0, 1
+        for period in range(1, min(max_period, (n - i) // 2) + 1):
+            same = twins[period]
+            try:
+                length = same.index(False, i) - i
+            except ValueError:
+                length = len(same) - i
+            repeats = 1 + length // period
+            if repeats >= 2 and repeats * period > best_cover:
+                best_cover, best_period = repeats * period, period
+        if best_cover:
+            runs.append(Run(tuple(ids[i : i + best_cover]), best_period))
+            i += best_cover
+        else:
+            runs.append(Run((ids[i],), 1))
+            i += 1
     return runs

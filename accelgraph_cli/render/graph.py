@@ -8,6 +8,7 @@ no terminal) stays readable: styles only add colour, never meaning.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
@@ -205,12 +206,27 @@ def render_listing(model: GraphModel, limit: int | None = None):
     "… N more". Column widths are fitted to the console at render time: the name column
     gives way first, then the parents, then the launch column.
     """
-    rows = list(_listing_rows(model, depth=0))
-    shown = rows if limit is None or len(rows) <= limit else rows[: max(limit, 0)]
-    if len(shown) < len(rows):
-        more = Text(f"… {len(rows) - len(shown):,} more", style="dim")
+    # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
+    # rest are only counted.
+    rows = _listing_rows(model, depth=0)
+    shown = list(rows if limit is None else islice(rows, max(limit, 0)))
+    hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
+    if hidden > 0:
+        more = Text(f"… {hidden:,} more", style="dim")
         shown.append(("", "", "", "", more, "", ""))
     return _Listing(shown)
+
+
+def _listing_row_count(model: GraphModel) -> int:
+    """How many rows _listing_rows yields for this graph, nested graphs included."""
+    count = 0
+    for run in chain_runs(model):
+        count += 1
+        if len(run.ids) == 1:
+            child = model.node(run.ids[0]).child
+            if child is not None:
+                count += _listing_row_count(child)
+    return count
 
 
 _HEADERS = ("level", "node", "×", "kind", "name", "launch / size", "after")
@@ -281,12 +297,12 @@ def _listing_rows(model: GraphModel, depth: int):
     indent = "  " * depth
     nested = depth > 0
     runs = chain_runs(model)
-    levels = {node_id: model.level_of(node_id) for node_id in model.topological_order()}
-    runs.sort(key=lambda run: levels[run.ids[0]])  # stable: topological within a level
+    level_of = model.level_of
+    runs.sort(key=lambda run: level_of(run.ids[0]))  # stable: topological within a level
     previous_level = None
     for run in runs:
         first_id, last_id = run.ids[0], run.ids[-1]
-        start, end = levels[first_id], levels[last_id]
+        start, end = level_of(first_id), level_of(last_id)
         level_text = str(start) if start == end else f"{start}–{end}"
         if start == previous_level or nested:
             level_text = ""  # grouped under the level printed above; nested: not our levels
@@ -351,7 +367,7 @@ def render_graph(model: GraphModel, max_boxes: int = DRAW_MAX_BOXES):
             "(render_focus / --focus NODE)",
             style="dim",
         )
-    return GraphDrawing(model, {n.id for n in model.nodes}, focus=None)
+    return GraphDrawing(model, None, focus=None)
 
 
 # What a box shows, most first: (name length, launch/size line). Whole names go before the
@@ -365,7 +381,8 @@ class GraphDrawing:
     console offers (render/boxes.py): each layer gets the longest names that fit, and a layer
     too wide even so folds the rest into a "+N more" box that keeps their lines."""
 
-    def __init__(self, model: GraphModel, node_ids: set, focus: str | None):
+    def __init__(self, model: GraphModel, node_ids: set | None, focus: str | None):
+        """Draw the nodes ``node_ids`` of ``model`` (None: all of them), ``focus`` highlighted."""
         self.model = model
         self.node_ids = node_ids
         self.focus = focus
@@ -373,7 +390,7 @@ class GraphDrawing:
     def layout(self, width: int) -> boxes.Layout:
         """The drawing laid out for ``width`` columns (boxes, links, canvas)."""
         model = self.model
-        if len(self.node_ids) < len(model.nodes):
+        if self.node_ids is not None and len(self.node_ids) < len(model.nodes):
             # A neighbourhood: collapse runs within the kept nodes only.
             model = GraphModel(
                 [n for n in model.nodes if n.id in self.node_ids],
@@ -381,11 +398,9 @@ class GraphDrawing:
             )
         alone = frozenset([self.focus]) if self.focus else frozenset()
         runs = {run.ids[0]: run for run in chain_runs(model, alone=alone)}
-        box_of = {node_id: first for first, run in runs.items() for node_id in run.ids}
         rank = {key: r for r, key in enumerate(runs)}
-        edges = sorted({(box_of[a], box_of[b]) for a, b in model.edges if box_of[a] != box_of[b]},
-                       key=lambda e: (rank[e[0]], rank[e[1]]))
-        focus_box = box_of.get(self.focus) if self.focus else None
+        edges = sorted(_run_edges(model, runs), key=lambda e: (rank[e[0]], rank[e[1]]))
+        focus_box = self.focus if self.focus and self.focus in runs else None  # alone in its run
 
         def lines_of(key: str, level: int) -> boxes.Lines:
             name_len, with_detail = _DETAIL_LEVELS[level]
@@ -406,6 +421,21 @@ class GraphDrawing:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield from self.layout(options.max_width).canvas.rows()
+
+
+def _run_edges(model: GraphModel, runs: dict) -> set[tuple[str, str]]:
+    """The edges between runs (first id -> first id) of ``runs``, chain_runs of ``model`` by
+    first id. Only a run's last node has edges out of its run: every other node of it has one
+    edge, to the next node, and every edge out of a run ends at the first node of a run."""
+    position, _, children = model.adjacency()
+    nodes = model.nodes
+    between = set()
+    for first, run in runs.items():
+        for c in children[position[run.ids[-1]]]:
+            other = nodes[c].id
+            if other != first:  # a cycle back into its own run (generic DOT) is no edge
+                between.add((first, other))
+    return between
 
 
 def render_graph_or_listing(model: GraphModel, limit: int | None = None):
