@@ -18,12 +18,13 @@ from accelgraph_cli.diff.align import (
     _double,
     _longest_increasing,
     _myers,
+    _myers_within,
     _occurrence_pairs,
     _run_ids,
     _unique_anchors,
 )
 from accelgraph_cli.diff.labels import Labeler, shared_param_keys
-from accelgraph_cli.diff.match import _pair_by_key, _pair_unique
+from accelgraph_cli.diff.match import _pair_by_key, _pair_unique, _propagate
 from accelgraph_cli.diff.order import _heights
 from accelgraph_cli.diff.side import WL_ROUNDS, Side, prepare, structural_order
 from accelgraph_cli.model.graph_model import GraphModel, Node
@@ -130,6 +131,20 @@ def test_myers_pairs_every_item_of_a_shortest_edit_script(a, alo, ahi, b, blo, b
 
 def test_myers_gives_up_past_its_edit_limit():
     assert _myers(list("abcdef"), 0, 6, list("fedcba"), 0, 6, 3) is None
+    # Exactly as many edits as allowed still succeeds.
+    assert _myers(list("abcx"), 0, 4, list("abcy"), 0, 4, 2) == [(2, 2), (1, 1), (0, 0)]
+    assert _myers(list("abcx"), 0, 4, list("abcy"), 0, 4, 1) is None
+
+
+def test_myers_within_charges_the_diagonals_it_visits():
+    budget = [1000]
+    # Two edits: (2 + 1) * (2 + 2) / 2 = 6 diagonals.
+    assert _myers_within(list("abc"), 0, 3, list("acb"), 0, 3, 10, budget) == [(2, 1), (0, 0)]
+    assert budget == [994]
+    # Four edits needed, two allowed: it gives up, and is charged for the two rounds tried.
+    budget = [10**6]
+    assert _myers_within(list("abcdxy"), 0, 6, list("xyabcd"), 0, 6, 2, budget) is None
+    assert budget == [10**6 - 6]
 
 
 # ---------------------------------------------------------------- canonical order
@@ -208,11 +223,13 @@ def test_child_graph_digest_is_its_node_and_edge_multiset():
         _child(["a", "b", "c"], [(0, 2), (2, 1)]),  # rewired
         _child(["a", "b", "d"], [(0, 1), (1, 2)]),  # renamed
         _child(["a", "b", "c"], []),  # no edges
+        _child(["a", "b", "d"], [(0, 1)]),  # the same edges as the next, another lone node
+        _child(["a", "b", "e"], [(0, 1)]),
     ]
-    chain, same, listed_otherwise, rewired, renamed, unlinked = map(labeler._digest, children)
+    chain, same, listed_otherwise, rewired, renamed, unlinked, lone_d, lone_e = map(labeler._digest, children)
     assert chain == same == listed_otherwise
-    assert len({chain, rewired, renamed, unlinked}) == 4
-    assert all(isinstance(d, int) for d in (chain, rewired, renamed, unlinked))
+    assert len({chain, rewired, renamed, unlinked, lone_d, lone_e}) == 6
+    assert all(isinstance(d, int) for d in (chain, rewired, renamed, unlinked, lone_d, lone_e))
 
 
 def test_nodes_holding_different_child_graphs_get_different_fine_labels():
@@ -268,3 +285,36 @@ def test_pair_unique_leaves_hashes_that_recur():
     a_to_b, b_to_a = {}, [-1, -1]
     _pair_unique([0, 1, 2], [0, 1], [5, 5, 6], [5, 6], a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
     assert a_to_b == {2: 1}
+
+
+def _sides(a: GraphModel, b: GraphModel) -> tuple[Side, Side]:
+    labeler = Labeler(shared_param_keys(a, b, frozenset()), frozenset())
+    tables, coarse = [{} for _ in range(WL_ROUNDS)], [{} for _ in range(WL_ROUNDS)]
+    return prepare(a, labeler, tables, coarse), prepare(b, labeler, tables, coarse)
+
+
+def _graph(nodes: list[Node], edges: list[tuple[int, int]]) -> GraphModel:
+    return GraphModel(nodes, [(nodes[s].id, nodes[d].id) for s, d in edges])
+
+
+def test_propagate_pairs_an_open_child_of_a_matched_pair_by_coarse_label():
+    # x -> k in both; k's grid changed, so only kind and name pair it. x has no parents: the
+    # parents' side has nothing open, and the children's side must still be looked at.
+    a = _graph([kernel(0, "x"), kernel(1, "k")], [(0, 1)])
+    b = _graph([kernel(0, "x"), kernel(1, "k", grid=(8, 1, 1))], [(0, 1)])
+    side_a, side_b = _sides(a, b)
+    a_to_b: dict = {0: 0}
+    b_to_a = [0, -1]
+    _propagate(side_a, side_b, a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
+    assert a_to_b == {0: 0, 1: 1}
+
+
+def test_propagate_never_takes_a_matched_node():
+    # A: x -> k2 (k2 open); B: x -> k0 (k0 matched to A's k0) and x -> z (open, another name).
+    a = _graph([kernel(0, "k"), kernel(1, "x"), kernel(2, "k")], [(1, 2)])
+    b = _graph([kernel(0, "k"), kernel(1, "x"), kernel(2, "z")], [(1, 0), (1, 2)])
+    side_a, side_b = _sides(a, b)
+    a_to_b: dict = {0: 0, 1: 1}
+    b_to_a = [0, 1, -1]
+    _propagate(side_a, side_b, a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
+    assert a_to_b == {0: 0, 1: 1}
