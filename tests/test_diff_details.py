@@ -27,6 +27,7 @@ from accelgraph_cli.diff.labels import Labeler, shared_param_keys
 from accelgraph_cli.diff.match import _pair_by_key, _pair_unique, _propagate
 from accelgraph_cli.diff.order import _heights
 from accelgraph_cli.diff.side import WL_ROUNDS, Side, prepare, structural_order
+from accelgraph_cli.diff.types import GraphStats
 from accelgraph_cli.model.graph_model import GraphModel, Node
 
 # ------------------------------------------------------------------------- align
@@ -318,3 +319,43 @@ def test_propagate_never_takes_a_matched_node():
     b_to_a = [0, 1, -1]
     _propagate(side_a, side_b, a_to_b, b_to_a, _pairing(a_to_b, b_to_a))
     assert a_to_b == {0: 0, 1: 1}
+
+
+def test_labels_of_unhashable_parameter_values_still_tell_nodes_apart():
+    # Parameters are hashable by convention; a list (JSON model written by hand) falls back
+    # to its repr.
+    labeler = Labeler({"kernel": ("grid",)}, frozenset())
+    nodes = [kernel(0, "k", grid=[1, 2]), kernel(1, "k", grid=[1, 3]), kernel(2, "k", grid=[1, 2])]
+    model = GraphModel(nodes, [])
+    fine, coarse = labeler.labels(model)
+    assert fine[0] == fine[2] != fine[1]
+    assert all(isinstance(x, int) for x in fine)
+    assert coarse == [coarse[0]] * 3
+
+
+def test_labels_use_the_demangled_name_where_there_is_one():
+    labeler = Labeler({}, frozenset())
+    model = GraphModel(
+        [
+            Node("a", "kernel", "_Z1fv", {"demangled": "f()"}),
+            Node("b", "kernel", "_Z1fi", {"demangled": "f()"}),
+            Node("c", "kernel", "_Z1gv", {}),
+        ],
+        [],
+    )
+    fine, coarse = labeler.labels(model)
+    assert coarse[0] == coarse[1] != coarse[2]
+    assert fine[0] == fine[1] != fine[2]
+
+
+def test_shared_param_keys_are_the_stable_keys_both_graphs_know_per_kind():
+    a = GraphModel([kernel(0, "k"), Node("m", "memcpy", None, {"bytes": 4, "direction": "DtoD"})], [])
+    b = GraphModel([kernel(0, "k", extra=1), Node("s", "memset", None, {"bytes": 4})], [])
+    assert shared_param_keys(a, b, frozenset()) == {"kernel": ("block", "grid", "shared_mem")}
+    assert shared_param_keys(a, b, frozenset({"grid"})) == {"kernel": ("block", "shared_mem")}
+
+
+def test_stats_of_an_empty_graph_are_zero():
+    assert GraphStats.of(GraphModel([], [])).to_json() == {
+        "nodes": 0, "edges": 0, "levels": 0, "max_width": 0, "critical_path": 0, "kinds": {},
+    }
