@@ -1,0 +1,204 @@
+"""What capture, replay, unroll and smoke print, from plain results (no CUDA): pinned as text.
+
+The GPU tier prints these from real runs; here the printers get stand-in results with the
+fields they read, so every number, word and table cell is checked on the CPU.
+"""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace as NS
+
+from rich.console import Console
+
+from accelgraph_cli.render import run
+
+
+def printed(printer, *args) -> str:
+    console = Console(file=io.StringIO(), width=110, force_terminal=False, no_color=True, record=True)
+    printer(console, *args)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def stat(median: float, low: float, high: float) -> NS:
+    return NS(median=median, min=low, max=high)
+
+
+def timing(scale: float, iters: int = 100, rounds: int = 5) -> NS:
+    return NS(gpu_us=stat(10 * scale, 9 * scale, 12 * scale), host_us=stat(2 * scale, scale, 3 * scale),
+              wall_us=stat(11 * scale, 10 * scale, 13 * scale), iters=iters, rounds=rounds)
+
+
+def capture(backend=None) -> NS:
+    graphs = [
+        NS(name="main", node_count=1234, kinds={"kernel": 3, "memcpy": 1}, capture_ms=1.234,
+           instantiate_ms=5.678, pool_added=2048, pool_bytes=4096),
+        NS(name="tail", node_count=2, kinds={}, capture_ms=0.5, instantiate_ms=0.25, pool_added=0,
+           pool_bytes=1536),
+    ]
+    return NS(
+        scenario=NS(info=NS(name="saxpy", summary="a*x + y", backend="cupy")), backend=backend,
+        params={"n": 8}, pool="shared", error_mode="thread_local", graphs=graphs, node_count=1236,
+        pool_bytes=5632,
+        guard_summary=lambda: {"arrays": 2, "bytes": 3072, "snapshot_ms": 0.1234, "compare_ms": 0.5678},
+    )
+
+
+def check(ok=True, ran=True, rtol=0, atol=0, per_graph=None, note="", problems=()) -> NS:
+    return NS(ok=ok, ran=ran, rtol=rtol, atol=atol, per_graph=per_graph or {}, note=note, outputs=["y", "z"],
+              steps=3, graphs=["main", "tail"], problems=lambda: list(problems))
+
+
+def replay(chk, per_graph=()) -> NS:
+    return NS(capture=capture(), graph=timing(1), eager=timing(3), per_graph=list(per_graph), speedup=3.0,
+              check=chk)
+
+
+def unrolled(chk) -> NS:
+    one = NS(node_count=617, graphs=[NS(capture_ms=0.5, instantiate_ms=1.0)], pool_bytes=1024)
+    return NS(capture=capture(), one_step=one, unroll=4, unrolled=timing(0.5, 50, 3), eager=timing(3),
+              graph=timing(1), over_one_step=0.5, speedup=6.0, check=chk)
+
+
+def smoke_row(scenario: str, status: str, speedup, message: str = "") -> NS:
+    return NS(scenario=scenario, status=status, nodes=1200, capture_ms=12.345, speedup=speedup,
+              check="bitwise", drift="-", message=message)
+
+
+# ------------------------------------------------------------------------ capture
+
+
+def test_capture_table_rows_totals_and_guard():
+    assert printed(run.print_capture, capture(), "out/saxpy") + "\n" == """\
+saxpy  a*x + y
+backend cupy  params {'n': 8}  pool shared  error mode thread_local
+ graph ┃ nodes ┃ kinds              ┃ capture ms ┃ instantiate ms ┃ pool added ┃    pool
+━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━
+ main  │ 1,234 │ kernel 3, memcpy 1 │       1.23 │           5.68 │    2.0 KiB │ 4.0 KiB
+ tail  │     2 │ -                  │       0.50 │           0.25 │        0 B │ 1.5 KiB
+2 graph(s), 1,236 nodes; pool memory held: 5.5 KiB (shared); artifacts in out/saxpy
+guard: 2 state array(s), 3.0 KiB, unchanged by capture (nothing ran outside the graphs); checksums 0.123 ms
+before, 0.568 ms after
+"""
+
+
+def test_capture_names_the_backend_that_ran_over_the_scenario_default():
+    assert printed(run.print_capture, capture(NS(name="torch")), "o").splitlines()[1] == (
+        "backend torch  params {'n': 8}  pool shared  error mode thread_local"
+    )
+
+
+# ------------------------------------------------------------------------- replay
+
+NOT_RUN = 'check: not run (no outputs() in the scenario, or --no-check)'
+
+
+def test_replay_table_speedup_and_a_bitwise_check():
+    assert printed(run.print_replay, replay(check())) + "\n" == """\
+saxpy  1,236 nodes in 2 graph(s), pool shared, 100 iters x 5 rounds
+ per iteration   ┃               eager ┃               graph
+━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━
+ GPU µs (events) │ 30.00 (27.00–36.00) │  10.00 (9.00–12.00)
+ host submit µs  │    6.00 (3.00–9.00) │    2.00 (1.00–3.00)
+ wall µs         │ 33.00 (30.00–39.00) │ 11.00 (10.00–13.00)
+speedup (GPU time, medians): 3.00x
+check: ok — 2 output(s) equal after 3 step(s) from the pre-capture state, bitwise
+"""
+
+
+def test_replay_check_not_run_failed_or_skipped():
+    assert printed(run.print_replay, replay(None)).splitlines()[-1] == NOT_RUN
+    assert printed(run.print_replay, replay(check(ran=False, note="no outputs"))).splitlines()[-1] == (
+        'check: not run (no outputs)'
+    )
+    failed = check(ok=False, rtol=1e-5, atol=1e-8, problems=["y: 3 of 8 differ", "z: shape"])
+    assert printed(run.print_replay, replay(failed)).splitlines()[-3:] == [
+        "check: FAILED (rtol=1e-05, atol=1e-08)",
+        "  y: 3 of 8 differ",
+        "  z: shape",
+    ]
+
+
+def test_replay_of_several_graphs_has_a_row_per_graph_and_a_tolerance():
+    per_graph = [
+        NS(name="main", nodes=1234, eager=timing(3), graph=timing(1), speedup=3.0),
+        NS(name="tail", nodes=2, eager=timing(2), graph=timing(1.5), speedup=1.3333),
+    ]
+    total = check(rtol=1e-5, per_graph={"main": NS(verdict="ok"), "tail": NS(verdict="FAILED")})
+    total.verdict = "FAILED"
+    assert printed(run.print_replay, replay(total, per_graph)) + "\n" == """\
+saxpy  1,236 nodes in 2 graph(s), pool shared, 100 iters x 5 rounds
+ graph      ┃ nodes ┃ eager GPU µs ┃ graph GPU µs ┃ graph host µs ┃ speedup ┃ check
+━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━
+ main       │ 1,234 │        30.00 │        10.00 │          2.00 │   3.00x │ ok
+ tail       │     2 │        20.00 │        15.00 │          3.00 │   1.33x │ FAILED
+ all graphs │ 1,236 │        30.00 │        10.00 │          2.00 │   3.00x │ FAILED
+ per iteration (all graphs) ┃               eager ┃               graph
+━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━
+ GPU µs (events)            │ 30.00 (27.00–36.00) │  10.00 (9.00–12.00)
+ host submit µs             │    6.00 (3.00–9.00) │    2.00 (1.00–3.00)
+ wall µs                    │ 33.00 (30.00–39.00) │ 11.00 (10.00–13.00)
+speedup (GPU time, medians): 3.00x
+check: ok — 2 output(s) equal after 3 step(s) from the pre-capture state, each graph alone and all 2 in order,
+rtol=1e-05, atol=0
+"""
+
+
+# ------------------------------------------------------------------------- unroll
+
+
+def test_unrolled_table_costs_and_check():
+    assert printed(run.print_unrolled, unrolled(check())) + "\n" == """\
+saxpy  one-step graph: 617 nodes; unrolled x4: 1,236 nodes; pool shared, 50 steps x 3 rounds
+ per step                 ┃               eager ┃      graph (1 step) ┃  graph (4 steps)
+━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━
+ GPU µs (events)          │ 30.00 (27.00–36.00) │  10.00 (9.00–12.00) │ 5.00 (4.50–6.00)
+ host submit µs           │    6.00 (3.00–9.00) │    2.00 (1.00–3.00) │ 1.00 (0.50–1.50)
+ wall µs                  │ 33.00 (30.00–39.00) │ 11.00 (10.00–13.00) │ 5.50 (5.00–6.50)
+ capture + instantiate ms │                   - │                1.50 │             7.66
+ graph pool               │                   - │             1.0 KiB │          5.5 KiB
+unrolled x4 per step / one-step graph (GPU time): 0.500; speedup over eager: 6.00x
+check: ok — 2 output(s) equal: 12 eager step(s) vs 3 replay(s) of the 4-step graph
+"""
+
+
+def test_unrolled_check_not_run_or_failed():
+    assert printed(run.print_unrolled, unrolled(None)).splitlines()[-1] == NOT_RUN
+    assert printed(run.print_unrolled, unrolled(check(ran=False, note="skipped"))).splitlines()[-1] == (
+        'check: not run (skipped)'
+    )
+    failed = unrolled(check(ok=False, problems=["y: differs"]))
+    assert printed(run.print_unrolled, failed).splitlines()[-2:] == ['check: FAILED', '  y: differs']
+
+
+# -------------------------------------------------------------------------- smoke
+
+
+def test_smoke_table_problems_and_summary():
+    rows = [
+        smoke_row("saxpy", "ok", 2.5),
+        smoke_row("jacobi", "failed", 0, "outputs differ"),
+        smoke_row("torch_mlp", "skipped", None, "needs torch"),
+        smoke_row("bad", "error", 1.0, "boom"),
+    ]
+    assert printed(run.print_smoke, rows, 6, True) + "\n" == """\
+ scenario  ┃ status  ┃ nodes ┃ capture ms ┃ speedup ┃ check   ┃ drift
+━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━
+ saxpy     │ ok      │ 1,200 │       12.3 │   2.50x │ bitwise │ -
+ jacobi    │ failed  │ 1,200 │       12.3 │       - │ bitwise │ -
+ torch_mlp │ skipped │ 1,200 │       12.3 │       - │ bitwise │ -
+ bad       │ error   │ 1,200 │       12.3 │   1.00x │ bitwise │ -
+jacobi: outputs differ
+torch_mlp: needs torch
+bad: boom
+1 passed, 2 failed, 1 skipped — interrupted after 4 of 6
+"""
+    assert printed(run.print_smoke, rows[:1], 1, False).splitlines()[-1] == '1 passed, 0 failed'
+
+
+def test_progress_off_or_off_a_terminal_is_a_silent_tick():
+    console = Console(file=io.StringIO(), force_terminal=False)
+    for enabled in (True, False):
+        with run.progress(console, "capturing", enabled=enabled) as tick:
+            assert tick(1, 2) is None
+    assert console.file.getvalue() == ""
