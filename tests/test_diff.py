@@ -606,6 +606,62 @@ def test_render_puts_counts_first_and_collapses_identical_additions():
     assert out.index("Changed") < out.index("Added") < out.index("Removed") < out.index("Edges")
 
 
+def _edited_chain() -> tuple[GraphModel, GraphModel]:
+    a = chain_model(8)
+    b = insert_after(a, "graph_0_node_7", [kernel(0, "cupy_add")] * 3)
+    b = set_param(b, "graph_0_node_2", "grid", (16, 1, 1))
+    b = set_param(b, "graph_0_node_3", "block", (128, 1, 1))
+    return a, remove_node(b, "graph_0_node_5")
+
+
+EDITED_CHAIN_DIFF = """\
+A a.dot
+B b.dot
+different: +3 added · -1 removed · ~2 changed · 5 unchanged · edges +0 -1 between matched nodes
+                 A     B     Δ
+nodes            8    10    +2
+  kernel         8    10    +2
+edges            7     9    +2
+levels           8    10    +2
+max width        1     1
+critical path    8    10    +2
+
+Changed (2)
+~  kernel cupy_add  grid 4 -> 16          #2->#2
+~  kernel cupy_multiply  block 256 -> 128 #3->#3
+
+Added (3)
++ 3 × kernel cupy_add <<<4, 256, 0>>> #4, inserted_1, inserted_2
+
+Removed (1)
+-  kernel cupy_multiply <<<4, 256, 0>>> #7
+
+Edges between matched nodes (+0 -1)
+- #3 kernel cupy_multiply -> #4 kernel cupy_add  (ids of A)
+"""
+
+
+def test_render_diff_word_for_word():
+    a, b = _edited_chain()
+    out = text_of(render_diff(diff_models(a, b), label_a="a.dot", label_b="b.dot"))
+    assert out + "\n" == EDITED_CHAIN_DIFF
+
+
+def test_render_diff_with_ignore_and_limit_word_for_word():
+    a, b = _edited_chain()
+    diff = diff_models(a, b, ignore={"shared_mem"})
+    out = text_of(render_diff(diff, label_a="a.dot", label_b="b.dot", limit=1))
+    verdict = "between matched nodes\n"
+    both = (
+        "~  kernel cupy_add  grid 4 -> 16          #2->#2\n"
+        "~  kernel cupy_multiply  block 256 -> 128 #3->#3\n"
+    )
+    expected = EDITED_CHAIN_DIFF.replace(verdict, verdict + "(ignoring shared_mem)\n").replace(
+        both, "~  kernel cupy_add  grid 4 -> 16 #2->#2\n         … 1 more\n"
+    )
+    assert out + "\n" == expected
+
+
 def test_render_limit_ends_lists_with_n_more():
     a = chain_model(10, names=("k0",))
     b = clone(a)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from _paths import recorded, text_of
 
-from accelgraph_cli.dot.parse import load_model
+from accelgraph_cli.dot.parse import load_model, parse_dot
 from accelgraph_cli.model.graph_model import GraphModel, Node
 from accelgraph_cli.render.graph import (
     node_detail,
@@ -276,3 +277,50 @@ def test_recorded_forkjoin_draws_three_branches_side_by_side():
     assert len(titles) == 2  # the three multiplies, then the three square roots
     summary = text_of(render_summary(model))
     assert "Levels         5  (max width 3)" in summary
+
+
+# ------------------------------------------------------------ summaries, whole text
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("kinds_verbose.dot", """\
+Source         CUDA DOT dump (verbose)
+Nodes          6  (kernel 2 · event_record 1 · event_wait 1 · empty 1 · graph 1)
+Edges          5
+Levels         6  (max width 1)
+Critical path  6 nodes
+Nested graphs  1  (2 nodes inside)
+"""),
+        ("chain_basic.dot", """\
+Source         CUDA DOT dump (basic: no launch dimensions or sizes)
+Nodes          6  (kernel 6)
+Edges          5
+Levels         6  (max width 1)
+Critical path  6 nodes
+"""),
+    ],
+)
+def test_summary_of_a_recorded_dump_word_for_word(name, expected):
+    assert text_of(render_summary(load_model(recorded(name)))) + "\n" == expected
+
+
+def test_summary_of_generic_dot_and_of_a_saved_model():
+    generic = parse_dot("digraph G { a -> b; b -> c; a -> c }")
+    assert text_of(render_summary(generic)) + "\n" == """\
+Source         not a CUDA graph dump; parsed generically
+Nodes          3  (unknown 3)
+Edges          3
+Levels         3  (max width 1)
+Critical path  3 nodes
+"""
+    saved = load_model(recorded("chain_basic.dot"))
+    assert text_of(render_summary(saved, saved_model=True)) + "\n" == """\
+Source         accelgraph JSON model, saved from a CUDA DOT dump (basic: no launch dimensions or
+               sizes)
+Nodes          6  (kernel 6)
+Edges          5
+Levels         6  (max width 1)
+Critical path  6 nodes
+"""
