@@ -324,3 +324,43 @@ Edges          5
 Levels         6  (max width 1)
 Critical path  6 nodes
 """
+
+
+def test_drawing_of_a_recorded_fork_join_box_for_box():
+    # Boxes, their borders and widths, where lines leave and join, and the run of three adds.
+    model = load_model(recorded("forkjoin_basic.dot"))
+    assert text_of(render_graph(model), width=100) + "\n" == """\
+         ┌───────────────────────┐  ┌───────────────────────┐  ┌───────────────────────┐
+         │ #0 kernel             │  │ #2 kernel             │  │ #4 kernel             │
+         │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │
+         └───────────┬───────────┘  └───────────┬───────────┘  └───────────┬───────────┘
+               ┌─────┘                          │                          │
+               │                                │                          │
+               │                                │                          └─────┐
+┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐
+│ #1 kernel                   │  │ #3 kernel                   │  │ #5 kernel                   │
+│ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │
+└──────────────┬──────────────┘  └──────────────┬──────────────┘  └──────────────┬──────────────┘
+               └────────────────────────────────┤                                │
+                                                │                                │
+                                                ├────────────────────────────────┘
+                              ┌─────────────────┴─────────────────┐
+                              │ #6…#8 kernel × 3                  │
+                              │ cupy_add__float32_float32_float32 │
+                              └───────────────────────────────────┘
+"""
+
+
+def test_focus_drawing_of_a_node_and_its_child():
+    model = load_model(recorded("forkjoin_basic.dot"))
+    assert text_of(render_focus(model, model.nodes[2].id, 1), width=100) + "\n" == """\
+┌───────────────────────────────────────┐
+│ #2 kernel                             │
+│ cupy_multiply__float32_float_float32  │
+└───────────────────┬───────────────────┘
+                    │
+     ┌──────────────┴──────────────┐
+     │ #3 kernel                   │
+     │ cupy_sqrt__float32_float32  │
+     └─────────────────────────────┘
+"""
