@@ -22,6 +22,7 @@ from accelgraph_cli.diff.align import (
     _occurrence_pairs,
     _run_ids,
     _unique_anchors,
+    align,
 )
 from accelgraph_cli.diff.labels import Labeler, shared_param_keys
 from accelgraph_cli.diff.match import _pair_by_key, _pair_unique, _propagate
@@ -359,3 +360,35 @@ def test_stats_of_an_empty_graph_are_zero():
     assert GraphStats.of(GraphModel([], [])).to_json() == {
         "nodes": 0, "edges": 0, "levels": 0, "max_width": 0, "critical_path": 0, "kinds": {},
     }
+
+
+def _common_subsequence(a: list, b: list, pairs: list) -> bool:
+    return all(a[i] == b[j] for i, j in pairs) and all(
+        i0 < i1 and j0 < j1 for (i0, j0), (i1, j1) in zip(pairs, pairs[1:])
+    )
+
+
+def test_align_cuts_a_long_periodic_stretch_into_pieces():
+    # No anchor (two items, every run repeats), more edits than allowed: cut into pieces of at
+    # most 400 items, each paired k-th occurrence with k-th.
+    a = [i % 2 for i in range(600)]
+    b = [1 - x if k % 5 == 0 else x for k, x in enumerate(a)]
+    pairs = align(a, b, max_edit_distance=10)
+    assert _common_subsequence(a, b, pairs)
+    assert len(pairs) == 420
+    assert pairs[:4] == [(1, 0), (3, 1), (5, 3), (6, 6)]
+    assert pairs[-4:] == [(596, 596), (597, 597), (598, 598), (599, 599)]
+
+
+def test_align_with_a_spent_budget_still_uses_unique_anchors():
+    rng = random.Random(5)
+    a = [rng.randrange(4) for _ in range(300)]
+    b = list(a)
+    for i in rng.sample(range(300), 90):
+        b[i] = rng.randrange(4, 8)
+    for k in (50, 150, 250):
+        a[k] = b[k] = 100 + k  # three items unique on both sides
+    pairs = align(a, b, budget=[400])  # Myers gets 20 edits at most
+    assert _common_subsequence(a, b, pairs)
+    assert {(50, 50), (150, 150), (250, 250)} <= set(pairs)
+    assert len(pairs) == 156
