@@ -306,6 +306,24 @@ def test_summary_of_a_recorded_dump_word_for_word(name, expected):
     assert text_of(render_summary(load_model(recorded(name)))) + "\n" == expected
 
 
+@pytest.mark.parametrize(
+    "name, allocated",
+    [
+        ("asyncalloc_basic.dot", "Allocated      size unknown (basic dump)  in 2 mem_alloc nodes"),
+        ("asyncalloc_verbose.dot", "Allocated      8.0 MiB  in 2 mem_alloc nodes"),
+    ],
+)
+def test_summary_of_a_graph_with_allocations_ends_with_what_they_hold(name, allocated):
+    lines = text_of(render_summary(load_model(recorded(name)))).splitlines()
+    assert lines[1] == "Nodes          7  (kernel 2 · memcpy 1 · mem_alloc 2 · mem_free 2)"
+    assert lines[-1] == allocated
+
+
+def test_summary_of_a_cycle_warns_on_its_last_line():
+    lines = text_of(render_summary(parse_dot("digraph G { a -> b; b -> a; b -> c }"))).splitlines()
+    assert lines[-1] == "Warning        the graph has a cycle (not a CUDA graph)"
+
+
 def test_summary_of_generic_dot_and_of_a_saved_model():
     generic = parse_dot("digraph G { a -> b; b -> c; a -> c }")
     assert text_of(render_summary(generic)) + "\n" == """\
