@@ -563,3 +563,71 @@ def test_decode_text_names_bytes_and_counts_lines_from_the_first():
     with pytest.raises(DotParseError) as caught:
         decode_text(b"\n\xff", "x.dot")
     assert str(caught.value) == "x.dot:2: not UTF-8 text (byte 0xff); not a DOT or JSON graph"
+
+
+# ------------------------------------------------------------ verbose memory nodes
+
+
+def _stable(params: dict) -> dict:
+    return {k: v for k, v in params.items() if not k.startswith(("ptr_", "handle_"))}
+
+
+def test_verbose_memcpy_and_memset_fields_and_derived_size():
+    nodes = {n.id: n for n in load_model(recorded("memops_verbose.dot")).nodes}
+    copy = _stable(nodes["graph_6_node_2"].params)
+    assert {k: copy[k] for k in ("extent_width", "extent_height", "extent_depth")} == {
+        "extent_width": 262144, "extent_height": 1, "extent_depth": 1,
+    }
+    assert copy["direction"] == "HtoD" and copy["memory_types"] == "HOST PINNED to DEVICE"
+    assert copy["bytes"] == 262144
+    assert type(copy["bytes"]) is int
+    assert "kind" not in copy
+    assert _stable(nodes["graph_6_node_0"].params) == {
+        "pitch": 0, "value": 0, "element_size": 1, "width": 262144, "height": 1, "bytes": 262144,
+    }
+    assert type(nodes["graph_6_node_0"].params["bytes"]) is int
+
+
+def test_verbose_mem_alloc_size_becomes_bytes():
+    nodes = {n.id: n for n in load_model(recorded("asyncalloc_verbose.dot")).nodes}
+    assert _stable(nodes["graph_7_node_0"].params) == {
+        "pool_props_alloc_type": "PINNED", "pool_props_location_type": "DEVICE", "pool_props_location_id": 0,
+        "bytesize": 4194304, "bytes": 4194304,
+    }
+    assert (nodes["graph_7_node_5"].params["direction"], nodes["graph_7_node_5"].params["memory_types"]) == (
+        "default", "DEVICE to DEVICE",
+    )
+
+
+@pytest.mark.parametrize(
+    "kind, params, normalised",
+    [
+        ("memcpy", {"kind": "PtoP (A to B)"}, {"direction": "PtoP", "memory_types": "A to B"}),
+        ("memcpy", {"kind": "DtoH"}, {"direction": "DtoH"}),
+        ("memcpy", {"kind": "DtoD ()", "bytes": 8}, {"bytes": 8, "direction": "DtoD"}),
+        ("memcpy", {"extent_width": 4, "extent_height": 2}, {"extent_width": 4, "extent_height": 2}),
+        ("memset", {"element_size": 4, "width": 8, "height": 2}, {"element_size": 4, "width": 8, "height": 2,
+                                                                "bytes": 64}),
+        ("mem_alloc", {"byte_size": 16}, {"byte_size": 16, "bytes": 16}),
+        ("mem_alloc", {"size": 32, "bytes_size": 8}, {"size": 32, "bytes_size": 8, "bytes": 32}),
+        ("mem_alloc", {"bytes_size": 8}, {"bytes_size": 8, "bytes": 8}),
+        ("mem_alloc", {"bytes": 1, "size": 32}, {"bytes": 1, "size": 32}),
+        ("mem_alloc", {"size": "big"}, {"size": "big"}),
+        ("kernel", {"size": 32}, {"size": 32}),
+    ],
+)
+def test_normalise_derives_direction_and_bytes(kind, params, normalised):
+    labels._normalise(kind, params)
+    assert params == normalised
+
+
+@pytest.mark.parametrize("text", ["digraph G { a -> subgraph }", "digraph G { node -> b }"])
+def test_an_edge_to_a_keyword_is_refused_by_the_scanner(text):
+    with pytest.raises(DotParseError) as caught:
+        scan._scan(text, "f.dot")
+    assert str(caught.value) == "f.dot:1: edge to a subgraph (not the DOT that CUDA writes)"
+
+
+def test_a_named_subgraph_that_is_no_cluster_adds_no_graph():
+    assert parse_dot("digraph dot { subgraph x { } }").source == "dot-generic"
+    assert parse_dot("digraph dot { subgraph cluster_x { } }").source == "dot-basic"
