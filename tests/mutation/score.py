@@ -2,6 +2,8 @@
 
     python tests/mutation/score.py             # table of every mutated module
     python tests/mutation/score.py --survivors # and the name of each surviving mutant
+    python tests/mutation/score.py --sample 120        # over a seeded sample per module
+    python tests/mutation/score.py --sample 120 --todo # the sampled mutants not yet run
 
 Killed counts mutants a test failed on, and those that hit the per-test or mutmut timeout
 (a mutant that makes a loop endless is caught that way). The score is killed / checked;
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from collections import Counter
 from pathlib import Path
@@ -35,15 +38,31 @@ def results() -> dict[str, dict[str, int | None]]:
     return found
 
 
+def sample(codes: dict, k: int) -> list[str]:
+    """The same k mutant names of a module every time (seeded), so runs can be compared."""
+    names = sorted(codes)
+    return names if len(names) <= k else sorted(random.Random(18).sample(names, k))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the table (and survivors); exit 1 when there are no results to read."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--survivors", action="store_true", help="list every surviving mutant")
+    parser.add_argument("--sample", type=int, metavar="K",
+                        help="score a seeded random sample of K mutants per module (all where fewer)")
+    parser.add_argument("--todo", action="store_true",
+                        help="with --sample: print the sampled mutants not checked yet (for `mutmut run`)")
     args = parser.parse_args(argv)
     table = results()
     if not table:
         print(f"no mutmut results under {MUTANTS} (run `make mutate`)", file=sys.stderr)
         return 1
+    if args.sample:
+        table = {module: {name: codes[name] for name in sample(codes, args.sample)}
+                 for module, codes in table.items()}
+    if args.todo:
+        print("\n".join(name for codes in table.values() for name, code in codes.items() if code is None))
+        return 0
     print("| module | mutants | killed | timeout | survived | no tests | not checked | score |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     survivors = []
