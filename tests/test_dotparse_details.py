@@ -631,3 +631,16 @@ def test_an_edge_to_a_keyword_is_refused_by_the_scanner(text):
 def test_a_named_subgraph_that_is_no_cluster_adds_no_graph():
     assert parse_dot("digraph dot { subgraph x { } }").source == "dot-generic"
     assert parse_dot("digraph dot { subgraph cluster_x { } }").source == "dot-basic"
+
+
+@pytest.mark.parametrize("comment", ["/* a note */", "// a note", "# a note"])
+def test_a_recorded_dump_with_a_comment_line_parses_as_without(comment):
+    # CUDA writes no comments, but a dump edited by hand may carry one; it is dropped (and the
+    # lines still count) before the dump is read as CUDA's, not left to the generic reader.
+    text = _text("chain_basic.dot")
+    at = text.index('"graph_1_node_1"[')
+    model = parse_dot(text[:at] + comment + "\n" + text[at:])
+    plain = parse_dot(text)
+    assert model.source == "dot-basic"
+    assert [(n.id, n.kind, n.name) for n in model.nodes] == [(n.id, n.kind, n.name) for n in plain.nodes]
+    assert model.edges == plain.edges
