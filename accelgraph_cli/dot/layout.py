@@ -25,16 +25,19 @@ _CUDA_STATEMENT = re.compile(
       | \}
     )
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 _NODE, _EDGES, _CLUSTER = 2, 4, 6  # Match.lastindex of each statement; None: a brace
 # Each edge of a cluster's run of edges, and ("", "") for any other text among them: no node
 # has the id "", so such text makes the run fail, and the general path words the error.
 _CUDA_EDGE_OR_OTHER = re.compile(
-    r'"(graph_\d+_node_\d+)"\x20->\x20"(graph_\d+_node_\d+)"(?:\x20\[headlabel=\d+\])?;|\S'
+    r'"(graph_\d+_node_\d+)"\x20->\x20"(graph_\d+_node_\d+)"(?:\x20\[headlabel=\d+\])?;|\S', re.ASCII
 )
-_CUDA_HEADER = re.compile(r"\s*digraph\x20dot\x20\{")
+_CUDA_HEADER = re.compile(r"\s*digraph\x20dot\x20\{", re.ASCII)
 _TRAILING_SPACE = re.compile(r"\s*\Z")
+# The statement, edge and header regexes and the node readers' are ASCII-only (\d is [0-9],
+# \s ASCII space), so sre tests those classes without Unicode tables. Text they refuse
+# (other digits or spaces) is read by the general path, which gives the same model.
 # How many node readers (shapes of statement) to try before the statement regex.
 _READERS = 6
 

@@ -294,7 +294,9 @@ class _NodeReader:
                 pieces.append(f"({cls})")
                 group[i] = len(group) + 1
         label = "".join(re.escape(part) + piece for part, piece in zip(template, pieces + [""]))
-        self.match = re.compile(r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];').match
+        # ASCII classes, as layout.py's statement regexes (see there)
+        pattern = r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];'
+        self.match = re.compile(pattern, re.ASCII).match
         self.recipe, self.kind, self.memo, self.literal = recipe, recipe.kind, recipe.memo, literal
         self.topo = group[recipe.topo] if recipe.topo is not None else None
         if literal:
