@@ -68,7 +68,6 @@ class _Layout:
         self.labels: dict[str, str] = {}
         self.all_ids: set[str] = set()
         self.readers: list[_NodeReader] = []  # most recently used first
-        self.strings: dict[str, str] = {}  # one string per address that repeats
 
     def read(self) -> GraphModel | None:
         text = self.text
@@ -79,7 +78,6 @@ class _Layout:
         match = _CUDA_STATEMENT.match
         cluster = nodes = found = None  # the cluster being read, its nodes, its edges as read
         reader = None  # the reader of the last node
-        strings = self.strings
         while True:
             if cluster is not None and self.readers:
                 # The next node is most likely of the shape that followed the last one before.
@@ -88,7 +86,7 @@ class _Layout:
                 if m is None:
                     m, expected = self._match_reader(pos)
                 if m is not None:
-                    nodes.append(expected.node(m.groups(), strings))
+                    nodes.append(expected.node(m.groups()))
                     if reader is not None:
                         reader.next = expected
                     reader = expected
