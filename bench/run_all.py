@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         report["peers"] = script("bench_peers.py")
         report["torch"] = script("bench_torch.py")
         report["unroll"] = script("bench_unroll.py")
+        report["small_capture"] = script("bench_capture.py")
+        report["kernels"] = script("bench_kernels.py")
         report["soak"] = script("soak.py")
     else:
         print("no CUDA GPU here: GPU benchmarks skipped (results recorded on an H200 are in "
@@ -158,6 +160,25 @@ def targets(report: dict) -> list[dict]:
         (torch_run.get("capture") or {}).get("ratio"), 1.2)
     add("torch backend: torch_buckets shared pool / largest graph",
         (torch_run.get("buckets") or {}).get("shared_over_largest"), 1.05)
+    for row in (report.get("small_capture") or {}).get("rows", []):
+        if row["kernels"] == 4:
+            add(f"capture + instantiate, 4 kernels{', allocating' if row['allocates'] else ''}: "
+                "accelgraph Graph / bare CuPy", row["ratio_cupy"], 1.2)
+    kernels_run = report.get("kernels") or {}
+    for row in kernels_run.get("skinny", []):
+        if row["m"] <= 16:
+            add(f"sgemm {row['shape']}: fraction of D2D copy bandwidth", row["fraction"], 0.6,
+                higher_is_better=True)
+        if row.get("torch_us"):
+            add(f"sgemm {row['shape']}: time / torch fp32 matmul", row["ours_us"] / row["torch_us"],
+                1.0)
+    for row in kernels_run.get("square", []):
+        add(f"sgemm {row['shape']}: TFLOP/s / torch fp32 (TF32 off)", row.get("vs_torch"), 0.7,
+            higher_is_better=True)
+    for row in kernels_run.get("memory_bound", []):
+        if row["name"] in ("softmax_rows", "layernorm_rows", "saxpy", "bias_gelu", "jacobi_step"):
+            add(f"{row['name']} (64 MiB): fraction of D2D copy bandwidth", row["fraction"], 0.7,
+                higher_is_better=True)
     memory = peers.get("bucket_memory") or {}
     add("buckets, shared pool / largest single graph", memory.get("shared_over_largest"), 1.25)
     parsed = [r for r in (report.get("parse") or {}).get("results", []) if r.get("ratio")]

@@ -1,51 +1,111 @@
 // softmax.cu: row-wise softmax and layer normalization of a (rows x cols) float32 matrix,
-// row-major and contiguous. One block of ROW_BLOCK threads per row: the threads stride over
-// the row's columns, then combine their partial results with a shared-memory tree
-// reduction. The reduction order is fixed (no atomics), so results are deterministic.
+// row-major and contiguous. One block of ROW_BLOCK threads per row. When the row fits
+// (cols % 4 == 0, 16-byte aligned, cols <= ROW_BLOCK * 4 * ROW_VECS = 8192), each thread
+// reads its part of the row once, as float4s kept in registers, and every pass works on the
+// registers: the row crosses the memory bus once in and once out, which is what the kernels
+// are bound by. Other rows are read from memory on each pass. Block-wide sums and maxima go
+// through warp shuffles and then the 8 warps' results in warp order: a fixed order (no
+// atomics), so results are deterministic.
 // Launch: grid (rows), block (ROW_BLOCK); the wrappers always use exactly ROW_BLOCK threads.
 // out may alias x: each element is read by the thread that later writes it.
 
 #define ROW_BLOCK 256
+#define ROW_WARPS (ROW_BLOCK / 32)
+#define ROW_VECS 8
 
-// Sum of v over the block, returned to every thread. red must hold ROW_BLOCK floats.
+static __device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;  // the butterfly leaves the same bits in every lane (a + b == b + a)
+}
+
+static __device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+// Sum of v over the block, returned to every thread. red must hold ROW_WARPS floats.
 static __device__ __forceinline__ float block_sum(float v, float* red)
 {
-    red[threadIdx.x] = v;
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
     __syncthreads();
-    for (int s = ROW_BLOCK / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
-        __syncthreads();
-    }
-    const float total = red[0];
-    __syncthreads();  // every thread has read red[0] before red is reused
+    float total = red[0];
+#pragma unroll
+    for (int w = 1; w < ROW_WARPS; ++w) total += red[w];
+    __syncthreads();  // every thread has read red before it is reused
     return total;
 }
 
 // Maximum of v over the block, returned to every thread.
 static __device__ __forceinline__ float block_max(float v, float* red)
 {
-    red[threadIdx.x] = v;
+    v = warp_max(v);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
     __syncthreads();
-    for (int s = ROW_BLOCK / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
-        __syncthreads();
-    }
-    const float total = red[0];
+    float total = red[0];
+#pragma unroll
+    for (int w = 1; w < ROW_WARPS; ++w) total = fmaxf(total, red[w]);
     __syncthreads();
     return total;
 }
 
+static __device__ __forceinline__ bool row_fits(const void* a, const void* b, int cols)
+{
+    return (cols & 3) == 0 && cols <= ROW_BLOCK * 4 * ROW_VECS &&
+           ((((unsigned long long)a) | ((unsigned long long)b)) & 15) == 0;
+}
+
 // softmax_rows: out[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
 // Subtracting the row max first keeps expf from overflowing (the numerically stable form).
-extern "C" __global__ void softmax_rows(const float* x, float* out, int rows, int cols)
+extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
+    const float* x, float* out, int rows, int cols)
 {
-    __shared__ float red[ROW_BLOCK];
+    __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
     if (row >= rows) return;  // uniform across the block, so no __syncthreads is skipped
     const float* xr = x + (long long)row * cols;
     float* yr = out + (long long)row * cols;
+    const float neg_inf = -__int_as_float(0x7f800000);
 
-    float m = -__int_as_float(0x7f800000);  // -infinity
+    if (row_fits(x, out, cols)) {
+        const int nv = cols >> 2;
+        float4 v[ROW_VECS];
+        float m = neg_inf;
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            const int idx = threadIdx.x + j * ROW_BLOCK;
+            if (idx < nv) {
+                v[j] = reinterpret_cast<const float4*>(xr)[idx];
+                m = fmaxf(m, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+            }
+        }
+        m = block_max(m, red);
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            if (threadIdx.x + j * ROW_BLOCK < nv) {
+                v[j].x = expf(v[j].x - m);
+                v[j].y = expf(v[j].y - m);
+                v[j].z = expf(v[j].z - m);
+                v[j].w = expf(v[j].w - m);
+                s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+            }
+        }
+        const float inv = 1.0f / block_sum(s, red);
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            const int idx = threadIdx.x + j * ROW_BLOCK;
+            if (idx < nv) {
+                reinterpret_cast<float4*>(yr)[idx] =
+                    make_float4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
+            }
+        }
+        return;
+    }
+
+    float m = neg_inf;
     for (int j = threadIdx.x; j < cols; j += ROW_BLOCK) m = fmaxf(m, xr[j]);
     m = block_max(m, red);
 
@@ -59,14 +119,54 @@ extern "C" __global__ void softmax_rows(const float* x, float* out, int rows, in
 // layernorm_rows: out[r, :] = (x[r, :] - mean) / sqrt(var + eps) * gamma + beta,
 // with the biased variance of the row (as torch.nn.LayerNorm). Two passes over the row
 // (mean, then squared deviations) rather than E[x^2] - E[x]^2, which cancels badly.
-extern "C" __global__ void layernorm_rows(const float* x, const float* gamma, const float* beta,
-                                          float* out, int rows, int cols, float eps)
+extern "C" __global__ void __launch_bounds__(ROW_BLOCK) layernorm_rows(
+    const float* x, const float* gamma, const float* beta, float* out, int rows, int cols,
+    float eps)
 {
-    __shared__ float red[ROW_BLOCK];
+    __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
     if (row >= rows) return;
     const float* xr = x + (long long)row * cols;
     float* yr = out + (long long)row * cols;
+
+    if (row_fits(x, out, cols) && row_fits(gamma, beta, cols)) {
+        const int nv = cols >> 2;
+        float4 v[ROW_VECS];
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            const int idx = threadIdx.x + j * ROW_BLOCK;
+            if (idx < nv) {
+                v[j] = reinterpret_cast<const float4*>(xr)[idx];
+                s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+            }
+        }
+        const float mean = block_sum(s, red) / (float)cols;
+        float d2 = 0.0f;
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            if (threadIdx.x + j * ROW_BLOCK < nv) {
+                v[j].x -= mean;
+                v[j].y -= mean;
+                v[j].z -= mean;
+                v[j].w -= mean;
+                d2 += (v[j].x * v[j].x + v[j].y * v[j].y) + (v[j].z * v[j].z + v[j].w * v[j].w);
+            }
+        }
+        const float inv_std = 1.0f / sqrtf(block_sum(d2, red) / (float)cols + eps);
+#pragma unroll
+        for (int j = 0; j < ROW_VECS; ++j) {
+            const int idx = threadIdx.x + j * ROW_BLOCK;
+            if (idx < nv) {
+                const float4 g = reinterpret_cast<const float4*>(gamma)[idx];
+                const float4 b = reinterpret_cast<const float4*>(beta)[idx];
+                reinterpret_cast<float4*>(yr)[idx] = make_float4(
+                    v[j].x * inv_std * g.x + b.x, v[j].y * inv_std * g.y + b.y,
+                    v[j].z * inv_std * g.z + b.z, v[j].w * inv_std * g.w + b.w);
+            }
+        }
+        return;
+    }
 
     float s = 0.0f;
     for (int j = threadIdx.x; j < cols; j += ROW_BLOCK) s += xr[j];
@@ -82,5 +182,97 @@ extern "C" __global__ void layernorm_rows(const float* x, const float* gamma, co
 
     for (int j = threadIdx.x; j < cols; j += ROW_BLOCK) {
         yr[j] = (xr[j] - mean) * inv_std * gamma[j] + beta[j];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows of at most WARP_COLS columns (cols % 4 == 0, 16-byte aligned: the wrappers check) are
+// done one warp per row, ROW_WARPS rows per block: each lane holds up to WARP_VECS float4s of
+// the row in registers and every reduction is a warp shuffle, with no block-wide barrier.
+// Same formulas as above; a row always takes the same path (chosen by cols and alignment),
+// so results stay deterministic. Launch: grid ceil(rows / ROW_WARPS), block ROW_BLOCK.
+#define WARP_VECS 8
+#define WARP_COLS (32 * 4 * WARP_VECS)
+
+extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows_warp(
+    const float* x, float* out, int rows, int cols)
+{
+    const int row = blockIdx.x * ROW_WARPS + (threadIdx.x >> 5);
+    if (row >= rows) return;  // the whole warp leaves together; no block barrier follows
+    const int lane = threadIdx.x & 31;
+    const float4* xr = reinterpret_cast<const float4*>(x + (long long)row * cols);
+    float4* yr = reinterpret_cast<float4*>(out + (long long)row * cols);
+    const int nv = cols >> 2;
+    float4 v[WARP_VECS];
+    float m = -__int_as_float(0x7f800000);
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        if (lane + 32 * j < nv) {
+            v[j] = xr[lane + 32 * j];
+            m = fmaxf(m, fmaxf(fmaxf(v[j].x, v[j].y), fmaxf(v[j].z, v[j].w)));
+        }
+    }
+    m = warp_max(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        if (lane + 32 * j < nv) {
+            v[j].x = expf(v[j].x - m);
+            v[j].y = expf(v[j].y - m);
+            v[j].z = expf(v[j].z - m);
+            v[j].w = expf(v[j].w - m);
+            s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+        }
+    }
+    const float inv = 1.0f / warp_sum(s);
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        if (lane + 32 * j < nv) {
+            yr[lane + 32 * j] = make_float4(v[j].x * inv, v[j].y * inv, v[j].z * inv, v[j].w * inv);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ROW_BLOCK) layernorm_rows_warp(
+    const float* x, const float* gamma, const float* beta, float* out, int rows, int cols,
+    float eps)
+{
+    const int row = blockIdx.x * ROW_WARPS + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    const int lane = threadIdx.x & 31;
+    const float4* xr = reinterpret_cast<const float4*>(x + (long long)row * cols);
+    float4* yr = reinterpret_cast<float4*>(out + (long long)row * cols);
+    const int nv = cols >> 2;
+    float4 v[WARP_VECS];
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        if (lane + 32 * j < nv) {
+            v[j] = xr[lane + 32 * j];
+            s += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+        }
+    }
+    const float mean = warp_sum(s) / (float)cols;
+    float d2 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        if (lane + 32 * j < nv) {
+            v[j].x -= mean;
+            v[j].y -= mean;
+            v[j].z -= mean;
+            v[j].w -= mean;
+            d2 += (v[j].x * v[j].x + v[j].y * v[j].y) + (v[j].z * v[j].z + v[j].w * v[j].w);
+        }
+    }
+    const float inv_std = 1.0f / sqrtf(warp_sum(d2) / (float)cols + eps);
+#pragma unroll
+    for (int j = 0; j < WARP_VECS; ++j) {
+        const int idx = lane + 32 * j;
+        if (idx < nv) {
+            const float4 g = reinterpret_cast<const float4*>(gamma)[idx];
+            const float4 b = reinterpret_cast<const float4*>(beta)[idx];
+            yr[idx] = make_float4(v[j].x * inv_std * g.x + b.x, v[j].y * inv_std * g.y + b.y,
+                                  v[j].z * inv_std * g.z + b.z, v[j].w * inv_std * g.w + b.w);
+        }
     }
 }

@@ -12,9 +12,10 @@ private pools would hold one per bucket. That is safe because the bucket graphs 
 the same time. Only each bucket's small output stays allocated (it is kept in the state for
 outputs()).
 
-Graphs: `steps()` returns {"batch64": ..., "batch32": ..., ...}; each is a chain
-sgemm_tiled -> bias_gelu -> sgemm_tiled. A row's result does not depend on the batch it is
-in, so every bucket's output equals the first rows of the largest bucket's, bit for bit.
+Graphs: `steps()` returns {"batch64": ..., "batch32": ..., ...}; each is a chain GEMM ->
+bias_gelu -> GEMM, each GEMM the skinny split-K kernel and its slice reduction. Up to 64 rows
+(the skinny kernel's range) a row's result does not depend on the batch it is in, so every
+bucket's output equals the first rows of the largest bucket's, bit for bit.
 """
 
 import cupy

@@ -11,9 +11,10 @@ capture), enqueue the branch under `with side_stream:`, record an event on each 
 and make the origin wait on all of them (the join) before the sum. Every side stream must be
 joined back before the capture ends, or capture fails with cudaErrorStreamCaptureUnjoined.
 
-Graph: layernorm_rows -> `branches` parallel (sgemm_tiled -> bias_gelu) pairs -> a chain of
-axpby nodes summing them. The branches have no edges between them, so replay may run them
-concurrently; the DOT shows them side by side.
+Graph: layernorm_rows -> `branches` parallel GEMM -> bias_gelu branches (each GEMM the skinny
+split-K kernel and its slice reduction at batch <= 64) -> a chain of axpby nodes summing
+them. The branches have no edges between them, so replay may run them concurrently; the DOT
+shows them side by side.
 """
 
 import cupy

@@ -12,7 +12,10 @@ why inference servers capture decode steps into graphs. The activations (h, logi
 are allocated inside the step, as a framework would: under capture they come from the
 graph's private pool and stay at fixed addresses for every replay.
 
-Graph: a chain of four KERNEL nodes: sgemm_tiled -> bias_gelu -> sgemm_tiled -> softmax_rows.
+Graph: a chain of six KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
+batch 8) followed by sgemm_splitk_reduce, which adds the K slices in order; then bias_gelu4
+after the first GEMM and softmax_rows_warp at the end (kernels.sgemm and the other wrappers
+pick these by shape; with one K slice, on a small GPU, a GEMM is one node).
 """
 
 import cupy

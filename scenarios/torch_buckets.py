@@ -3,16 +3,21 @@
 Inference servers capture one graph per batch-size bucket (vLLM: 1, 2, 4, 8, then multiples of
 8 up to 256 or more) and pad each request up to the next bucket. Every bucket here runs the same
 bf16 MLP, gelu(x @ W1 + b1) @ W2 + b2, on the first `b` rows of a max-batch input, its
-activations allocated inside the step.
+activations allocated inside the step, and writes its result into the first `b` rows of one
+static max-batch output buffer made in setup (as vLLM does: graphs of different sizes never
+run at once, so they share their inputs and outputs, and only one holds memory at a time).
 
 POOL = "shared": the buckets are captured largest first into one torch graph pool
 (torch.cuda.graph_pool_handle), so each smaller bucket reuses the memory the larger ones freed.
 `accelgraph capture torch_buckets` shows the memory each capture added and the total; compare
 with `--pool private` to see what sharing saves (the number that decides whether a server still
-fits its KV cache after capture).
+fits its KV cache after capture). Nothing a step allocates outlives it, so every capture after
+the first reuses what the first freed: the shared pool holds about what the largest graph
+holds alone. (Keeping each bucket's output alive instead, e.g. in a dict in the state, pins one
+more small block per bucket, and torch opens a new 2 MiB segment for them.)
 
-Graphs: `steps()` returns {"batch256": ..., ..., "batch1": ...}; each is GEMM -> GELU -> GEMM.
-Each bucket's output stays allocated in the state for outputs().
+Graphs: `steps()` returns {"batch256": ..., ..., "batch1": ...}; each is GEMM -> GELU -> GEMM
+-> a copy into the output buffer. outputs() names each bucket's rows of that buffer.
 """
 
 import torch
@@ -36,14 +41,14 @@ def setup(buckets, hidden):
         "b1": torch.randn(ffn, device=dev, dtype=dtype) * 0.1,
         "w2": torch.randn(hidden, ffn, device=dev, dtype=dtype) / ffn ** 0.5,
         "b2": torch.randn(hidden, device=dev, dtype=dtype) * 0.1,
-        "y": {},  # bucket name -> output, filled by the steps
+        "out": torch.zeros(sizes[0], hidden, device=dev, dtype=dtype),  # static, all buckets
     }
 
 
 def mlp(state, batch):
     x = state["x"][:batch]
     h = F.gelu(F.linear(x, state["w1"], state["b1"]))
-    state["y"][f"batch{batch}"] = F.linear(h, state["w2"], state["b2"])
+    state["out"][:batch].copy_(F.linear(h, state["w2"], state["b2"]))
 
 
 def steps(state):
@@ -52,4 +57,4 @@ def steps(state):
 
 
 def outputs(state):
-    return dict(state["y"])
+    return {f"batch{b}": state["out"][:b] for b in state["sizes"]}

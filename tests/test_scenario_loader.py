@@ -416,10 +416,13 @@ def test_scenario_error_is_a_cli_error_with_exit_code_2():
 
 
 def test_kernel_sources_export_the_kernels_the_wrappers_launch():
-    assert kernels.kernel_names("gemm.cu") == ["sgemm_tiled", "bias_gelu"]
-    assert kernels.kernel_names("saxpy.cu") == ["saxpy"]
-    assert kernels.kernel_names("elementwise.cu") == ["add_mod1", "axpby"]
-    assert kernels.kernel_names("softmax.cu") == ["softmax_rows", "layernorm_rows"]
+    assert kernels.kernel_names("gemm.cu") == [
+        "sgemm_tiled", "sgemm_skinny_1", "sgemm_skinny_2", "sgemm_skinny_4", "sgemm_skinny_8",
+        "sgemm_skinny_16", "sgemm_splitk_reduce", "sgemm_128x128", "bias_gelu", "bias_gelu4"]
+    assert kernels.kernel_names("saxpy.cu") == ["saxpy", "saxpy4"]
+    assert kernels.kernel_names("elementwise.cu") == ["add_mod1", "add_mod1_4", "axpby", "axpby4"]
+    assert kernels.kernel_names("softmax.cu") == [
+        "softmax_rows", "layernorm_rows", "softmax_rows_warp", "layernorm_rows_warp"]
     assert kernels.kernel_names("stencil.cu") == ["jacobi_step"]
     assert kernels.kernels_dir() == REPO / "kernels"
 

@@ -21,7 +21,8 @@ KERNELS_DIR_ENV = "ACCELGRAPH_KERNELS"
 module is loaded; a kernel already looked up in this process stays as it was)."""
 
 
-_KERNEL_NAME = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
+_KERNEL_NAME = re.compile(
+    r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?(\w+)\s*\(')
 
 
 class KernelError(RuntimeError):

@@ -18,8 +18,14 @@ only: importing CuPy here would cost every machine without a GPU."""
 
 _THREADS = 256  # 1-D kernels: threads per block
 _GEMM_TILE = 16  # must match GEMM_TILE in kernels/gemm.cu
+_SKINNY_MAX_M = 64  # sgemm: rows up to this run the skinny split-K kernel
+_SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
+_SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
+_GRID_STRIDE_CAP = 8192  # blocks of a grid-stride kernel (saxpy): enough to fill any GPU
 _ROW_BLOCK = 256  # must match ROW_BLOCK in kernels/softmax.cu
-_STENCIL_BLOCK = 16  # jacobi_step block edge
+_WARP_COLS = 1024  # must match WARP_COLS in kernels/softmax.cu: rows a warp handles alone
+_STENCIL_BLOCK = (32, 8)  # jacobi_step block: a warp reads 128 contiguous bytes of a row
+_STENCIL_ROWS = 8  # must match JACOBI_ROWS in kernels/stencil.cu: rows each thread walks
 _INT32_MAX = 2**31 - 1
 
 
@@ -43,12 +49,58 @@ def _blocks(n: int, threads: int = _THREADS) -> tuple[int]:
     return ((n + threads - 1) // threads,)
 
 
+def _vec_blocks(n: int) -> tuple[int]:
+    """Blocks for a "4" kernel over n elements: one float4 per thread, and at least one block
+    (block 0 also does the last n % 4 elements)."""
+    return (max(1, (n // 4 + _THREADS - 1) // _THREADS),)
+
+
+def _aligned(*arrays: Array) -> bool:
+    """Whether every array starts on a 16-byte boundary (what float4 loads need)."""
+    return all(array.data.ptr % 16 == 0 for array in arrays)
+
+
+_SM_COUNT: dict[int, int] = {}
+
+
+def _sm_count() -> int:
+    """Streaming multiprocessors of the current device (cached per device)."""
+    import cupy
+
+    device = cupy.cuda.runtime.getDevice()
+    count = _SM_COUNT.get(device)
+    if count is None:
+        count = _SM_COUNT[device] = int(cupy.cuda.runtime.deviceGetAttribute(
+            cupy.cuda.runtime.cudaDevAttrMultiProcessorCount, device))
+    return count
+
+
+def skinny_split(k: int, n: int) -> tuple[int, int]:
+    """(slices, rows per slice) of K for the skinny GEMM: enough blocks for two per SM.
+
+    Depends on K, N and the device only, never on M, so a row's result does not depend on
+    the batch it is in.
+    """
+    want = _ceil_div(2 * _sm_count(), _ceil_div(n, _SKINNY_COLS))
+    slices = max(1, min(want, _ceil_div(k, _SKINNY_KT)))
+    per_slice = _ceil_div(_ceil_div(k, slices), _SKINNY_KT) * _SKINNY_KT
+    return _ceil_div(k, per_slice), per_slice
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -> Array:
-    """C = alpha * A @ B + beta * C with the tiled kernel of kernels/gemm.cu; returns ``c``.
+    """C = alpha * A @ B + beta * C with the kernels of kernels/gemm.cu; returns ``c``.
 
     ``a`` (M, K), ``b`` (K, N), ``c`` (M, N): float32, C-contiguous. With ``beta == 0`` the old
-    contents of ``c`` are ignored, so ``c`` may come from ``cupy.empty``. One launch of
-    ceil(N/16) x ceil(M/16) blocks of 16 x 16 threads. Use this rather than ``a @ b``: cuBLAS
+    contents of ``c`` are ignored, so ``c`` may come from ``cupy.empty``. Dispatched by shape:
+    M <= 64 (decode batches) runs the skinny split-K kernel (plus a reduction kernel when K is
+    split, with its workspace allocated on the current stream), larger M the 128 x 128 tiled
+    kernel when K and N are multiples of 4 and the arrays 16-byte aligned, else the plain
+    16 x 16 tiled kernel. No atomics: the same inputs give the same bits, and a row's result
+    does not depend on M within the skinny range. Use this rather than ``a @ b``: cuBLAS
     cannot be captured from CuPy.
     """
     import numpy
@@ -61,14 +113,44 @@ def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -
         raise ValueError(f"sgemm shapes do not match: a {a.shape} @ b {b.shape} -> c {c.shape}")
     if m == 0 or n == 0:
         return c
-    grid = ((n + _GEMM_TILE - 1) // _GEMM_TILE, (m + _GEMM_TILE - 1) // _GEMM_TILE)
-    get_kernel("gemm.cu", "sgemm_tiled")(
-        grid,
-        (_GEMM_TILE, _GEMM_TILE),
-        (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k),
-         numpy.float32(alpha), numpy.float32(beta)),
-    )
+    scalars = (numpy.float32(alpha), numpy.float32(beta))
+    if k == 0:  # an empty sum: C = beta * C (alpha * 0 + beta * C; beta == 0 writes zeros)
+        grid = ((n + _GEMM_TILE - 1) // _GEMM_TILE, (m + _GEMM_TILE - 1) // _GEMM_TILE)
+        get_kernel("gemm.cu", "sgemm_tiled")(
+            grid, (_GEMM_TILE, _GEMM_TILE),
+            (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
+        return c
+    if m <= _SKINNY_MAX_M:
+        _sgemm_skinny(a, b, c, m, n, k, scalars)
+    elif k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
+        get_kernel("gemm.cu", "sgemm_128x128")(
+            ((n + 127) // 128, (m + 127) // 128), (256,),
+            (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
+    else:
+        grid = ((n + _GEMM_TILE - 1) // _GEMM_TILE, (m + _GEMM_TILE - 1) // _GEMM_TILE)
+        get_kernel("gemm.cu", "sgemm_tiled")(
+            grid, (_GEMM_TILE, _GEMM_TILE),
+            (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
     return c
+
+
+def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
+    import cupy
+    import numpy
+
+    rows = 1 if m == 1 else 2 if m == 2 else 4 if m <= 4 else 8 if m <= 8 else 16
+    slices, per_slice = skinny_split(k, n)
+    grid = (_ceil_div(m, rows), _ceil_div(n, _SKINNY_COLS), slices)
+    dims = (numpy.int32(m), numpy.int32(n), numpy.int32(k), numpy.int32(per_slice))
+    kernel = get_kernel("gemm.cu", f"sgemm_skinny_{rows}")
+    if slices == 1:
+        kernel(grid, (_THREADS,), (a, b, c, numpy.uint64(0), *dims, *scalars))
+        return
+    partial = cupy.empty((slices, m, n), dtype=cupy.float32)
+    kernel(grid, (_THREADS,), (a, b, c, partial, *dims, *scalars))
+    get_kernel("gemm.cu", "sgemm_splitk_reduce")(
+        _blocks(m * n), (_THREADS,),
+        (partial, c, numpy.int32(m * n), numpy.int32(slices), *scalars))
 
 
 def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:
@@ -87,9 +169,11 @@ def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:
         raise ValueError(f"bias_gelu shapes: x {x.shape}, bias {bias.shape}, out {out.shape}")
     if x.size == 0:
         return out
-    get_kernel("gemm.cu", "bias_gelu")(
-        _blocks(x.size), (_THREADS,), (x, bias, out, numpy.int32(rows), numpy.int32(cols))
-    )
+    args = (x, bias, out, numpy.int32(rows), numpy.int32(cols))
+    if cols % 4 == 0 and _aligned(x, bias, out):
+        get_kernel("gemm.cu", "bias_gelu4")(_blocks(x.size // 4), (_THREADS,), args)
+    else:
+        get_kernel("gemm.cu", "bias_gelu")(_blocks(x.size), (_THREADS,), args)
     return out
 
 
@@ -103,11 +187,14 @@ def saxpy(a: float, x: Array, y: Array) -> Array:
         raise ValueError(f"saxpy shapes differ: x {x.shape}, y {y.shape}")
     if y.size == 0:
         return y
-    # The kernel strides over the grid, so capping it (1M threads) still covers any n.
-    grid = (min(_blocks(y.size)[0], 4096),)
-    get_kernel("saxpy.cu", "saxpy")(
-        grid, (_THREADS,), (numpy.float32(a), x, y, numpy.int32(y.size))
-    )
+    # The kernels stride over the grid, so capping it still covers any n.
+    args = (numpy.float32(a), x, y, numpy.int32(y.size))
+    if _aligned(x, y):
+        grid = (max(1, min(_blocks(y.size // 4)[0], _GRID_STRIDE_CAP)),)
+        get_kernel("saxpy.cu", "saxpy4")(grid, (_THREADS,), args)
+    else:
+        grid = (min(_blocks(y.size)[0], _GRID_STRIDE_CAP),)
+        get_kernel("saxpy.cu", "saxpy")(grid, (_THREADS,), args)
     return y
 
 
@@ -118,9 +205,11 @@ def add_mod1(x: Array, c: float) -> Array:
     _check_f32("x", x, x.ndim)
     if x.size == 0:
         return x
-    get_kernel("elementwise.cu", "add_mod1")(
-        _blocks(x.size), (_THREADS,), (x, numpy.float32(c), numpy.int32(x.size))
-    )
+    args = (x, numpy.float32(c), numpy.int32(x.size))
+    if _aligned(x):
+        get_kernel("elementwise.cu", "add_mod1_4")(_vec_blocks(x.size), (_THREADS,), args)
+    else:
+        get_kernel("elementwise.cu", "add_mod1")(_blocks(x.size), (_THREADS,), args)
     return x
 
 
@@ -134,18 +223,28 @@ def axpby(a: float, x: Array, b: float, y: Array, out: Array) -> Array:
         raise ValueError(f"axpby shapes differ: x {x.shape}, y {y.shape}, out {out.shape}")
     if out.size == 0:
         return out
-    get_kernel("elementwise.cu", "axpby")(
-        _blocks(out.size),
-        (_THREADS,),
-        (numpy.float32(a), x, numpy.float32(b), y, out, numpy.int32(out.size)),
-    )
+    args = (numpy.float32(a), x, numpy.float32(b), y, out, numpy.int32(out.size))
+    if _aligned(x, y, out):
+        get_kernel("elementwise.cu", "axpby4")(_vec_blocks(out.size), (_THREADS,), args)
+    else:
+        get_kernel("elementwise.cu", "axpby")(_blocks(out.size), (_THREADS,), args)
     return out
+
+
+def _warp_rows(cols: int, *arrays: Array) -> bool:
+    """Whether the one-warp-per-row kernels of softmax.cu take rows of ``cols`` columns."""
+    return cols % 4 == 0 and cols <= _WARP_COLS and _aligned(*arrays)
+
+
+def _warp_row_blocks(rows: int) -> tuple[int]:
+    return ((rows + _ROW_BLOCK // 32 - 1) // (_ROW_BLOCK // 32),)
 
 
 def softmax_rows(x: Array, out: Array | None = None) -> Array:
     """Row-wise softmax of a (rows, cols) matrix into ``out`` (in place by default).
 
-    One block of 256 threads per row (kernels/softmax.cu). Returns ``out``.
+    One warp per row for rows of up to 1,024 columns (a multiple of 4, 16-byte aligned), else
+    one block of 256 threads per row (kernels/softmax.cu). Returns ``out``.
     """
     import numpy
 
@@ -157,9 +256,11 @@ def softmax_rows(x: Array, out: Array | None = None) -> Array:
     rows, cols = x.shape
     if x.size == 0:
         return out
-    get_kernel("softmax.cu", "softmax_rows")(
-        (rows,), (_ROW_BLOCK,), (x, out, numpy.int32(rows), numpy.int32(cols))
-    )
+    args = (x, out, numpy.int32(rows), numpy.int32(cols))
+    if _warp_rows(cols, x, out):
+        get_kernel("softmax.cu", "softmax_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,), args)
+    else:
+        get_kernel("softmax.cu", "softmax_rows")((rows,), (_ROW_BLOCK,), args)
     return out
 
 
@@ -167,8 +268,8 @@ def layernorm_rows(x: Array, gamma: Array, beta: Array, out: Array | None = None
                    eps: float = 1e-5) -> Array:
     """Row-wise LayerNorm: (x - mean) / sqrt(var + eps) * gamma + beta, per row of ``x``.
 
-    ``x``/``out`` (rows, cols), ``gamma``/``beta`` (cols,). One block of 256 threads per row
-    (kernels/softmax.cu). In place by default; returns ``out``.
+    ``x``/``out`` (rows, cols), ``gamma``/``beta`` (cols,). One warp or one block per row, as
+    for :func:`softmax_rows` (kernels/softmax.cu). In place by default; returns ``out``.
     """
     import numpy
 
@@ -185,11 +286,12 @@ def layernorm_rows(x: Array, gamma: Array, beta: Array, out: Array | None = None
         )
     if x.size == 0:
         return out
-    get_kernel("softmax.cu", "layernorm_rows")(
-        (rows,),
-        (_ROW_BLOCK,),
-        (x, gamma, beta, out, numpy.int32(rows), numpy.int32(cols), numpy.float32(eps)),
-    )
+    args = (x, gamma, beta, out, numpy.int32(rows), numpy.int32(cols), numpy.float32(eps))
+    if _warp_rows(cols, x, gamma, beta, out):
+        get_kernel("softmax.cu", "layernorm_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,),
+                                                        args)
+    else:
+        get_kernel("softmax.cu", "layernorm_rows")((rows,), (_ROW_BLOCK,), args)
     return out
 
 
@@ -209,9 +311,9 @@ def jacobi_step(src: Array, dst: Array) -> Array:
     ny, nx = src.shape
     if src.size == 0:
         return dst
-    edge = _STENCIL_BLOCK
-    grid = ((nx + edge - 1) // edge, (ny + edge - 1) // edge)
+    bx, by = _STENCIL_BLOCK
+    grid = ((nx + bx - 1) // bx, (ny + by * _STENCIL_ROWS - 1) // (by * _STENCIL_ROWS))
     get_kernel("stencil.cu", "jacobi_step")(
-        grid, (edge, edge), (src, dst, numpy.int32(ny), numpy.int32(nx))
+        grid, (bx, by), (src, dst, numpy.int32(ny), numpy.int32(nx))
     )
     return dst

@@ -13,20 +13,38 @@ Three kinds, named by an opaque token (``tuple[int, int]``) as in torch.accelera
 
 Pool growth calls ``cudaMalloc``, which global and thread-local capture modes forbid. As PyTorch
 does, the allocator switches this thread to relaxed mode around the pool's own malloc
-(``cudaThreadExchangeStreamCaptureMode``), so allocating inside a global-mode capture works.
+(``cuThreadExchangeStreamCaptureMode``), so allocating inside a global-mode capture works.
+
+Private pools get their device memory from one raw allocator, :func:`_graph_malloc`. When the
+last graph using a pool lets go of it, the pool's allocations are not freed but kept as
+*spare* graph memory (by size), and the next pool that needs an allocation of that size takes
+one instead of calling ``cudaMalloc`` (which costs tens of µs, more than a small graph's whole
+capture). Spare memory only ever goes to graph pools, never to eager code, and only once no
+graph uses it. It is freed when a ``cudaMalloc`` runs out of memory, when it exceeds
+:data:`SPARE_LIMIT` (trimmed before the next capture begins, not during one) and by
+:func:`release_spare`. A pool's :meth:`GraphPool.bytes_held` counts only what the pool took.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import threading
 
 from ..enums import PoolKind
+from ..errors import CudaError
 from . import device as _cuda
 
 _serial = itertools.count(1)
 _registry: dict[tuple[int, int], GraphPool] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a _Lease may be collected while it is held
+
+SPARE_LIMIT = 1 << 30
+"""Bytes of spare graph memory kept for later pools; the excess is freed before a capture."""
+
+_spare: dict[int, list] = {}  # size -> [cupy.cuda.Memory] no graph pool holds
+_spare_bytes = 0
+_RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
 
 
 class GraphPool:
@@ -53,27 +71,23 @@ class GraphPool:
             if self.kind is PoolKind.ASYNC:
                 self._pool = cupy.cuda.MemoryAsyncPool()
             else:
-                self._pool = cupy.cuda.MemoryPool()
+                self._pool = cupy.cuda.MemoryPool(_graph_malloc)
         return self._pool
 
     def capture_allocator(self):
         """The allocator to install (thread-locally) for the duration of a capture."""
         pool = self._cupy_pool()
+        if self.kind is PoolKind.PRIVATE:
+            # The pool's own malloc, called by CuPy without a Python frame: a cached block costs
+            # nothing more, and growth goes through _graph_malloc, which goes relaxed itself.
+            return pool.malloc
+        # CuPy's async pool queries cudaMemPoolGetAttribute before each cudaMallocAsync (which
+        # itself becomes a MEM_ALLOC node); global and thread-local capture forbid that query.
         malloc = pool.malloc
-        # Private pools grow with cudaMalloc; CuPy's async pool queries cudaMemPoolGetAttribute
-        # before each cudaMallocAsync (which itself becomes a MEM_ALLOC node). Global and
-        # thread-local capture forbid both calls, so either way the thread goes relaxed for them.
-        runtime, _ = _cuda.bindings()
-        relaxed = runtime.cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed
-        exchange = runtime.cudaThreadExchangeStreamCaptureMode
 
         def malloc_relaxed(size):
-            err, previous = exchange(relaxed)
-            _cuda.check("cudaThreadExchangeStreamCaptureMode", (err,))
-            try:
+            with _relaxed_capture_mode():
                 return malloc(size)
-            finally:
-                exchange(previous)
 
         return malloc_relaxed
 
@@ -127,10 +141,14 @@ def get_pool(token) -> GraphPool:
 
 
 def acquire(token: tuple[int, int]) -> GraphPool:
-    """Register one more graph as a user of the pool."""
+    """Register one more graph as a user of the pool (before its capture begins: spare memory
+    over SPARE_LIMIT is freed here, where no capture of this thread is running)."""
     pool = get_pool(token)
     with _lock:
         pool.users += 1
+        over = _spare_bytes > SPARE_LIMIT
+    if over:
+        release_spare(SPARE_LIMIT)
     return pool
 
 
@@ -154,3 +172,131 @@ def _graph_mem_attribute(name: str, device: int) -> int:
     value = _cuda.check("cudaDeviceGetGraphMemAttribute",
                         runtime.cudaDeviceGetGraphMemAttribute(device, attr))
     return int(value)
+
+
+# -- device memory of private pools ---------------------------------------------------------
+
+
+class _CaptureMode:
+    """cuThreadExchangeStreamCaptureMode through the driver library CuPy has loaded (ctypes:
+    importing cuda.bindings for one call would cost a first capture ~25 ms), else through
+    cuda.bindings."""
+
+    _exchange = None
+
+    @classmethod
+    def exchange(cls, mode: int) -> int:
+        if cls._exchange is None:
+            cls._exchange = cls._load()
+        return cls._exchange(mode)
+
+    @staticmethod
+    def _load():
+        try:
+            function = ctypes.CDLL("libcuda.so.1").cuThreadExchangeStreamCaptureMode
+            function.argtypes = [ctypes.POINTER(ctypes.c_int)]
+            function.restype = ctypes.c_int
+
+            def exchange(mode: int) -> int:
+                value = ctypes.c_int(mode)
+                err = function(ctypes.byref(value))
+                if err:
+                    raise CudaError("cuThreadExchangeStreamCaptureMode", f"CUresult {err}")
+                return value.value
+        except (OSError, AttributeError):
+            runtime, _ = _cuda.bindings()
+
+            def exchange(mode: int) -> int:
+                err, previous = runtime.cudaThreadExchangeStreamCaptureMode(
+                    runtime.cudaStreamCaptureMode(mode))
+                _cuda.check("cudaThreadExchangeStreamCaptureMode", (err,))
+                return int(previous)
+        return exchange
+
+
+class _relaxed_capture_mode:
+    """This thread in relaxed capture mode for the block (calls a capture would refuse)."""
+
+    def __enter__(self):
+        self.previous = _CaptureMode.exchange(_RELAXED)
+
+    def __exit__(self, *exc):
+        _CaptureMode.exchange(self.previous)
+
+
+class _Lease:
+    """Owns a device allocation while a graph pool uses it; gives it back as spare memory
+    when the pool frees it (the pool drops the UnownedMemory, which drops this)."""
+
+    __slots__ = ("memory",)
+
+    def __init__(self, memory):
+        self.memory = memory
+
+    def __del__(self):
+        global _spare_bytes
+        memory, self.memory = self.memory, None
+        if memory is None:
+            return
+        try:
+            with _lock:
+                _spare.setdefault(memory.size, []).append(memory)
+                _spare_bytes += memory.size
+        except Exception:  # interpreter exit: the allocation is freed with its Memory
+            pass
+
+
+def _graph_malloc(size: int):
+    """The raw allocator of every private graph pool: a spare allocation of this size, else a
+    cudaMalloc in relaxed capture mode. Out of memory: spare memory is freed and the call
+    retried once, then OutOfMemoryError (never CuPy's retry, which would free the pool's free
+    blocks, and a graph may still use those)."""
+    global _spare_bytes
+    cupy = _cuda.require_cuda()
+    memory = None
+    with _lock:
+        free = _spare.get(size)
+        if free:
+            memory = free.pop()
+            _spare_bytes -= size
+    if memory is None:
+        memory = _cuda_malloc(cupy, size)
+    owned = cupy.cuda.UnownedMemory(memory.ptr, size, _Lease(memory), memory.device_id)
+    return cupy.cuda.MemoryPointer(owned, 0)
+
+
+def _cuda_malloc(cupy, size: int):
+    for attempt in (1, 2):
+        try:
+            with _relaxed_capture_mode():
+                return cupy.cuda.Memory(size)
+        except cupy.cuda.runtime.CUDARuntimeError as exc:
+            if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
+                raise
+            if attempt == 1 and release_spare(0):
+                continue
+            raise cupy.cuda.memory.OutOfMemoryError(size, 0, 0) from exc
+    raise AssertionError("unreachable")
+
+
+def spare_bytes() -> int:
+    """Bytes of spare graph memory: allocations of released pools kept for later pools."""
+    return _spare_bytes
+
+
+def release_spare(keep: int = 0) -> int:
+    """Free spare graph memory (largest first) until at most ``keep`` bytes remain; returns the
+    bytes freed. Call it outside any capture (cudaFree is a synchronizing call)."""
+    global _spare_bytes
+    dropped = []
+    with _lock:
+        for size in sorted(_spare, reverse=True):
+            free = _spare[size]
+            while free and _spare_bytes > keep:
+                dropped.append(free.pop())
+                _spare_bytes -= size
+            if not free:
+                del _spare[size]
+    freed = sum(memory.size for memory in dropped)
+    dropped.clear()  # the Memory objects go here: cudaFree
+    return freed

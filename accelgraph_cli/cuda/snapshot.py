@@ -56,8 +56,18 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
     const unsigned long long words = ((unsigned long long)base & 7) ? 0 : size / 8;
     const unsigned long long* data = (const unsigned long long*)base;
     unsigned long long acc = 0;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         i < words; i += (unsigned long long)gridDim.x * blockDim.x) {
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    // four independent loads in flight per thread, then the rest one at a time
+    for (; i + 3 * stride < words; i += 4 * stride) {
+        const unsigned long long w0 = data[i], w1 = data[i + stride];
+        const unsigned long long w2 = data[i + 2 * stride], w3 = data[i + 3 * stride];
+        acc += mix64(w0 ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+        acc += mix64(w1 ^ ((i + stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+        acc += mix64(w2 ^ ((i + 2 * stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+        acc += mix64(w3 ^ ((i + 3 * stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+    }
+    for (; i < words; i += stride) {
         acc += mix64(data[i] ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // the bytes after the last whole word
@@ -142,23 +152,29 @@ def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
 
 
 _STAGING_LOCK = threading.Lock()
-_STAGING: dict = {}
+_STAGING: list = []  # pinned host buffers (uint64 arrays) free for a compare to use
 
 
-def _staging(words: int):
-    """A pinned host buffer of at least ``words`` uint64, kept for the process: allocating
-    pinned memory costs far more than a check, so one buffer serves every snapshot (each use
-    is synchronous and holds _STAGING_LOCK)."""
+def _staging_for(snapshot) -> Any:
+    """A pinned host buffer for ``snapshot``'s 2n checksums, taken from a free list (pinned
+    memory costs far more to allocate than a check); :meth:`StateSnapshot.changed` returns it
+    after reading."""
     import numpy
 
-    have = _STAGING.get("array")
-    if have is None or have.size < words:
-        cupy = _cuda.require_cuda()
-        size = max(words, 1024)
-        memory = cupy.cuda.alloc_pinned_memory(size * 8)
-        _STAGING["memory"] = memory
-        _STAGING["array"] = have = numpy.frombuffer(memory, dtype=numpy.uint64, count=size)
-    return have
+    words = 2 * len(snapshot.regions)
+    with _STAGING_LOCK:
+        for i, buffer in enumerate(_STAGING):
+            if buffer.size >= words:
+                return _STAGING.pop(i)
+    cupy = _cuda.require_cuda()
+    size = max(words, 1024)
+    memory = cupy.cuda.alloc_pinned_memory(size * 8)
+    return numpy.frombuffer(memory, dtype=numpy.uint64, count=size)
+
+
+def _return_staging(buffer) -> None:
+    with _STAGING_LOCK:
+        _STAGING.append(buffer)
 
 
 class StateSnapshot:
@@ -178,6 +194,8 @@ class StateSnapshot:
         self.stream = stream
         self.take_ms = 0.0
         self.compare_ms = 0.0
+        self._pending = False  # before-capture checksums launched, not yet waited for
+        self._host = None  # pinned buffer the after-capture checksums are being copied into
         n = len(regions)
         # One table on the device (pointers, sizes, checksums before, checksums after), sent
         # once through pinned staging memory: each check is then a memset, one kernel and one
@@ -192,27 +210,33 @@ class StateSnapshot:
 
     @classmethod
     def take(cls, arrays: list[tuple[str, Any]], stream: Any) -> StateSnapshot:
-        """Checksum the allocations behind a state's ``(path, array)`` pairs once all device
-        work so far is done; returns when the checksums are computed (so no work started
-        later can race them). The checksums stay on the device until :meth:`changed`."""
+        """Start checksumming the allocations behind a state's ``(path, array)`` pairs, once all
+        device work so far is done. Call :meth:`wait` before anything may run stray work (the
+        first capture): host work in between overlaps the checksum kernel. The checksums stay
+        on the device until :meth:`changed`."""
         cupy = _cuda.require_cuda()
         t0 = time.perf_counter()
         snapshot = cls(state_regions(arrays), stream)
         cupy.cuda.runtime.deviceSynchronize()
         n = len(snapshot.regions)
         if n:
-            with _STAGING_LOCK:
-                host = _staging(4 * n)
-                host[:2 * n] = snapshot._ptrs
-                host[2 * n:4 * n] = 0
-                cupy.cuda.runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data,
-                                              32 * n, _H2D, stream.ptr)
-                snapshot._launch(0)
-                stream.synchronize()  # also: the staging memory may be reused from here on
-        else:
-            stream.synchronize()
+            with stream:
+                # Up from pageable memory: the copy returns once the bytes are staged.
+                snapshot._table[:2 * n].set(snapshot._ptrs, stream=stream)
+                snapshot._table[2 * n:].fill(0)
+            snapshot._launch(0)
+        snapshot._pending = True
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
+
+    def wait(self) -> None:
+        """Block until the before-capture checksums are computed (no work started later can
+        race them). Idempotent."""
+        if self._pending:
+            t0 = time.perf_counter()
+            self.stream.synchronize()
+            self._pending = False
+            self.take_ms += (time.perf_counter() - t0) * 1e3
 
     @property
     def nbytes(self) -> int:
@@ -226,24 +250,39 @@ class StateSnapshot:
             _checksum_kernel()((self._blocks, n), (_THREADS,),
                                (self._table, numpy.int32(n), numpy.int32(slot)))
 
-    def changed(self) -> list[str]:
-        """State paths whose memory differs from the snapshot, once all device work is done."""
+    def start_compare(self) -> None:
+        """Once all device work is done, start the after-capture checksums and their copy
+        back (host work can then overlap them until :meth:`changed`)."""
         n = len(self.regions)
+        self.wait()
         if not n:
-            return []
+            return
         cupy = _cuda.require_cuda()
         runtime = cupy.cuda.runtime
         t0 = time.perf_counter()
-        runtime.deviceSynchronize()
+        runtime.deviceSynchronize()  # stray work on any stream has finished
         after = self._table.data.ptr + 3 * n * 8
         runtime.memsetAsync(after, 0, n * 8, self.stream.ptr)
         self._launch(1)
-        with _STAGING_LOCK:
-            host = _staging(2 * n)
-            runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
-                                self.stream.ptr)
-            self.stream.synchronize()
-            before, now = host[:n].copy(), host[n:2 * n].copy()
+        self._host = host = _staging_for(self)
+        runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
+                            self.stream.ptr)
+        self.compare_ms += (time.perf_counter() - t0) * 1e3
+
+    def changed(self) -> list[str]:
+        """State paths whose memory differs from the snapshot, once all device work is done
+        (starts the compare if :meth:`start_compare` was not called)."""
+        n = len(self.regions)
+        if not n:
+            self.wait()
+            return []
+        if self._host is None:
+            self.start_compare()
+        t0 = time.perf_counter()
+        self.stream.synchronize()
+        host, self._host = self._host, None
+        before, now = host[:n].copy(), host[n:2 * n].copy()
+        _return_staging(host)
         self.compare_ms += (time.perf_counter() - t0) * 1e3
         return [path for region, b, a in zip(self.regions, before, now) if b != a
                 for path in region.paths]

@@ -57,16 +57,18 @@ class Labeler:
         self.ignore = ignore
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
-        self.cache: dict[int, tuple[list[int], list[int]]] = {}  # id(model) -> labels
+        # id(model) -> (model, labels): the model is held so that its id cannot be reused by
+        # another model while the entry exists (a stale hit would give it the wrong labels)
+        self.cache: dict[int, tuple[GraphModel, tuple[list[int], list[int]]]] = {}
         # Per kind with several shared keys: their values in one call (params.get for each
         # key when a node lacks one, so a missing key still reads as None).
         self.getters = {kind: itemgetter(*keys) for kind, keys in shared_keys.items() if len(keys) > 1}
 
     def labels(self, model: GraphModel) -> tuple[list[int], list[int]]:
         """(fine, coarse) label ids of the model's nodes, in node order."""
-        cached = self.cache.get(id(model))
-        if cached is not None and len(cached[0]) == len(model.nodes):
-            return cached
+        held = self.cache.get(id(model))
+        if held is not None and held[0] is model and len(held[1][0]) == len(model.nodes):
+            return held[1]
         fine_ids, coarse_ids, shared = self.fine_ids, self.coarse_ids, self.shared_keys
         fine, coarse = [], []
         no_keys: tuple = ()
@@ -91,7 +93,7 @@ class Labeler:
                 key = (head, repr(values), child)
                 fine.append(fine_ids.setdefault(key, len(fine_ids)))
         result = (fine, coarse)
-        self.cache[id(model)] = result
+        self.cache[id(model)] = (model, result)
         return result
 
     def _digest(self, child: GraphModel) -> int:

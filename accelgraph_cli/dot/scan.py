@@ -157,7 +157,8 @@ class _Scanner:
         )
 
     def _where(self, m: re.Match) -> str:
-        return f"{self.filename}:{_line_of(self.text, m.start())}"
+        # The statement's own line: a match starts with the whitespace (line breaks) before it.
+        return f"{self.filename}:{_line_of(self.text, _WHITESPACE_TAIL.match(self.text, m.start()).end())}"
 
     def _unexpected(self, tail: int) -> None:
         text = self.text

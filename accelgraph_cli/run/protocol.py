@@ -210,6 +210,7 @@ def capture(
                                       capture_error_mode=error_mode)
             graph.enable_debug_mode()
             held_before = backend.pools_bytes([token], pool)
+            snapshot.wait()  # the before-capture checksums are done before any step runs
             t0 = time.perf_counter()
             graph.capture_begin()
             try:
@@ -228,6 +229,7 @@ def capture(
             if keep_graph:
                 graph.instantiate()
             t2 = time.perf_counter()
+            snapshot.start_compare()  # its kernel runs while the nodes are counted
             kinds = node_kinds(graph.graph_handle)
             _guard(scenario, params, name, snapshot, kinds, backend, streams)
             held = graph.pool_bytes()

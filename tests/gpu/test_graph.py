@@ -397,6 +397,36 @@ def test_reset_releases_pool(cupy, stream):
     assert pool.bytes_held() == 0
 
 
+def test_released_pool_memory_is_reused_by_the_next_graph_not_by_eager_code(cupy, stream):
+    from accelgraph_cli.cuda import pools
+
+    pools.release_spare(0)
+    a = cupy.ones(1 << 20, dtype=cupy.float32)
+    _warm(cupy, a)
+    g = Graph()
+    with g:
+        t = a * 2
+        ptr = t.data.ptr
+        del t
+    held = g.pool_bytes()
+    assert held >= (1 << 20) * 4 and pools.spare_bytes() == 0
+    g.reset()
+    assert pools.spare_bytes() == held  # kept for graphs, not freed, not given to eager code
+    eager = a * 3  # CuPy's own pool never hands out spare graph memory
+    assert eager.data.ptr != ptr
+    g2 = Graph()
+    with g2:
+        t = a * 2
+        reused = t.data.ptr
+        del t
+    assert reused == ptr and pools.spare_bytes() == 0  # the next capture took it: no cudaMalloc
+    assert g2.pool_bytes() == held
+    g2.replay()
+    stream.synchronize()
+    g2.reset()
+    assert pools.release_spare(0) == held and pools.spare_bytes() == 0
+
+
 def test_garbage_collection_takes_the_same_teardown_path_as_reset(cupy, stream):
     import gc
 

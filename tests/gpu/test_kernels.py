@@ -64,10 +64,13 @@ def jacobi_ref(src):
 
 def test_every_source_compiles_and_exports_its_kernels():
     expected = {
-        "gemm.cu": ["sgemm_tiled", "bias_gelu"],
-        "saxpy.cu": ["saxpy"],
-        "elementwise.cu": ["add_mod1", "axpby"],
-        "softmax.cu": ["softmax_rows", "layernorm_rows"],
+        "gemm.cu": ["sgemm_tiled", "sgemm_skinny_1", "sgemm_skinny_2", "sgemm_skinny_4",
+                    "sgemm_skinny_8", "sgemm_skinny_16", "sgemm_splitk_reduce", "sgemm_128x128",
+                    "bias_gelu", "bias_gelu4"],
+        "saxpy.cu": ["saxpy", "saxpy4"],
+        "elementwise.cu": ["add_mod1", "add_mod1_4", "axpby", "axpby4"],
+        "softmax.cu": ["softmax_rows", "layernorm_rows", "softmax_rows_warp",
+                       "layernorm_rows_warp"],
         "stencil.cu": ["jacobi_step"],
     }
     for filename, names in expected.items():
@@ -89,8 +92,14 @@ def test_compile_error_names_the_file(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- gemm.cu
 
+# Shapes reach every path of kernels.sgemm: skinny (M <= 64) with each rows-per-block variant,
+# K in one slice and split (with the reduction kernel), N a multiple of 4 (float4 loads) or not;
+# the 128 x 128 kernel for larger M (with partial edge tiles) and the plain tiled kernel when
+# N or K is not a multiple of 4.
 @pytest.mark.parametrize(
-    "m, n, k", [(1, 1, 1), (7, 5, 3), (17, 33, 65), (64, 48, 40), (100, 3, 257), (33, 130, 17)]
+    "m, n, k", [(1, 1, 1), (7, 5, 3), (17, 33, 65), (64, 48, 40), (100, 3, 257), (33, 130, 17),
+                (1, 4096, 1024), (2, 260, 3000), (3, 1024, 4096), (8, 1000, 777), (16, 512, 96),
+                (64, 384, 2048), (129, 132, 36), (256, 256, 512), (300, 100, 64)]
 )
 def test_sgemm_matches_numpy(m, n, k):
     a, b = uniform(m, k), uniform(k, n)
@@ -112,12 +121,30 @@ def test_sgemm_alpha_beta_and_beta_zero_ignores_garbage():
     assert np.isfinite(to_host(garbage)).all()
 
 
-def test_sgemm_rows_do_not_depend_on_batch_size():
-    x, w = to_device(uniform(64, 200)), to_device(uniform(200, 96))
-    full = kernels.sgemm(x, w, cupy.empty((64, 96), dtype=cupy.float32))
-    for rows in (1, 8, 33):
-        part = kernels.sgemm(x[:rows], w, cupy.empty((rows, 96), dtype=cupy.float32))
+@pytest.mark.parametrize("k, n", [(200, 96), (4096, 1024)])  # one K slice; K split 32 ways
+def test_sgemm_rows_do_not_depend_on_batch_size(k, n):
+    # Every batch size up to 64 (the skinny kernel's range, where buckets and decode run) gives
+    # a row the same bits: the K slicing depends on K and N only.
+    x, w = to_device(uniform(64, k)), to_device(uniform(k, n))
+    full = kernels.sgemm(x, w, cupy.empty((64, n), dtype=cupy.float32))
+    for rows in (1, 2, 3, 8, 16, 33):
+        part = kernels.sgemm(x[:rows], w, cupy.empty((rows, n), dtype=cupy.float32))
         np.testing.assert_array_equal(to_host(part), to_host(full)[:rows])
+
+
+@pytest.mark.parametrize("m", [8, 200])  # the skinny kernel; the 128 x 128 kernel
+def test_sgemm_is_deterministic_and_unaligned_views_work(m):
+    a, b = to_device(uniform(m, 1025)), to_device(uniform(1025, 516))
+    first = to_host(kernels.sgemm(a, b, cupy.empty((m, 516), dtype=cupy.float32)))
+    second = to_host(kernels.sgemm(a, b, cupy.empty((m, 516), dtype=cupy.float32)))
+    np.testing.assert_array_equal(first, second)
+    # a view one float in: not 16-byte aligned, so the scalar paths run
+    a2 = to_device(uniform(m, 513)[:, 1:].copy())
+    b_big = cupy.asarray(uniform(512 * 516 + 1))
+    b2 = b_big[1:].reshape(512, 516)
+    got = kernels.sgemm(a2, b2, cupy.empty((m, 516), dtype=cupy.float32))
+    want = cupy.asnumpy(a2).astype(np.float64) @ cupy.asnumpy(b2).astype(np.float64)
+    np.testing.assert_allclose(to_host(got), want, rtol=1e-5, atol=1e-5 * np.sqrt(512))
 
 
 def test_sgemm_rejects_bad_shapes_and_dtypes():
@@ -130,7 +157,7 @@ def test_sgemm_rejects_bad_shapes_and_dtypes():
         kernels.sgemm(a, a.T, cupy.zeros((4, 4), cupy.float32))
 
 
-@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (8, 4096), (5, 1000)])
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (8, 4096), (5, 1000), (2, 6)])
 def test_bias_gelu_matches_numpy(rows, cols):
     x, bias = uniform(rows, cols, low=-4, high=4), uniform(cols)
     out = kernels.bias_gelu(to_device(x), to_device(bias), cupy.empty((rows, cols), cupy.float32))
@@ -165,6 +192,28 @@ def test_add_mod1_is_bitwise_numpy(n):
     assert ((result >= 0) & (result < 1)).all()
 
 
+def test_float4_and_scalar_paths_give_the_same_bits():
+    # An array one float into its allocation is not 16-byte aligned: the wrappers then launch
+    # the one-element-per-thread kernels. Both paths must compute the same values.
+    n = 10_001
+    base = {name: uniform(n + 1) for name in ("x", "y")}
+    aligned = {k: to_device(v[1:].copy()) for k, v in base.items()}
+    shifted = {k: to_device(v)[1:] for k, v in base.items()}
+    assert shifted["x"].data.ptr % 16 and not aligned["x"].data.ptr % 16
+    for arrays in (aligned, shifted):
+        kernels.saxpy(0.75, arrays["x"], arrays["y"])
+        kernels.add_mod1(arrays["y"], 0.3)
+        kernels.axpby(1.5, arrays["x"], -0.5, arrays["y"], arrays["y"])
+    np.testing.assert_array_equal(to_host(aligned["y"]), to_host(shifted["y"]))
+    rows, cols = 3, 8
+    x, bias = uniform(rows * cols + 1), uniform(cols + 1)
+    vec = kernels.bias_gelu(to_device(x[1:].reshape(rows, cols)), to_device(bias[1:]),
+                            cupy.empty((rows, cols), cupy.float32))
+    scalar = kernels.bias_gelu(to_device(x)[1:].reshape(rows, cols), to_device(bias)[1:],
+                               cupy.empty((rows, cols), cupy.float32))
+    np.testing.assert_array_equal(to_host(vec), to_host(scalar))
+
+
 def test_axpby_and_in_place_accumulate():
     n = 4099
     x, y = uniform(n), uniform(n)
@@ -177,7 +226,9 @@ def test_axpby_and_in_place_accumulate():
 
 # --------------------------------------------------------------------------- softmax.cu
 
-@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (5, 300), (4, 1000), (2, 4097)])
+# cols % 4 == 0 up to 8192 take the register-cached float4 path; the rest loop over memory.
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (5, 300), (4, 1000), (2, 4097),
+                                        (3, 8192), (2, 8200), (9, 1024)])
 def test_softmax_rows_matches_numpy(rows, cols):
     x = uniform(rows, cols, low=-5, high=5)
     got = to_host(kernels.softmax_rows(to_device(x), cupy.empty((rows, cols), cupy.float32)))
@@ -196,7 +247,8 @@ def test_softmax_rows_is_stable_and_deterministic():
     np.testing.assert_array_equal(to_host(in_place), first)
 
 
-@pytest.mark.parametrize("rows, cols", [(1, 2), (3, 7), (5, 300), (4, 1024), (2, 4097)])
+@pytest.mark.parametrize("rows, cols", [(1, 2), (3, 7), (5, 300), (4, 1024), (2, 4097), (3, 8192),
+                                        (2, 8200)])
 def test_layernorm_rows_matches_numpy(rows, cols):
     x = uniform(rows, cols, low=-3, high=5)  # non-zero mean: the two-pass form matters
     gamma, beta = uniform(cols, low=0.5, high=1.5), uniform(cols)
@@ -208,7 +260,8 @@ def test_layernorm_rows_matches_numpy(rows, cols):
 
 # --------------------------------------------------------------------------- stencil.cu
 
-@pytest.mark.parametrize("ny, nx", [(3, 3), (5, 7), (33, 17), (512, 512)])
+@pytest.mark.parametrize("ny, nx", [(3, 3), (5, 7), (33, 17), (512, 512), (1, 40), (70, 1),
+                                    (129, 65)])
 def test_jacobi_step_is_bitwise_numpy(ny, nx):
     src = uniform(ny, nx, low=0, high=1)
     got = kernels.jacobi_step(to_device(src), cupy.empty((ny, nx), cupy.float32))

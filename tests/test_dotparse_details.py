@@ -1,0 +1,383 @@
+"""The DOT reader's pieces, pinned exactly: what each helper makes of its input.
+
+Mutation testing (tests/mutation/REPORT.md) found these unguarded: a flipped condition or a
+dropped value in them changed no test's outcome. CUDA's output comes from the recorded dumps
+(tests/data/dumps/), edited where a test needs a damaged one; the hand-written inputs are
+generic DOT, JSON, or a single label field handed to the helper that reads it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+
+import pytest
+from _paths import recorded
+
+from accelgraph_cli.dot import labels, scan
+from accelgraph_cli.dot.load import _gunzip
+from accelgraph_cli.dot.parse import DotParseError, load_model, load_model_bytes, parse_dot
+from accelgraph_cli.dot.read import STDIN, read_graph
+from accelgraph_cli.model.graph_model import GraphModel, ModelLoadError, Node
+
+
+def _text(name: str) -> str:
+    path = recorded(name)
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode()
+
+
+MODEL_JSON = json.dumps(GraphModel([Node("a", "empty")], []).to_json()).encode()
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+# ------------------------------------------------------------ CUDA dump or generic DOT
+
+
+def test_a_cuda_dump_without_nodes_is_still_a_cuda_dump():
+    # The recorded chain with every node and edge statement cut out: CUDA's clusters remain.
+    text = _text("chain_basic.dot")
+    frame = ("digraph", "subgraph", "label=", "}")
+    empty = "".join(line for line in text.splitlines(keepends=True) if line.startswith(frame))
+    assert empty.count("subgraph cluster_") == 1
+    model = parse_dot(empty, filename="empty.dot")
+    assert (model.source, model.nodes, model.edges) == ("dot-basic", [], [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "digraph dot { }",  # CUDA's graph name, but no cluster: not a dump
+        "digraph G { subgraph cluster_0 { } }",  # a cluster, but not CUDA's graph name
+        "digraph DOT { subgraph cluster_0 { } }",
+    ],
+)
+def test_node_less_dot_that_is_not_cuda_is_generic(text):
+    model = parse_dot(text)
+    assert (model.source, model.nodes, model.edges) == ("dot-generic", [], [])
+
+
+def test_nodes_in_a_cluster_are_not_enough_for_a_cuda_dump():
+    # Every node must also be named graph_N_node_K: plain names in a cluster are generic DOT.
+    model = parse_dot("digraph G { subgraph cluster_0 { a -> b; } }")
+    assert model.source == "dot-generic"
+    assert [(n.id, n.kind, n.name, n.params) for n in model.nodes] == [
+        ("a", "unknown", "a", {}),
+        ("b", "unknown", "b", {}),
+    ]
+
+
+def test_a_cuda_node_name_outside_a_cluster_is_not_a_cuda_dump():
+    model = parse_dot('digraph dot { "graph_0_node_0" -> "graph_0_node_1"; }')
+    assert model.source == "dot-generic"
+    assert model.edges == [("graph_0_node_0", "graph_0_node_1")]
+
+
+# ------------------------------------------------------------------------ generic DOT
+
+
+def test_generic_nodes_keep_a_label_only_where_it_differs_from_the_id():
+    model = parse_dot('digraph G { a [label="Alpha \\n beta"]; b [label="b"]; c; a -> b; b -> d; }')
+    assert [(n.id, n.kind, n.name, n.params) for n in model.nodes] == [
+        ("a", "unknown", "Alpha beta", {"label": "Alpha beta"}),
+        ("b", "unknown", "b", {}),
+        ("c", "unknown", "c", {}),
+        ("d", "unknown", "d", {}),
+    ]
+
+
+# ------------------------------------------------------------------- comments, lines
+
+
+def test_a_comment_over_several_lines_becomes_that_many_line_breaks():
+    text = 'digraph G {\n/* one\ntwo\n*/ a -> b;\n# three\n c [label="x\n}\n'
+    model_text = text.replace('c [label="x\n}', "c;\n}")
+    model = parse_dot(model_text)
+    assert [n.id for n in model.nodes] == ["c", "a", "b"]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text, filename="x.dot")
+    assert str(caught.value) == "x.dot:6: unterminated string (file truncated?)"
+
+
+# ------------------------------------------------------------- basic labels' detail line
+
+
+def test_basic_memset_and_memcpy_details_from_recorded_dumps():
+    memops = {n.id: (n.kind, n.params) for n in load_model(recorded("memops_basic.dot")).nodes}
+    assert memops["graph_6_node_0"] == ("memset", {"value": 0, "bytes": 262144})
+    assert memops["graph_6_node_1"] == ("memcpy", {"direction": "DtoD", "bytes": 262144})
+    assert memops["graph_6_node_2"] == ("memcpy", {"direction": "HtoD", "bytes": 262144})
+    # "UtoU" is how basic dumps write cudaMemcpyDefault.
+    alloc = {n.id: (n.kind, n.params) for n in load_model(recorded("asyncalloc_basic.dot")).nodes}
+    assert alloc["graph_7_node_5"] == ("memcpy", {"direction": "default", "bytes": 4194304})
+    assert alloc["graph_7_node_0"] == ("mem_alloc", {})
+
+
+@pytest.mark.parametrize(
+    "kind, detail, params",
+    [
+        ("memset", "7,64", {"value": 7, "bytes": 64}),
+        ("memset", "7,64,1", {"detail": "7,64,1"}),
+        ("memset", "x,64", {"detail": "x,64"}),
+        ("memcpy", "DtoH,64", {"direction": "DtoH", "bytes": 64}),
+        ("memcpy", "PtoP,64", {"direction": "PtoP", "bytes": 64}),  # unknown words kept
+        ("memcpy", "DtoH,many", {"detail": "DtoH,many"}),
+        ("memcpy", "64", {"detail": "64"}),
+        ("mem_alloc", "4096", {"bytes": 4096}),
+        ("mem_alloc", "4096,2", {"detail": "4096,2"}),
+        ("mem_alloc", "big", {"detail": "big"}),
+        ("host", "12", {"detail": "12"}),
+        ("host", "1,2", {"detail": "1,2"}),
+    ],
+)
+def test_basic_detail_line_by_kind(kind, detail, params):
+    found: dict = {}
+    labels._basic_detail(kind, detail, found)
+    assert found == params
+
+
+# ------------------------------------------------------------------ conditional bodies
+
+
+def test_conditional_node_names_its_body_by_handle():
+    model = load_model(recorded("conditional_verbose.dot"))
+    node = model.node("graph_11_node_1")
+    assert node.kind == "conditional"
+    assert node.params == {
+        "handle_node": "0x0000000017DB3E20",
+        "handle_conditional": 1,
+        "conditional_type": "IF",
+        "handle_body_true": "graph_12",
+        "handle_child_graph": "graph_12",
+    }
+    assert [n.kind for n in node.child.nodes] == ["memset"]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_gunzip_reads_a_handle_and_names_a_damaged_file():
+    data = gzip.compress(b"digraph G { a; }")
+    assert _gunzip(io.BytesIO(data), "g.dot.gz") == b"digraph G { a; }"
+    with pytest.raises(DotParseError) as caught:
+        _gunzip(io.BytesIO(data[:-6]), "g.dot.gz")
+    assert str(caught.value).startswith("g.dot.gz: damaged gzip file (")
+
+
+def test_json_nested_too_deeply_is_one_line_naming_the_file():
+    with pytest.raises(ModelLoadError) as caught:
+        load_model_bytes(b"[" * 100_000 + b"]" * 100_000, filename="deep.json")
+    assert str(caught.value) == "deep.json: invalid JSON: nested too deeply"
+
+
+# ------------------------------------------------------------- damaged CUDA dumps
+
+
+def test_an_edge_to_a_node_never_declared_is_named():
+    text = _text("chain_basic.dot")
+    start = text.index('"graph_1_node_0"[')
+    end = text.index('"];', start) + 3
+    first = "graph_1_node_0"
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text[:start] + text[end:], filename="cut.dot")
+    assert str(caught.value).startswith("cut.dot: edge ")
+    assert str(caught.value).endswith(f"names a node never declared: {first!r}")
+
+
+def test_a_long_node_name_is_cut_to_sixty_characters_in_messages():
+    text = _text("chain_basic.dot")
+    first = "graph_1_node_0"
+    edge = text.index(f'"{first}" ->')
+    long_name = "graph_0_node_" + "7" * 60
+    damaged = text[:edge] + f'"{first}" -> "{long_name}";\n' + text[edge:]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(damaged, filename="long.dot")
+    brief = repr(long_name[:57] + "...")
+    assert str(caught.value) == (
+        f"long.dot: edge {first!r} -> {brief} names a node never declared: {brief}"
+    )
+
+
+@pytest.mark.parametrize("length, brief", [(59, "a" * 59), (60, "a" * 60), (61, "a" * 57 + "...")])
+def test_brief_keeps_sixty_characters(length, brief):
+    assert scan._brief("a" * length) == repr(brief)
+
+
+def test_an_edge_between_two_clusters_names_the_line_of_its_source():
+    text = _text("kinds_basic.dot")
+    damaged = text.replace(
+        '"graph_9_node_4" -> "graph_9_node_5";',
+        '"graph_9_node_4" -> "graph_9_node_5";\n"graph_9_node_5" -> "graph_10_node_0";',
+    )
+    line = _line_of(damaged, '"graph_9_node_5"[')
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(damaged, filename="k.dot")
+    assert str(caught.value) == (
+        f"k.dot:{line}: edge 'graph_9_node_5' -> 'graph_10_node_0' joins two graphs "
+        "(not what CUDA writes)"
+    )
+
+
+def test_a_record_label_cut_short_names_the_node_and_its_line():
+    text = _text("conditional_verbose.dot")
+    damaged = text.replace("| {True|graph_12}\n}", "| {True|graph_12\n}")
+    line = _line_of(damaged, '"graph_11_node_1"[')
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(damaged, filename="c.dot")
+    assert str(caught.value) == (
+        f"c.dot:{line}: node 'graph_11_node_1': unclosed '{{' in record label (file damaged?)"
+    )
+
+
+def test_document_line_of_a_node_and_of_an_unknown_one():
+    document = scan._scan('digraph G {\n a [label="a"];\n\n b [label="x"];\n}', "d.dot")
+    assert [document.line_of("a"), document.line_of("b"), document.line_of("zz")] == [2, 4, 1]
+
+
+# ------------------------------------------------------- read_graph: path or stdin
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_read_graph_from_stdin_gzipped_or_not(monkeypatch):
+    raw = recorded("chain_basic.dot").read_bytes()
+    expected = [(n.id, n.kind, n.name) for n in load_model(recorded("chain_basic.dot")).nodes]
+    for data in (raw, gzip.compress(raw)):
+        _stdin(monkeypatch, data)
+        loaded = read_graph(STDIN)
+        assert (loaded.name, loaded.saved_model, loaded.undirected) == ("<stdin>", False, False)
+        assert [(n.id, n.kind, n.name) for n in loaded.model.nodes] == expected
+
+
+def test_read_graph_names_damaged_gzip_on_stdin(monkeypatch):
+    _stdin(monkeypatch, gzip.compress(b"digraph G { a; }")[:-6])
+    with pytest.raises(DotParseError) as caught:
+        read_graph(STDIN)
+    assert str(caught.value).startswith("<stdin>: damaged gzip data (")
+
+
+def test_read_graph_errors_on_stdin_name_stdin(monkeypatch):
+    _stdin(monkeypatch, b"hello\n")
+    with pytest.raises(DotParseError) as caught:
+        read_graph(STDIN)
+    assert str(caught.value) == "<stdin>:1: not a DOT graph (expected 'digraph ...')"
+
+
+@pytest.mark.parametrize(
+    "data, saved_model, undirected",
+    [
+        (b"\xef\xbb\xbf\n  " + MODEL_JSON, True, False),  # BOM, then space, then the object
+        (b"graph G { a -- b }", False, True),
+        (b"/* c */ strict graph G { a -- b }", False, True),
+        (b"digraph G { a -> b }", False, False),
+    ],
+)
+def test_read_graph_says_what_the_file_was(tmp_path, monkeypatch, data, saved_model, undirected):
+    path = tmp_path / "g.in"
+    path.write_bytes(data)
+    loaded = read_graph(str(path))
+    assert (loaded.name, loaded.saved_model, loaded.undirected) == (str(path), saved_model, undirected)
+    _stdin(monkeypatch, data)
+    piped = read_graph(STDIN)
+    assert (piped.name, piped.saved_model, piped.undirected) == ("<stdin>", saved_model, undirected)
+
+
+def test_read_graph_of_a_gzipped_file_looks_into_it(tmp_path):
+    path = tmp_path / "g.dot.gz"
+    path.write_bytes(gzip.compress(b"graph G { a -- b }"))
+    loaded = read_graph(str(path))
+    assert (loaded.saved_model, loaded.undirected) == (False, True)
+    assert loaded.model.edges == [("a", "b")]
+
+
+def test_read_graph_head_cut_inside_a_character_is_no_error(tmp_path):
+    # The first 4096 bytes end inside a three-byte character: the head is only sniffed.
+    label = "é" * 3000  # 6000 bytes
+    data = ("digraph G { a [label=\"" + label + "\"]; }").encode()
+    assert len(data[:4096].decode("utf-8", errors="replace")) < 4096
+    path = tmp_path / "wide.dot"
+    path.write_bytes(data)
+    loaded = read_graph(str(path))
+    assert loaded.model.node("a").name == label
+
+
+# ------------------------------------------------------------ clusters and kernels
+
+
+def test_two_unrelated_graphs_in_one_dump_are_kept_side_by_side():
+    chain, memops = _text("chain_basic.dot"), _text("memops_basic.dot")
+    both = chain[: chain.rindex("}")] + memops[memops.index("subgraph") : memops.rindex("}")] + "}\n"
+    model = parse_dot(both, filename="both.dot")
+    first, second = load_model(recorded("chain_basic.dot")), load_model(recorded("memops_basic.dot"))
+    assert model.source == "dot-basic"
+    assert [n.id for n in model.nodes] == [n.id for n in first.nodes + second.nodes]
+    assert model.edges == first.edges + second.edges
+
+
+def test_a_node_statement_without_label_or_shape():
+    text = _text("chain_basic.dot")
+    no_label = text.replace(' label="0\ncupy_add__float32_float_float32\n"', "", 1)
+    node = parse_dot(no_label).node("graph_1_node_0")
+    assert (node.kind, node.name, node.params) == ("unknown", None, {})
+    no_shape = text.replace('shape="octagon" label="0', 'label="0', 1)
+    node = parse_dot(no_shape).node("graph_1_node_0")
+    # Without the octagon the kernel's name is just a word CUDA did not explain.
+    assert (node.kind, node.name) == ("unknown", None)
+    assert node.params == {"cuda_type": "cupy_add__float32_float_float32"}
+
+
+def test_mangled_kernel_names_are_demangled_once_parsed():
+    model = load_model(recorded("torch_mlp.dot"))
+    softmax = model.node("graph_13_node_3")
+    assert softmax.params["demangled"] == (
+        "void (anonymous namespace)::softmax_warp_forward<float, float, float, 5, false, false>"
+        "(float*, float const*, int, int, int, bool const*, int, bool)"
+    )
+    assert all(n.params["demangled"].startswith("void ") for n in model.nodes)
+    raw = parse_dot(_text("torch_mlp.dot"), demangle=False)
+    assert all("demangled" not in n.params for n in raw.nodes)
+
+
+def test_only_kernels_are_demangled():
+    # A generic node may be named like a mangled symbol; it is not a kernel.
+    assert parse_dot('digraph { "_Z1fv" }').nodes[0].params == {}
+
+
+# --------------------------------------------------------------------- file errors
+
+
+def test_a_path_through_a_file_cannot_be_read(tmp_path):
+    plain = tmp_path / "plain.dot"
+    plain.write_text("digraph G { a; }")
+    with pytest.raises(ModelLoadError) as caught:
+        load_model(plain / "inner.dot")
+    assert str(caught.value) == f"{plain / 'inner.dot'}: cannot read: Not a directory"
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    path = tmp_path / "latin.dot"
+    path.write_bytes(b'digraph G {\n a [label="caf\xe9"];\n}\n')
+    with pytest.raises(DotParseError) as caught:
+        load_model(path)
+    assert str(caught.value) == f"{path}:2: not UTF-8 text (byte 0xe9); not a DOT or JSON graph"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("digraph G {\n a;\n}\n}\n", "b.dot:4: unbalanced '}'"),
+        ("digraph G { }\n\ndigraph H { }", "b.dot:3: more than one graph in the file"),
+    ],
+)
+def test_a_statement_out_of_place_is_named_by_its_own_line(text, message):
+    # Not by the line where the whitespace before it starts (the end of the statement before).
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text, filename="b.dot")
+    assert str(caught.value) == message
