@@ -91,3 +91,37 @@ def test_fast_reader_reads_a_small_basic_dump():
 )
 def test_fast_reader_leaves_unusual_text_to_the_general_path(text):
     assert dotparse._read_cuda_layout(text) is None
+
+
+EDGE = '"graph_0_node_0" -> "graph_0_node_1" [headlabel=0];\n'
+
+
+@pytest.mark.parametrize(
+    "edges",
+    [
+        '"graph_0_node_0" -> "graph_0_node_1" [headlabel=0] ;\n',  # a space before ";"
+        '"graph_0_node_0" ->  "graph_0_node_1";\n',  # two spaces after "->"
+        '"graph_0_node_0" -> "graph_0_node_1" [headlabel=x];\n',  # not a number
+        '"graph_0_node_0" -> "graph_0_node_1"\n',  # no ";"
+        EDGE + 'x\n',  # stray text after the edges
+        EDGE + '"graph_0_node_1";\n',  # a quoted id alone
+        EDGE.replace('"graph_0_node_1"', '"graph_0_node_1 "'),  # an id with a space
+        EDGE.replace("0];", "\u0660];"),  # an Arabic-Indic zero
+        EDGE + "\u00a0" + EDGE,  # a no-break space between two edges
+    ],
+    ids=["space-semicolon", "two-spaces", "label-word", "no-semicolon", "stray-text",
+         "lone-id", "id-space", "unicode-digit", "unicode-space"],
+)
+def test_fast_reader_leaves_unusual_edges_to_the_general_path(edges):
+    text = CHAIN.replace(EDGE, edges)
+    assert text != CHAIN
+    assert dotparse._read_cuda_layout(text) is None
+
+
+@pytest.mark.parametrize("edges", [EDGE, EDGE.rstrip("\n"), EDGE.replace(" [headlabel=0]", ""),
+                                   EDGE + "\n\t \n" + EDGE, EDGE.replace(";\n", ";") + EDGE])
+def test_fast_reader_takes_every_spacing_of_edges_the_general_path_takes(edges):
+    text = CHAIN.replace(EDGE, edges)
+    fast = dotparse._read_cuda_layout(text)
+    assert fast is not None
+    assert fast.to_json() == _general(text, "chain").to_json()

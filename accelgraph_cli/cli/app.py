@@ -22,6 +22,7 @@ from typer.core import TyperArgument, TyperCommand
 from .. import __version__
 from ..enums import CaptureErrorMode, ExitCode, PoolKind
 from ..errors import AccelgraphError
+from ..gcpause import cyclic_gc_paused
 
 
 class _Command(TyperCommand):
@@ -385,16 +386,17 @@ def show(
         raise AccelgraphError("--depth applies to --focus NODE; without --focus the whole graph "
                               "is drawn")
     out_format = _picture_format(out) if out is not None else None
-    loaded = read_graph(file)
-    model = loaded.model
-    target = _resolve_node(model, focus) if focus is not None else None  # before any output
-    if out is not None:
-        _write_picture(model, out, out_format)
-    if json_out:
-        print(json.dumps(model.to_json(), indent=2))
-        return
-    _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
-                 saved_model=loaded.saved_model, undirected=loaded.undirected)
+    with cyclic_gc_paused():  # the whole command: see gcpause's docstring
+        loaded = read_graph(file)
+        model = loaded.model
+        target = _resolve_node(model, focus) if focus is not None else None  # before any output
+        if out is not None:
+            _write_picture(model, out, out_format)
+        if json_out:
+            print(json.dumps(model.to_json(), indent=2))
+            return
+        _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
+                     saved_model=loaded.saved_model, undirected=loaded.undirected)
 
 
 _PICTURE_FORMATS = {".svg": "svg", ".png": "png", ".json": "json"}
@@ -659,14 +661,15 @@ def diff(
         if given:
             raise AccelgraphError(f"{'/'.join(given)} apply to scenarios (captured first); "
                                   f"{a} and {b} are saved graphs")
-    side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
-    side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
-    _check_ignored(ignored, side_a, side_b)
-    result = diff_models(side_a, side_b, ignore=ignored)
-    if json_out:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
+    with cyclic_gc_paused():  # the whole command: see gcpause's docstring
+        side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
+        side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
+        _check_ignored(ignored, side_a, side_b)
+        result = diff_models(side_a, side_b, ignore=ignored)
+        if json_out:
+            print(json.dumps(result.to_json(), indent=2))
+        else:
+            _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
     raise typer.Exit(result.exit_code)
 
 
@@ -675,6 +678,8 @@ def _check_ignored(ignored: set, *models) -> None:
     parameters there are."""
     from ..model.graph_model import stable_params
 
+    if not ignored:
+        return  # nothing to check: no need to read every node's parameters
     known = {key for model in models for graph in model.walk() for node in graph.nodes
              for key in stable_params(node)}
     unknown = sorted(ignored - known)

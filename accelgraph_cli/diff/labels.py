@@ -7,7 +7,7 @@ and a digest of the node's child graph; a *coarse* label is kind and name only.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ..model.graph_model import GraphModel, Node, is_stable_param
@@ -60,6 +60,9 @@ class Labeler:
         # id(model) -> (model, labels): the model is held so that its id cannot be reused by
         # another model while the entry exists (a stale hit would give it the wrong labels)
         self.cache: dict[int, tuple[GraphModel, tuple[list[int], list[int]]]] = {}
+        # Per kind with several shared keys: their values in one call (params.get for each
+        # key when a node lacks one, so a missing key still reads as None).
+        self.getters = {kind: itemgetter(*keys) for kind, keys in shared_keys.items() if len(keys) > 1}
 
     def labels(self, model: GraphModel) -> tuple[list[int], list[int]]:
         """(fine, coarse) label ids of the model's nodes, in node order."""
@@ -69,12 +72,19 @@ class Labeler:
         fine_ids, coarse_ids, shared = self.fine_ids, self.coarse_ids, self.shared_keys
         fine, coarse = [], []
         no_keys: tuple = ()
+        getters = self.getters
         for node in model.nodes:
             params = node.params
             head = (node.kind, params.get("demangled") or node.name)  # node.display_name, inlined
             coarse.append(coarse_ids.setdefault(head, len(coarse_ids)))
             keys = shared.get(node.kind, no_keys)
-            values = tuple(map(params.get, keys)) if keys else no_keys
+            if len(keys) > 1:
+                try:  # one itemgetter call when the node has every key (the usual case)
+                    values = getters[node.kind](params)
+                except KeyError:
+                    values = tuple(map(params.get, keys))
+            else:
+                values = tuple(map(params.get, keys)) if keys else no_keys
             child = self._digest(node.child) if node.child is not None else None
             key = (head, values, child)
             try:

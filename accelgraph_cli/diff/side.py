@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 from ..model.graph_model import GraphModel
 from .labels import Labeler
 from .order import Neighbourhoods, canonical_order, wl_hashes
@@ -37,8 +35,7 @@ class Side:
     def edges(self) -> tuple[list[int], list[int]]:
         """The edges as node indices: (sources, targets), in the model's edge order."""
         if self._edges is None:
-            at, edges = self.position.__getitem__, self.model.edges
-            self._edges = list(map(at, map(_source, edges))), list(map(at, map(_target, edges)))
+            self._edges = self.model.edge_indices()
         return self._edges
 
     @property
@@ -71,9 +68,6 @@ class Side:
         )
         side._hashes, side._edges, side._edge_set = self._hashes, self._edges, self._edge_set
         return side
-
-
-_source, _target = itemgetter(0), itemgetter(1)
 
 
 def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables: list[dict]) -> Side:

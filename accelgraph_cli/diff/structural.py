@@ -59,7 +59,8 @@ hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (
 from __future__ import annotations
 
 from collections import Counter
-from itertools import repeat
+from itertools import compress, repeat
+from operator import not_
 
 from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
@@ -192,7 +193,9 @@ def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list
     the other way. One entry per edge, duplicates included, in no particular order."""
     sources, targets = side.edges
     at = image.__getitem__
-    missing = set(zip(map(at, sources), map(at, targets))).difference(other.edge_set)
+    images = list(zip(map(at, sources), map(at, targets)))
+    # Only the few edges that are missing go into a set, not all of them.
+    missing = set(compress(images, map(not_, map(other.edge_set.__contains__, images))))
     rewired = []
     for t, u in missing:
         if t >= 0 and u >= 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from itertools import chain
+from operator import attrgetter
 
 from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
@@ -25,16 +25,17 @@ _CUDA_STATEMENT = re.compile(
       | \}
     )
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 _NODE, _EDGES, _CLUSTER = 2, 4, 6  # Match.lastindex of each statement; None: a brace
-# Each edge of a cluster's run of edges, and ("", "") for any other text among them: no node
-# has the id "", so such text makes the run fail, and the general path words the error.
-_CUDA_EDGE_OR_OTHER = re.compile(
-    r'"(graph_\d+_node_\d+)"\x20->\x20"(graph_\d+_node_\d+)"(?:\x20\[headlabel=\d+\])?;|\S'
-)
-_CUDA_HEADER = re.compile(r"\s*digraph\x20dot\x20\{")
+# What follows an edge statement's target up to the next edge's source (or the cluster's
+# closing brace): see _edge_ends.
+_CUDA_EDGE_TAIL = re.compile(r"(?:\x20\[headlabel=\d+\])?;\s*", re.ASCII)
+_CUDA_HEADER = re.compile(r"\s*digraph\x20dot\x20\{", re.ASCII)
 _TRAILING_SPACE = re.compile(r"\s*\Z")
+# The statement, edge and header regexes and the node readers' are ASCII-only (\d is [0-9],
+# \s ASCII space), so sre tests those classes without Unicode tables. Text they refuse
+# (other digits or spaces) is read by the general path, which gives the same model.
 # How many node readers (shapes of statement) to try before the statement regex.
 _READERS = 6
 
@@ -67,7 +68,6 @@ class _Layout:
         self.labels: dict[str, str] = {}
         self.all_ids: set[str] = set()
         self.readers: list[_NodeReader] = []  # most recently used first
-        self.strings: dict[str, str] = {}  # one string per address that repeats
 
     def read(self) -> GraphModel | None:
         text = self.text
@@ -78,7 +78,6 @@ class _Layout:
         match = _CUDA_STATEMENT.match
         cluster = nodes = found = None  # the cluster being read, its nodes, its edges as read
         reader = None  # the reader of the last node
-        strings = self.strings
         while True:
             if cluster is not None and self.readers:
                 # The next node is most likely of the shape that followed the last one before.
@@ -87,7 +86,7 @@ class _Layout:
                 if m is None:
                     m, expected = self._match_reader(pos)
                 if m is not None:
-                    nodes.append(expected.node(m.groups(), strings))
+                    nodes.append(expected.node(m.groups()))
                     if reader is not None:
                         reader.next = expected
                     reader = expected
@@ -119,7 +118,10 @@ class _Layout:
                 brace = text.find("}", pos)
                 if brace < 0:
                     return None
-                found.append(_CUDA_EDGE_OR_OTHER.findall(text, pos, brace))
+                ends = _edge_ends(text[pos:brace])
+                if ends is None:
+                    return None
+                found.append(ends)
                 pos = brace
             elif what == _CLUSTER:
                 name, label = m.group(5, 6)
@@ -164,10 +166,29 @@ class _Layout:
     def _close(self, name: str, nodes: list, found: list) -> bool:
         """The end of a cluster: its edges, with the node ids' own strings; False if a node
         repeats or an edge is not between two nodes of this cluster."""
-        ids = {node.id: node.id for node in nodes}
+        node_ids = list(map(_node_id, nodes))
+        ids = dict(zip(node_ids, node_ids))
         if len(ids) != len(nodes) or not self.all_ids.isdisjoint(ids):
             return False
         self.all_ids.update(ids)
-        ends = list(map(ids.__getitem__, chain.from_iterable(chain.from_iterable(found))))
-        self.graphs[name].edges = list(zip(ends[0::2], ends[1::2]))
+        edges = self.graphs[name].edges
+        at = ids.__getitem__  # KeyError for an end not in this cluster: the general path decides
+        for sources, targets in found:
+            edges += zip(map(at, sources), map(at, targets))
         return True
+
+
+_node_id = attrgetter("id")
+
+
+def _edge_ends(block: str) -> tuple[list[str], list[str]] | None:
+    """The sources and targets of a cluster's run of edge statements exactly as CUDA writes
+    them (``"graph_0_node_1" -> "graph_0_node_2" [headlabel=0];`` with any whitespace after
+    each), None for any other text. Split at the quotes in one call instead of matching
+    statement by statement; the ends are checked against the cluster's node ids after."""
+    parts = block.split('"')  # "", source, " -> ", target, tail, source, " -> "...
+    if len(parts) % 4 != 1 or parts[0] or set(parts[2::4]) != {"\x20->\x20"}:
+        return None
+    if not all(map(_CUDA_EDGE_TAIL.fullmatch, set(parts[4::4]))):
+        return None
+    return parts[1::4], parts[3::4]

@@ -294,7 +294,9 @@ class _NodeReader:
                 pieces.append(f"({cls})")
                 group[i] = len(group) + 1
         label = "".join(re.escape(part) + piece for part, piece in zip(template, pieces + [""]))
-        self.match = re.compile(r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];').match
+        # ASCII classes, as layout.py's statement regexes (see there)
+        pattern = r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];'
+        self.match = re.compile(pattern, re.ASCII).match
         self.recipe, self.kind, self.memo, self.literal = recipe, recipe.kind, recipe.memo, literal
         self.topo = group[recipe.topo] if recipe.topo is not None else None
         if literal:
@@ -307,34 +309,44 @@ class _NodeReader:
         self.slow_tokens = tuple(
             (key, group[i]) for i, key in per_node.items() if (key, group[i]) not in addresses
         )
-        self.pointer_keys = tuple(key for key, _ in addresses)
-        self.pointers = _getter([i for _, i in addresses]) if addresses else None
+        # (key, group, slot) of each address (see _put_addresses)
+        self.addresses = tuple((key, i, slot) for slot, (key, i) in enumerate(addresses))
+        self.last_addresses = [None] * len(addresses)
         self.next = None  # the reader that matched after this one last time
         if literal:
             self.node = self._literal_node
 
-    def _literal_node(self, groups: tuple, strings: dict) -> Node:
+    def _literal_node(self, groups: tuple) -> Node:
         """``node`` of a literal reader: one dict copied, the addresses and topoId put in."""
         params = self.shared[0].copy()
-        if self.pointers is not None:
-            found = self.pointers(groups)
-            params.update(zip(self.pointer_keys, map(strings.setdefault, found, found)))
+        self._put_addresses(params, groups)
         for key, index in self.slow_tokens:
             params[key] = _token_value(groups[index])
         topo = self.topo
         name = self.shared[1]
         return Node(groups[0], self.kind, name, params, None, int(groups[topo]) if topo is not None else None)
 
-    def node(self, groups: tuple, strings: dict) -> Node:
-        """The node for one match's groups; ``strings`` shares repeated addresses."""
+    def _put_addresses(self, params: dict, groups: tuple) -> None:
+        """The addresses of one match into ``params``, as written. One assignment each:
+        dict.update(zip(...)) costs four times as much. An address equal to the one this
+        reader read last in its slot shares that string (a kernel's function, a window)."""
+        last = self.last_addresses
+        for key, index, slot in self.addresses:
+            value = groups[index]
+            if value == last[slot]:
+                value = last[slot]
+            else:
+                last[slot] = value
+            params[key] = value
+
+    def node(self, groups: tuple) -> Node:
+        """The node for one match's groups."""
         shared = self.memo.get(self.key_of(groups))
         if shared is None:  # a new combination of numbers (or a full memo): the general fill
             params, name = self.recipe.fill(groups[1:])
         else:
             params, name = shared[0].copy(), shared[1]
-            if self.pointers is not None:
-                found = self.pointers(groups)
-                params.update(zip(self.pointer_keys, map(strings.setdefault, found, found)))
+            self._put_addresses(params, groups)
             for key, index in self.slow_tokens:
                 params[key] = _token_value(groups[index])
             tokens = groups[1:]
@@ -343,10 +355,3 @@ class _NodeReader:
         topo = self.topo
         return Node(groups[0], self.kind, name, params, None, int(groups[topo]) if topo is not None else None)
 
-
-def _getter(indices: list):
-    """itemgetter that always returns a tuple."""
-    if len(indices) == 1:
-        index = indices[0]
-        return lambda groups: (groups[index],)
-    return operator.itemgetter(*indices)

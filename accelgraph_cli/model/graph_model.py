@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import eq, itemgetter
+from operator import attrgetter, eq, itemgetter
 from typing import Any
 
 from ..errors import AccelgraphError
@@ -81,6 +81,7 @@ class _Index:
     position: dict  # id -> index in nodes
     parents: list  # index -> list of parent indices (in edge order)
     children: list  # index -> list of child indices
+    ends: tuple  # (sources, targets): each edge's two node indices, in edge order
     order: list | None = None  # topological order, as indices
     level: list | None = None  # index -> level number
     chain_len: list | None = None  # index -> longest chain ending here (in nodes)
@@ -116,8 +117,9 @@ class GraphModel:
             return index
         with cyclic_gc_paused():  # 2 lists a node: collections would rescan every node
             position = self._positions()
-            parents, children = self._adjacency(position)
-        index = _Index(fingerprint, position, parents, children)
+            ends = self._edge_ends(position)
+            parents, children = self._adjacency(ends)
+        index = _Index(fingerprint, position, parents, children, ends)
         self._index = index
         return index
 
@@ -131,14 +133,21 @@ class GraphModel:
                 seen.add(node.id)
         return position
 
-    def _adjacency(self, position: dict[str, int]) -> tuple[list[list[int]], list[list[int]]]:
+    def _edge_ends(self, position: dict[str, int]) -> tuple[list[int], list[int]]:
+        at = position.__getitem__
+        try:
+            return list(map(at, map(_source, self.edges))), list(map(at, map(_target, self.edges)))
+        except KeyError:
+            for src, dst in self.edges:  # the first edge at fault, for the message
+                if src not in position or dst not in position:
+                    missing = src if src not in position else dst
+                    raise ValueError(f"edge {src} -> {dst} names unknown node {missing!r}") from None
+            raise
+
+    def _adjacency(self, ends: tuple[list[int], list[int]]) -> tuple[list[list[int]], list[list[int]]]:
         parents: list[list[int]] = [[] for _ in self.nodes]
         children: list[list[int]] = [[] for _ in self.nodes]
-        for src, dst in self.edges:
-            try:
-                s, d = position[src], position[dst]
-            except KeyError as missing:
-                raise ValueError(f"edge {src} -> {dst} names unknown node {missing}") from None
+        for s, d in zip(*ends):
             children[s].append(d)
             parents[d].append(s)
         return parents, children
@@ -168,6 +177,11 @@ class GraphModel:
         """
         index = self._ensure_index()
         return index.position, index.parents, index.children
+
+    def edge_indices(self) -> tuple[list[int], list[int]]:
+        """``(sources, targets)``: the two ends of every edge as indices into ``nodes``, in
+        edge order. Cached with the adjacency: read them, never change them."""
+        return self._ensure_index().ends
 
     def roots(self) -> list[str]:
         """Ids of nodes with no parents, in node order."""
@@ -283,7 +297,7 @@ class GraphModel:
         if not self.nodes:
             return []
         counts = Counter(index.level)  # every level from 0 to the highest holds a node
-        return [counts[level] for level in range(len(counts))]
+        return list(map(counts.__getitem__, range(len(counts))))
 
     def max_width(self) -> int:
         """The widest level (0 for an empty graph)."""
@@ -320,7 +334,7 @@ class GraphModel:
         """
         counts: Counter = Counter()
         for graph in self.walk() if recursive else (self,):
-            counts.update(node.kind for node in graph.nodes)
+            counts.update(map(_kind, graph.nodes))
         ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
         ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
         return ordered
@@ -440,6 +454,10 @@ def signature_codes(nodes: list[Node]) -> list[int]:
             key = (node_signature(node),)  # a 1-tuple never equals the 4-tuples above
         out.append(codes.setdefault(key, len(codes)))
     return out
+
+
+_source, _target = itemgetter(0), itemgetter(1)
+_kind = attrgetter("kind")
 
 
 def _no_values(_params: dict) -> tuple:
