@@ -159,7 +159,34 @@ def _held(name: str) -> property:
                     lambda self, value: setattr(self._res, name, value))
 
 
-class Graph:
+class GraphBase:
+    """What Graph (CuPy) and TorchGraph (torch) share on top of their own capture_end,
+    abort_capture and debug_dump: the context manager's exit and debug_dot."""
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        """End the capture. If the body raised, discard the capture and raise CaptureError."""
+        if exc is None:
+            self.capture_end()
+            return False
+        self.abort_capture()
+        if isinstance(exc, CaptureError):
+            return False
+        raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
+
+    def debug_dot(self, flags: str | int = "verbose") -> str:
+        """The DOT text debug_dump would write, as a string (same requirements)."""
+        fd, tmp = tempfile.mkstemp(prefix="accelgraph-", suffix=".dot")
+        os.close(fd)
+        try:
+            self.debug_dump(tmp, flags)
+            with open(tmp, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        finally:
+            os.unlink(tmp)
+
+
+class Graph(GraphBase):
     """A CUDA graph captured from a CuPy stream and replayed on demand.
 
     Args:
@@ -359,17 +386,6 @@ class Graph:
         self.capture_begin()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
-        """End the capture. If the body raised, discard the capture and raise CaptureError."""
-        if exc is None:
-            self.capture_end()
-            return False
-        self.abort_capture()
-        if isinstance(exc, CaptureError):
-            return False
-        raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
-
     # -- executable graph -----------------------------------------------------------------
 
     def instantiate(self) -> None:
@@ -500,19 +516,6 @@ class Graph:
         with atomic_output(path, suffix=".dot") as tmp:
             _write_dot(graph, tmp, bits)
         return path
-
-    def debug_dot(self, flags: str | int = "verbose") -> str:
-        """The DOT text debug_dump would write, as a string (same requirements)."""
-        graph = self._dumpable_graph()
-        bits = debug_dot_flags(flags)
-        fd, tmp = tempfile.mkstemp(prefix="accelgraph-", suffix=".dot")
-        os.close(fd)
-        try:
-            _write_dot(graph, tmp, bits)
-            with open(tmp, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
-        finally:
-            os.unlink(tmp)
 
     @property
     def graph_handle(self) -> int:

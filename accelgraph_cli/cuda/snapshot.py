@@ -32,7 +32,6 @@ from typing import Any
 from ..errors import AccelgraphError
 from . import device as _cuda
 
-_H2D = 1  # cudaMemcpyHostToDevice
 _D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256

@@ -18,13 +18,11 @@ torch is imported when a TorchGraph is constructed, never by ``import accelgraph
 from __future__ import annotations
 
 import os
-import tempfile
-from types import TracebackType
 from typing import Any
 
 from ..enums import CaptureErrorMode
 from ..errors import CaptureError, GraphStateError
-from .graph import _describe
+from .graph import GraphBase, _describe
 
 
 def _torch():
@@ -48,7 +46,7 @@ def torch_pool_bytes(pool: tuple[int, int]) -> int:
     return total
 
 
-class TorchGraph:
+class TorchGraph(GraphBase):
     """A CUDA graph captured from a torch stream and replayed on demand.
 
     Same constructor and methods as :class:`accelgraph_cli.Graph` (see its docstring for the
@@ -197,17 +195,6 @@ class TorchGraph:
         self.capture_begin()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> bool:
-        """End the capture; if the body raised, discard it and raise CaptureError."""
-        if exc is None:
-            self.capture_end()
-            return False
-        self.abort_capture()
-        if isinstance(exc, CaptureError):
-            return False
-        raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
-
     def instantiate(self) -> None:
         """Build the executable graph (torch's ``instantiate``); again replaces it."""
         if self._capturing:
@@ -275,17 +262,6 @@ class TorchGraph:
         with atomic_output(path, suffix=".dot") as tmp:
             _write_dot(self.graph_handle, tmp, bits)
         return path
-
-    def debug_dot(self, flags: str | int = "verbose") -> str:
-        """The DOT text debug_dump would write, as a string."""
-        fd, tmp = tempfile.mkstemp(prefix="accelgraph-", suffix=".dot")
-        os.close(fd)
-        try:
-            self.debug_dump(tmp, flags)
-            with open(tmp, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
-        finally:
-            os.unlink(tmp)
 
     def __repr__(self) -> str:
         state = "capturing" if self._capturing else "captured" if self._captured else "empty"
