@@ -685,6 +685,20 @@ def test_render_identical_and_narrow_terminals():
         assert "(8,4,4)" in out or width < 60
 
 
+def test_rewired_edges_keep_their_marker_on_a_narrow_terminal():
+    a, b = _edited_chain()
+    diff = diff_models(b, a)  # one edge added, one removed
+    assert text_of(render_diff(diff), width=40).splitlines()[-3:] == [
+        "Edges between matched nodes (+1 -1)",
+        "+ #1 kernel cupy_multiply -> #2 kernel …",
+        "- #4 kernel cupy_add -> #6 kernel cupy_…",
+    ]
+    assert text_of(render_diff(diff, limit=1), width=30).splitlines()[-2:] == [
+        "+ #1 kernel cupy_multiply -> …",
+        "  … 1 more",
+    ]
+
+
 def test_render_nested_child_graph_changes():
     inner = chain_model(4)
     a = GraphModel([Node("graph_0_node_0", "graph", None, {}, child=inner)], [])

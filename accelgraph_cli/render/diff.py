@@ -285,23 +285,27 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
     return out
 
 
-def _edge_rows(diff: GraphDiff, limit: int | None) -> Table:
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True)
-    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+def _edge_rows(diff: GraphDiff, limit: int | None) -> Group:
     rows = [("+", _ADDED_STYLE, diff.b, edge) for edge in diff.edges_added]
     rows += [("-", _REMOVED_STYLE, diff.a, edge) for edge in diff.edges_removed]
     shown = _cap(rows, limit)
+    lines = []
     for marker, style, model, (src, dst) in shown:
-        text = Text()
+        # One line each, cut at the terminal's width: the marker (added or removed) is never
+        # what gives way, as a table column would on a narrow terminal.
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(marker, style=style)
+        text.append(" ")
         text.append_text(_edge_end(model, src))
         text.append(" -> ")
         text.append_text(_edge_end(model, dst))
         side = "B" if model is diff.b else "A"
         text.append(f"  (ids of {side})", style="dim")
-        table.add_row(Text(marker, style=style), text)
-    _more_row(table, len(rows) - len(shown), columns=2)
-    return table
+        lines.append(text)
+    hidden = len(rows) - len(shown)
+    if hidden > 0:
+        lines.append(Text.assemble("  ", (f"… {hidden:,} more", "dim")))
+    return Group(*lines)
 
 
 def _edge_end(model: GraphModel, node_id: str) -> Text:
