@@ -382,3 +382,8 @@ def test_focus_drawing_of_a_node_and_its_child():
      │ cupy_sqrt__float32_float32  │
      └─────────────────────────────┘
 """
+
+
+def test_summary_of_a_single_node_says_node():
+    model = GraphModel([Node("a", "unknown", "a")], [], source="dot-generic")
+    assert text_of(render_summary(model)).splitlines()[-1] == "Critical path  1 node"

@@ -143,7 +143,8 @@ def render_summary(model: GraphModel, saved_model: bool = False):
     table.add_row("Nodes", Text(f"{len(model.nodes):,}  (") + kinds + Text(")") if counts else Text("0"))
     table.add_row("Edges", f"{len(model.edges):,}")
     table.add_row("Levels", f"{len(widths):,}  (max width {max(widths, default=0):,})")
-    table.add_row("Critical path", f"{len(model.critical_path()):,} nodes")
+    path = len(model.critical_path())
+    table.add_row("Critical path", f"{path:,} node{'s' if path != 1 else ''}")
     nested = [g for g in model.walk()][1:]
     if nested:
         inner = sum(len(g.nodes) for g in nested)
