@@ -48,3 +48,32 @@ def text_of(renderable, width: int = 100) -> str:
     console = Console(width=width, force_terminal=False, no_color=True, record=True)
     console.print(renderable)
     return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def styles_of(renderable, width: int = 100) -> list[tuple[str, str]]:
+    """What a colour terminal gets beyond the text: every styled piece as (text, style), in
+    order, the style as rich resolves it (a name rich does not know resolves to "none").
+    Unstyled text and unstyled blanks are left out; neighbouring pieces of one style on one
+    line, with nothing unstyled between them, are joined."""
+    from rich.console import Console
+
+    console = Console(width=width, force_terminal=True, color_system="truecolor", no_color=False)
+    pieces: list[tuple[str, str]] = []
+    joinable = False
+    for segment in console.render(renderable):
+        style = str(segment.style) if segment.style else "none"
+        if style == "none" or segment.control or "\n" in segment.text or (
+            not segment.text.strip() and not _visible_blank(style)
+        ):
+            joinable = joinable and not segment.text.strip() and "\n" not in segment.text and style != "none"
+            continue
+        if joinable and pieces[-1][1] == style:
+            pieces[-1] = (pieces[-1][0] + segment.text, style)
+        else:
+            pieces.append((segment.text, style))
+        joinable = True
+    return pieces
+
+
+def _visible_blank(style: str) -> bool:
+    return any(word in style for word in ("reverse", " on ", "underline"))

@@ -17,7 +17,7 @@ from itertools import pairwise
 
 import pytest
 from _diff_models import chain_model, fork_join_model, kernel, lanes_model, modules_model
-from _paths import DUMPS, MANIFEST, recorded, text_of
+from _paths import DUMPS, MANIFEST, recorded, styles_of, text_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -683,6 +683,84 @@ def test_render_identical_and_narrow_terminals():
         out = text_of(render_diff(diff_models(model, b)), width=width)
         assert max(len(line) for line in out.splitlines()) <= width
         assert "(8,4,4)" in out or width < 60
+
+
+def test_render_diff_colours():
+    a, b = _edited_chain()
+    bold_kernel = [("kernel", "bold cyan")]
+    assert styles_of(render_diff(diff_models(a, b), label_a="a.dot", label_b="b.dot")) == [
+        ("A", "bold"), ("B", "bold"),
+        ("different: ", "bold yellow"), ("+3 added", "bold green"), (" · ", "bold yellow"),
+        ("-1 removed", "bold red"),
+        (" · ~2 changed · 5 unchanged · edges +0 -1 between matched nodes", "bold yellow"),
+        ("A B Δ", "bold"), ("+2", "bold green"), ("  kernel     ", "cyan"), *[("+2", "bold green")] * 4,
+        ("Changed (2)", "bold yellow"),
+        ("~", "yellow"), ("kernel", "cyan"), ("4", "red"), ("16", "green"), ("#2->#2", "dim"),
+        ("~", "yellow"), ("kernel", "cyan"), ("256", "red"), ("128", "green"), ("#3->#3", "dim"),
+        ("Added (3)", "bold green"),
+        ("+", "green"), ("kernel", "cyan"), ("#4, inserted_1, inserted_2", "dim"),
+        ("Removed (1)", "bold red"), ("-", "red"), ("kernel", "cyan"), ("#7", "dim"),
+        ("Edges between matched nodes (+0 -1)", "bold"),
+        ("-", "red"), ("#3 ", "bold"), *bold_kernel, (" cupy_multiply", "bold"),
+        ("#4 ", "bold"), *bold_kernel, (" cupy_add", "bold"), ("  (ids of A)", "dim"),
+    ]
+    # The other way round: the numbers fall (red), and the cut lists end in a dim "… N more".
+    assert styles_of(render_diff(diff_models(b, a), limit=1))[5:] == [
+        (" AB Δ", "bold"), ("-2", "bold red"), ("  kernel     ", "cyan"), *[("-2", "bold red")] * 4,
+        ("Added (2)", "bold green"), ("+", "green"), ("kernel", "cyan"), ("#3, #7", "dim"),
+        ("Removed (4)", "bold red"), ("-", "red"), ("kernel", "cyan"), ("#2", "dim"), ("… 2 more", "dim"),
+        ("Edges between matched nodes (+1 -1)", "bold"),
+        ("+", "green"), ("#1 ", "bold"), *bold_kernel, (" cupy_multiply", "bold"),
+        ("#2 ", "bold"), *bold_kernel, (" cupy_add", "bold"), ("  (ids of B)", "dim"), ("… 1 more", "dim"),
+    ]
+    assert styles_of(render_diff(diff_models(a, a))) == [
+        ("identical: 8 nodes and 7 edges match", "bold green"), ("ABΔ", "bold"), ("  kernel     ", "cyan"),
+    ]
+
+
+def test_render_numbers_are_right_aligned():
+    a = chain_model(20)
+    b = insert_after(a, "graph_0_node_19", [kernel(0, "cupy_add")] * 300)
+    assert text_of(render_diff(diff_models(a, b))).splitlines()[1:8] == [
+        "                  A      B       Δ",
+        "nodes            20    320    +300",
+        "  kernel         20    320    +300",
+        "edges            19    319    +300",
+        "levels           20    320    +300",
+        "max width         1      1",
+        "critical path    20    320    +300",
+    ]
+
+
+def test_render_identical_changes_name_the_first_two_and_the_last_ids():
+    a = chain_model(6, names=("k0",))
+    b = clone(a)
+    for node in b.nodes[1:]:
+        node.params["grid"] = (8, 1, 1)
+    assert text_of(render_diff(diff_models(a, b))).splitlines()[-2:] == [
+        "Changed (5)",
+        "~ 5 × kernel k0  grid 4 -> 8 #1->#1, #2->#2 … #5->#5",
+    ]
+
+
+def test_render_heading_with_one_label_and_a_long_one():
+    a, b = _edited_chain()
+    assert text_of(render_diff(diff_models(a, b), label_b="b.dot")).splitlines()[:2] == ["A", "B b.dot"]
+    long_label = "a" * 30 + ".dot"
+    out = text_of(render_diff(diff_models(a, b), label_a=long_label, label_b="b.dot"), width=20)
+    assert out.splitlines()[:3] == ["A aaaaaaaaaaaaaaaaaa", "  aaaaaaaaaaaa.dot", "B b.dot"]
+
+
+def test_render_ids_give_way_first_below_the_width_they_need():
+    a, b = _edited_chain()
+    # Marker, count and kind take 13 columns; the ids (26) stay while the name keeps 12.
+    added = {width: next(line for line in text_of(render_diff(diff_models(a, b)), width=width).splitlines()
+                         if line.startswith("+ 3 ×"))
+             for width in (51, 52)}
+    assert added == {
+        51: "+ 3 × kernel cupy_add <<<4, 256, 0>>>",
+        52: "+ 3 × kernel cupy_add <<… #4, inserted_1, inserted_2",
+    }
 
 
 def test_rewired_edges_keep_their_marker_on_a_narrow_terminal():
