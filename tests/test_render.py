@@ -9,12 +9,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from _paths import recorded, text_of
+from _paths import recorded, styles_of, text_of
 
 from accelgraph_cli.dot.parse import load_model, parse_dot
 from accelgraph_cli.model.graph_model import GraphModel, Node
+from accelgraph_cli.render import graph as graph_render
 from accelgraph_cli.render.graph import (
+    find_node,
     node_detail,
+    node_name,
     render_focus,
     render_graph,
     render_listing,
@@ -387,3 +390,105 @@ def test_focus_drawing_of_a_node_and_its_child():
 def test_summary_of_a_single_node_says_node():
     model = GraphModel([Node("a", "unknown", "a")], [], source="dot-generic")
     assert text_of(render_summary(model)).splitlines()[-1] == "Critical path  1 node"
+
+
+def test_listing_and_summary_colours():
+    assert styles_of(render_listing(chain_model(4))) == [
+        ("levelnode   ×kind  name    launch / size  after", "bold"), ("  0–3", "dim"), ("× 4", "bold"),
+        ("kernel", "cyan"), ("—    ", "dim"),
+    ]
+    assert styles_of(render_listing(fork_join_model()))[4:] == [
+        ("    1", "dim"), ("kernel", "cyan"), ("#0    ", "dim"), ("kernel", "cyan"), ("#0    ", "dim"),
+        ("    2", "dim"), ("memcpy", "magenta"), ("#2    ", "dim"),
+        ("    3", "dim"), ("kernel", "cyan"), ("#1, #3", "dim"),
+    ]
+    cycle = parse_dot("digraph G { a -> b; b -> a; b -> c }")
+    assert styles_of(render_summary(cycle)) == [
+        ("Source       ", "bold"), ("not a CUDA graph dump; parsed generically", "yellow"),
+        ("Nodes        ", "bold"), ("unknown 3", "white"), ("Edges        ", "bold"),
+        ("Levels       ", "bold"), ("Critical path", "bold"),
+        ("Warning      ", "bold"), ("the graph has a cycle (not a CUDA graph) ", "red"),
+    ]
+
+
+def test_focus_drawing_colours():
+    # The focused box's title is reversed, its border bold; launch lines are dim.
+    assert styles_of(render_focus(fork_join_model(), "graph_0_node_2", 1)) == [
+        ("#0 kernel      ", "cyan"), ("<<<4, 256, 0>>>", "dim"),
+        ("┌───────────────┴───────────────┐", "bold"),
+        ("│", "bold"), ("#2 kernel                    ", "reverse cyan"),
+        *[("│", "bold")] * 4, ("<<<(8,4,4), (32,4,1), 256>>> ", "dim"), ("│", "bold"),
+        ("└───────────────┬───────────────┘", "bold"),
+        ("#3 memcpy      ", "magenta"), ("DtoH · 2.0 KiB ", "dim"),
+    ]
+
+
+def test_summary_of_a_live_graph_with_one_allocation_and_no_demangler(monkeypatch):
+    monkeypatch.setattr(graph_render, "demangler_name", lambda: None)
+    model = GraphModel(
+        [kernel(0, "_Z6scale2Pf"), Node("graph_0_node_1", "mem_alloc", None, {"bytes": 4096})],
+        [("graph_0_node_0", "graph_0_node_1")],
+        source="live",
+    )
+    assert text_of(render_summary(model)) + "\n" == """\
+Source         live captured graph
+Nodes          2  (kernel 1 · mem_alloc 1)
+Edges          1
+Levels         2  (max width 1)
+Critical path  2 nodes
+Allocated      4.0 KiB  in 1 mem_alloc node
+Names          no C++ demangler found (install binutils for c++filt): names shown as written
+"""
+    assert styles_of(render_summary(model))[-2:] == [
+        ("Names        ", "bold"),
+        ("no C++ demangler found (install binutils for c++filt): names shown as written", "dim"),
+    ]
+    demangled = GraphModel([kernel(0, "_Z6scale2Pf", demangled="scale2(float*)")], [], source="live")
+    assert "Names" not in text_of(render_summary(demangled))
+
+
+def test_summary_source_of_an_unknown_origin_and_of_a_saved_generic_model():
+    unknown = GraphModel([Node("a", "unknown", "a")], [], source=None)
+    assert text_of(render_summary(unknown)).splitlines()[0] == "Source         unknown"
+    generic = GraphModel([Node("a", "unknown", "a")], [], source="dot-generic")
+    assert text_of(render_summary(generic, saved_model=True)).splitlines()[0] == (
+        "Source         accelgraph JSON model, saved from a DOT that is not a CUDA graph dump"
+    )
+
+
+def nested_model() -> GraphModel:
+    inner = GraphModel([Node("graph_1_node_0", "kernel", "inner_k", {}), Node("graph_1_node_1", "empty")],
+                       [("graph_1_node_0", "graph_1_node_1")])
+    single = GraphModel([Node("graph_2_node_0", "memset", None, {"bytes": 64})], [])
+    return GraphModel(
+        [Node("graph_0_node_0", "graph", None, {}, child=inner),
+         Node("graph_0_node_1", "graph", None, {}, child=single)],
+        [("graph_0_node_0", "graph_0_node_1")],
+        source="dot-verbose",
+    )
+
+
+def test_find_node_by_full_id_short_id_and_nested_reference():
+    model = nested_model()
+    inner, single = model.nodes[0].child, model.nodes[1].child
+    assert find_node(model, "graph_1_node_1") == (inner, "graph_1_node_1")
+    assert find_node(model, "#1") == (model, "graph_0_node_1")
+    assert find_node(model, "1") == (model, "graph_0_node_1")
+    assert find_node(model, "g1#0") == (inner, "graph_1_node_0")
+    assert find_node(model, "g2#0") == (single, "graph_2_node_0")
+    for missing in ("g3#0", "#7", "inner_k"):
+        with pytest.raises(KeyError):
+            find_node(model, missing)
+    assert short_id("graph_12_node_3", with_graph=True) == "g12#3"
+
+
+def test_node_names_and_details_of_every_shape():
+    model = nested_model()
+    assert [node_name(n) for n in model.nodes] == ["2 nodes inside", "1 node inside"]
+    assert node_name(Node("a", "unknown", "a  label\n  on  lines")) == "a label on lines"
+    assert node_name(Node("a", "unknown", "x" * 70), max_len=10) == "xxxxxxxxx…"
+    assert node_name(Node("a", "memcpy", "copy  " + "y" * 70), max_len=10) == "copy  " + "y" * 70
+    assert node_detail(Node("k", "kernel", "k", {"block": (32, 1, 1)})) == "<<<?, 32, 0>>>"
+    assert node_detail(Node("k", "kernel", "k", {"grid": (2, 1, 1)})) == "<<<2, ?, 0>>>"
+    assert node_detail(Node("m", "memset", None, {"bytes": 64})) == "64 B"
+    assert node_detail(Node("m", "memset", None, {"value": 0, "bytes": 64})) == "value 0 · 64 B"
