@@ -9,7 +9,8 @@ from __future__ import annotations
 import io
 from types import SimpleNamespace as NS
 
-from rich.console import Console
+from _paths import styles_of
+from rich.console import Console, Group
 
 from accelgraph_cli.render import run
 
@@ -18,6 +19,22 @@ def printed(printer, *args) -> str:
     console = Console(file=io.StringIO(), width=110, force_terminal=False, no_color=True, record=True)
     printer(console, *args)
     return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+class _Collect:
+    """Stands in for the console: keeps what a printer prints, for styles_of."""
+
+    def __init__(self):
+        self.items = []
+
+    def print(self, *objects):
+        self.items.extend(objects)
+
+
+def colours(printer, *args) -> list[tuple[str, str]]:
+    console = _Collect()
+    printer(console, *args)
+    return styles_of(Group(*console.items), width=110)
 
 
 def stat(median: float, low: float, high: float) -> NS:
@@ -63,6 +80,16 @@ def unrolled(chk) -> NS:
 def smoke_row(scenario: str, status: str, speedup, message: str = "") -> NS:
     return NS(scenario=scenario, status=status, nodes=1200, capture_ms=12.345, speedup=speedup,
               check="bitwise", drift="-", message=message)
+
+
+def smoke_rows() -> list[NS]:
+    """One row of each status smoke reports."""
+    return [
+        smoke_row("saxpy", "ok", 2.5),
+        smoke_row("jacobi", "failed", 0, "outputs differ"),
+        smoke_row("torch_mlp", "skipped", None, "needs torch"),
+        smoke_row("bad", "error", 1.0, "boom"),
+    ]
 
 
 # ------------------------------------------------------------------------ capture
@@ -175,12 +202,7 @@ def test_unrolled_check_not_run_or_failed():
 
 
 def test_smoke_table_problems_and_summary():
-    rows = [
-        smoke_row("saxpy", "ok", 2.5),
-        smoke_row("jacobi", "failed", 0, "outputs differ"),
-        smoke_row("torch_mlp", "skipped", None, "needs torch"),
-        smoke_row("bad", "error", 1.0, "boom"),
-    ]
+    rows = smoke_rows()
     assert printed(run.print_smoke, rows, 6, True) + "\n" == """\
  scenario  ┃ status  ┃ nodes ┃ capture ms ┃ speedup ┃ check   ┃ drift
 ━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━
@@ -202,3 +224,64 @@ def test_progress_off_or_off_a_terminal_is_a_silent_tick():
         with run.progress(console, "capturing", enabled=enabled) as tick:
             assert tick(1, 2) is None
     assert console.file.getvalue() == ""
+
+
+# ------------------------------------------------------------------------ colours
+
+
+def test_capture_and_replay_colours():
+    assert colours(run.print_capture, capture(), "o") == [
+        ("saxpy", "bold"), ("cupy", "cyan"), ("shared", "cyan"), ("thread_local", "cyan"),
+        ("graph", "bold"), ("nodes", "bold"), ("kinds             ", "bold"), ("capture ms", "bold"),
+        ("instantiate ms", "bold"), ("pool added", "bold"), ("   pool", "bold"), ("5.5 KiB", "bold"),
+    ]
+    header = [("saxpy", "bold"), ("per iteration  ", "bold"), ("              eager", "bold"),
+              ("              graph", "bold"), ("3.00x", "bold")]
+    assert colours(run.print_replay, replay(None)) == [*header, ("not run", "yellow")]
+    assert colours(run.print_replay, replay(check(ran=False, note="n"))) == [*header, ("not run", "yellow")]
+    assert colours(run.print_replay, replay(check())) == [*header, ("ok", "green")]
+    failed = replay(check(ok=False, problems=["y"]))
+    assert colours(run.print_replay, failed) == [*header, ("FAILED", "bold red")]
+
+
+def test_replay_of_several_graphs_colours_each_verdict():
+    per_graph = [
+        NS(name="main", nodes=1234, eager=timing(3), graph=timing(1), speedup=3.0),
+        NS(name="tail", nodes=2, eager=timing(2), graph=timing(1.5), speedup=1.3333),
+        NS(name="side", nodes=5, eager=timing(2), graph=timing(1.5), speedup=1.3333),
+    ]
+    total = check(per_graph={"main": NS(verdict="ok"), "tail": NS(verdict="FAILED")})
+    total.verdict = "FAILED"
+    assert colours(run.print_replay, replay(total, per_graph))[8:13] == [
+        ("ok    ", "green"), ("FAILED", "bold red"), ("-     ", "yellow"), ("all graphs", "bold"),
+        ("per iteration (all graphs)", "bold"),
+    ]
+
+
+def test_replay_of_one_graph_has_no_per_graph_table():
+    one = [NS(name="main", nodes=1236, eager=timing(3), graph=timing(1), speedup=3.0)]
+    assert printed(run.print_replay, replay(check(), one)) == printed(run.print_replay, replay(check()))
+
+
+def test_unrolled_colours():
+    header = [("saxpy", "bold"), ("per step                ", "bold"), ("              eager", "bold"),
+              ("     graph (1 step)", "bold"), (" graph (4 steps)", "bold"), ("0.500", "bold"),
+              ("6.00x", "bold")]
+    failed = unrolled(check(ok=False, problems=["y"]))
+    assert colours(run.print_unrolled, failed) == [*header, ("FAILED", "bold red")]
+    assert colours(run.print_unrolled, unrolled(check()))[-1] == ("ok", "green")
+    assert colours(run.print_unrolled, unrolled(None))[-1] == ("not run", "yellow")
+    assert colours(run.print_unrolled, unrolled(check(ran=False, note="n")))[-1] == ("not run", "yellow")
+
+
+def test_smoke_colours_by_status():
+    rows = [*smoke_rows(), smoke_row("odd", "unheard-of", 1.0, "?")]
+    number = "bold not italic cyan"  # rich's highlighting of the numbers in the last line
+    assert colours(run.print_smoke, rows, 6, True) == [
+        ("scenario ", "bold"), ("status    ", "bold"), ("nodes", "bold"), ("capture ms", "bold"),
+        ("speedup", "bold"), ("check  ", "bold"), ("drift", "bold"),
+        ("ok        ", "green"), ("failed    ", "bold red"), ("skipped   ", "yellow"),
+        ("error     ", "bold red"),
+        ("jacobi", "red"), ("torch_mlp", "yellow"), ("bad", "red"), ("odd", "red"),
+        ("1", number), ("3", number), ("1", number), ("5", number), ("6", number),
+    ]
