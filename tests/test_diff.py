@@ -763,7 +763,48 @@ def test_render_ids_give_way_first_below_the_width_they_need():
     }
 
 
-def test_rewired_edges_keep_their_marker_on_a_narrow_terminal():
+def test_render_lines_up_counts_and_cuts_rows_wider_than_the_terminal():
+    a, b = _edited_chain()
+    assert text_of(render_diff(diff_models(b, a))).splitlines()[12:16] == [
+        "Removed (4)",
+        "-     kernel cupy_add <<<16, 256, 0>>>     #2",
+        "-     kernel cupy_multiply <<<4, 128, 0>>> #3",
+        "- 2 × kernel cupy_add <<<4, 256, 0>>>      inserted_1, inserted_2",
+    ]
+    # Ten columns: marker, count and kind keep their width, the row ends in an ellipsis.
+    narrow = text_of(render_diff(diff_models(a, b)), width=10).splitlines()
+    assert [line for line in narrow if line[:1] in "~+-" and line[1:2] == " "] == [
+        "~  kernel…", "~  kernel…", "+ 3 × ker…", "-  kernel…", "- #3 kern…",
+    ]
+
+
+def test_render_nested_child_graphs_three_levels_deep():
+    inner = chain_model(3)
+
+    def nest(model: GraphModel, depth: int) -> GraphModel:
+        for level in range(depth):
+            model = GraphModel([Node(f"graph_{level}_node_0", "graph", None, {}, child=model)], [])
+        return model
+
+    changed = set_param(inner, "graph_0_node_1", "grid", (2, 1, 1))
+    out = text_of(render_diff(diff_models(nest(inner, 4), nest(changed, 4))))
+    verdict = "different: +0 added · -0 removed · ~1 changed"
+    assert out.splitlines()[9:] == [
+        "Changed (1)",
+        f"~  graph 6 nodes inside  child graph: {verdict} · 0 unch… #0->#0",
+        "",
+        "    Changed (1)",
+        f"    ~  graph 5 nodes inside  child graph: {verdict} · 0 … #0->#0",
+        "",
+        "        Changed (1)",
+        f"        ~  graph 4 nodes inside  child graph: {verdict} … #0->#0",
+        "",
+        "            Changed (1)",
+        f"            ~  graph 3 nodes inside  child graph: {verdict[:-3]}… #0->#0",
+    ]
+
+
+def test_render_keeps_the_marker_of_rewired_edges_on_a_narrow_terminal():
     a, b = _edited_chain()
     diff = diff_models(b, a)  # one edge added, one removed
     assert text_of(render_diff(diff), width=40).splitlines()[-3:] == [

@@ -492,3 +492,32 @@ def test_node_names_and_details_of_every_shape():
     assert node_detail(Node("k", "kernel", "k", {"grid": (2, 1, 1)})) == "<<<2, ?, 0>>>"
     assert node_detail(Node("m", "memset", None, {"bytes": 64})) == "64 B"
     assert node_detail(Node("m", "memset", None, {"value": 0, "bytes": 64})) == "value 0 · 64 B"
+
+
+def test_summary_of_an_empty_graph():
+    assert text_of(render_summary(GraphModel([], []))) + "\n" == """\
+Source         unknown
+Nodes          0
+Edges          0
+Levels         0  (max width 0)
+Critical path  0 nodes
+"""
+
+
+def test_a_block_of_two_kinds_is_listed_with_both():
+    nodes, edges = [], []
+    for i in range(8):
+        if i % 2:
+            nodes.append(Node(f"graph_0_node_{i}", "memcpy", None, {"direction": "DtoD", "bytes": 64}))
+        else:
+            nodes.append(kernel(i, "k"))
+        if i:
+            edges.append((f"graph_0_node_{i - 1}", f"graph_0_node_{i}"))
+    assert text_of(render_listing(GraphModel(nodes, edges))).splitlines()[1] == (
+        "  0–7  #0…#7  × 4  kernel/memcpy  k → memcpy                 —"
+    )
+
+
+def test_drawing_counts_a_run_of_two():
+    model = GraphModel([kernel(0, "k"), kernel(1, "k")], [("graph_0_node_0", "graph_0_node_1")])
+    assert text_of(render_graph(model)).splitlines()[1] == "│ #0…#1 kernel × 2  │"
