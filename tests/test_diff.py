@@ -647,6 +647,20 @@ def test_one_edge_added_among_look_alike_modules_whatever_the_numbering():
     assert counts(diff_models(model, renumbered(edited, 0))) == (0, 0, 0, 1, 0)
 
 
+def test_the_structural_retry_finds_two_rewired_edges_the_first_order_misses():
+    # Two edges of three identical lanes moved, B renumbered: ordered by node order, the
+    # matching crosses lanes (+5 -5 edges); ordered by structure (side.structural_order) it
+    # finds the two moves, and the smaller diff is kept.
+    model = lanes_model(layers=3, lanes=3)
+    moved = clone(model)
+    moved.edges.remove(("graph_0_node_12", "graph_0_node_15"))
+    moved.edges.append(("graph_0_node_6", "graph_0_node_8"))
+    moved.edges.remove(("graph_0_node_7", "graph_0_node_8"))
+    moved.edges.append(("graph_0_node_7", "graph_0_node_17"))
+    moved.invalidate()
+    assert counts(diff_models(model, renumbered(moved, 35))) == (0, 0, 0, 2, 2)
+
+
 # ---------------------------------------------------------------------- rendering
 
 
