@@ -210,9 +210,10 @@ __device__ __forceinline__ void sgemm_skinny_body(
 //    over B is the pipelined one of sgemm_skinny_body (the next step's rows of B are loaded
 //    before the current ones are used) with no barrier inside it. The first rows of B are
 //    requested before A is staged, so the two latencies overlap.
-//  - Chunk by chunk (no dynamic shared memory: slices too long to stage): each 64-row chunk
-//    of the slice stages A's MT x 64 values (one barrier), then warp w multiplies rows
-//    8w .. 8w+7 of the chunk.
+//  - Chunk by chunk (no dynamic shared memory: always for MT = 16, and where the device has
+//    no room for the whole slice with two blocks per SM): each 64-row chunk of the slice
+//    stages A's MT x 64 values (one barrier), then warp w multiplies rows 8w .. 8w+7 of the
+//    chunk.
 // Either way each row of C sees the same operations in the same order as in
 // sgemm_skinny_body (step by step, warp w's 8 rows in order, then the warps in order), so
 // all the skinny kernels agree bit for bit.

@@ -23,6 +23,7 @@ _SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
 _SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
 _SKINNY_MAX_SLICE = 2048  # rows of K per slice at most: 8 rows of A's slice = 64 KiB
 _SKINNY_STAGED_MAX_MT = 8  # sgemm_skinny_4/8 stage a whole slice of A (dynamic shared memory)
+_GRID_Z_MAX = 65535  # blocks a grid may have along z
 _GRID_STRIDE_CAP = 8192  # blocks of a grid-stride kernel (saxpy): enough to fill any GPU
 _ROW_BLOCK = 256  # must match ROW_BLOCK in kernels/softmax.cu
 _WARP_COLS = 1024  # must match WARP_COLS in kernels/softmax.cu: rows a warp handles alone
@@ -82,12 +83,15 @@ def skinny_split(k: int, n: int) -> tuple[int, int]:
 
     As many slices as keep the grid within one wave of two blocks per SM (a second, partly
     filled wave costs a whole wave's time: measured on the H200, 16 x 8192 x 8192 went from
-    40 % to 59 % of the card's bandwidth when 5 slices became 4), but slices of at most
-    _SKINNY_MAX_SLICE rows of K, so a slice of A fits in shared memory. Depends on K, N and
-    the device only, never on M, so a row's result does not depend on the batch it is in.
+    40 % to 59.6 % of the card's bandwidth when 5 slices became 4), but slices of at most
+    _SKINNY_MAX_SLICE rows of K, so a slice of A fits in shared memory, and no more slices
+    than a grid's z dimension holds (then slices are longer and A is staged chunk by chunk).
+    Depends on K, N and the device only, never on M, so a row's result does not depend on
+    the batch it is in.
     """
     fit = max(1, 2 * _sm_count() // _ceil_div(n, _SKINNY_COLS))
-    slices = min(max(fit, _ceil_div(k, _SKINNY_MAX_SLICE)), _ceil_div(k, _SKINNY_KT))
+    slices = min(max(fit, _ceil_div(k, _SKINNY_MAX_SLICE)), _ceil_div(k, _SKINNY_KT),
+                 _GRID_Z_MAX)
     per_slice = _ceil_div(_ceil_div(k, slices), _SKINNY_KT) * _SKINNY_KT
     return _ceil_div(k, per_slice), per_slice
 
@@ -145,9 +149,9 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
     kernel = get_kernel("gemm.cu", f"sgemm_skinny_{rows}")
     # sgemm_skinny_4 and _8 stage their whole slice of A when given the shared memory for it
     # (no barrier in the loop over B); without it they stage A chunk by chunk, same bits.
-    shared = 4 * rows * per_slice if 4 <= rows <= _SKINNY_STAGED_MAX_MT else 0
-    if shared:  # with the kernel's static 17-18 KiB the total passes the default 48 KiB
-        _allow_dynamic_shared(kernel, 4 * _SKINNY_STAGED_MAX_MT * _SKINNY_MAX_SLICE)
+    shared = 0
+    if 4 <= rows <= _SKINNY_STAGED_MAX_MT:
+        shared = _staging_shared(kernel, 4 * rows * per_slice)
     workspace = numpy.uint64(0)
     if slices > 1:
         workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
@@ -158,21 +162,47 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
             (workspace, c, numpy.int32(m * n), numpy.int32(slices), *scalars))
 
 
-_DYNAMIC_SHARED: dict[tuple[int, int], tuple[Any, int]] = {}
+_DYNAMIC_SHARED: dict[tuple[int, int], list] = {}  # (id, device) -> [kernel, static, allowed]
+_SHARED_LIMITS: dict[int, tuple[int, int]] = {}
+_SHARED_RESERVED = 1024  # bytes the driver reserves per block (compute capability 8.0 and up)
 
 
-def _allow_dynamic_shared(kernel, nbytes: int) -> None:
-    """Let ``kernel`` take up to ``nbytes`` of dynamic shared memory (once per kernel object and
-    device: a function attribute, not a stream operation, so it is legal under capture). The
-    entry holds the kernel itself, so a kernel loaded again (a new object, perhaps at a freed
-    object's id) is set again."""
+def _staging_shared(kernel, need: int) -> int:
+    """``need`` bytes of dynamic shared memory for ``kernel`` if the device gives a block that
+    much on top of the kernel's static shared memory with two blocks still fitting on an SM
+    (what skinny_split sizes the grid for), after allowing it; else 0 (the kernel then stages
+    A chunk by chunk: the same bits, a little slower)."""
     import cupy
 
-    key = (id(kernel), cupy.cuda.runtime.getDevice())
-    done = _DYNAMIC_SHARED.get(key)
-    if done is None or done[0] is not kernel or done[1] < nbytes:
-        kernel.max_dynamic_shared_size_bytes = nbytes
-        _DYNAMIC_SHARED[key] = (kernel, nbytes)
+    device = cupy.cuda.runtime.getDevice()
+    key = (id(kernel), device)
+    entry = _DYNAMIC_SHARED.get(key)
+    if entry is None or entry[0] is not kernel:  # a kernel loaded again may reuse a freed id
+        entry = _DYNAMIC_SHARED[key] = [kernel, int(kernel.attributes["shared_size_bytes"]), 0]
+    per_block, per_sm = _shared_limits(device)
+    block = entry[1] + need
+    if block > per_block or 2 * (block + _SHARED_RESERVED) > per_sm:
+        return 0
+    if need > entry[2]:
+        # A function attribute, not a stream operation: legal under capture (measured).
+        kernel.max_dynamic_shared_size_bytes = need
+        entry[2] = need
+    return need
+
+
+def _shared_limits(device: int) -> tuple[int, int]:
+    """(shared memory a block may opt in to, shared memory of an SM) in bytes, per device."""
+    limits = _SHARED_LIMITS.get(device)
+    if limits is None:
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        per_block = runtime.deviceGetAttribute(
+            getattr(runtime, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 97), device)
+        per_sm = runtime.deviceGetAttribute(
+            getattr(runtime, "cudaDevAttrMaxSharedMemoryPerMultiprocessor", 81), device)
+        limits = _SHARED_LIMITS[device] = (int(per_block), int(per_sm))
+    return limits
 
 
 def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:

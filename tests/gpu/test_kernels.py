@@ -135,6 +135,36 @@ def test_sgemm_rows_do_not_depend_on_batch_size(k, n):
         np.testing.assert_array_equal(to_host(part), to_host(full)[:rows])
 
 
+def test_sgemm_chunk_staging_gives_the_bits_of_whole_slice_staging(monkeypatch):
+    # sgemm_skinny_4/8 stage A's whole K slice in shared memory where the device has room for
+    # it with two blocks per SM, else chunk by chunk (smaller GPUs): same operations, same order.
+    from accelgraph_cli.cuda import kernels as launch
+
+    x, w = to_device(uniform(8, 4100)), to_device(uniform(4100, 520))
+    for rows in (3, 8):
+        whole = to_host(kernels.sgemm(x[:rows], w, cupy.empty((rows, 520), cupy.float32)))
+        with monkeypatch.context() as patch:
+            patch.setattr(launch, "_shared_limits", lambda device: (0, 0))  # no room at all
+            chunked = to_host(kernels.sgemm(x[:rows], w, cupy.empty((rows, 520), cupy.float32)))
+        np.testing.assert_array_equal(chunked, whole)
+
+
+def test_sgemm_k_past_the_grids_z_limit():
+    # K = 2**27 needs more than 65,535 slices of 2,048 rows: the slices grow instead (2,112
+    # rows, 63,551 slices). All ones: every partial sum is an integer float32 holds exactly
+    # (multiples of 8 near 2**27), so the result must be exactly K.
+    from accelgraph_cli.cuda import kernels as launch
+
+    k = 2**27
+    slices, per_slice = launch.skinny_split(k, 1)
+    assert (slices, per_slice) == (63551, 2112)
+    a = cupy.ones((4, k), dtype=cupy.float32)
+    b = cupy.ones((k, 1), dtype=cupy.float32)
+    c = kernels.sgemm(a, b, cupy.empty((4, 1), dtype=cupy.float32))
+    np.testing.assert_array_equal(to_host(c), np.full((4, 1), k, dtype=np.float32))
+    del a, b
+
+
 @pytest.mark.parametrize("m", [8, 200])  # the skinny kernel; the 128 x 128 kernel
 def test_sgemm_is_deterministic_and_unaligned_views_work(m):
     a, b = to_device(uniform(m, 1025)), to_device(uniform(1025, 516))
@@ -273,13 +303,18 @@ def test_jacobi_step_is_bitwise_numpy(ny, nx):
     np.testing.assert_array_equal(to_host(got), jacobi_ref(src))
 
 
-def test_jacobi_step_unaligned_buffers_take_the_scalar_kernel_with_the_same_bits():
+@pytest.mark.parametrize("which", ["src", "dst"])
+def test_jacobi_step_unaligned_buffers_take_the_scalar_kernel_with_the_same_bits(which):
     ny, nx = 40, 132
     src = uniform(ny, nx, low=0, high=1)
-    flat = cupy.empty(ny * nx + 1, cupy.float32)
-    shifted = flat[1:].reshape(ny, nx)  # one float in: not 16-byte aligned
-    shifted[...] = to_device(src)
-    got = kernels.jacobi_step(shifted, cupy.empty((ny, nx), cupy.float32))
+    source, target = to_device(src), cupy.empty((ny, nx), cupy.float32)
+    shifted = cupy.empty(ny * nx + 1, cupy.float32)[1:].reshape(ny, nx)  # not 16-byte aligned
+    if which == "src":
+        shifted[...] = source
+        source = shifted
+    else:
+        target = shifted
+    got = kernels.jacobi_step(source, target)
     np.testing.assert_array_equal(to_host(got), jacobi_ref(src))
 
 
