@@ -7,7 +7,9 @@ Reads the dumps that ``python bench/gen_big_dumps.py`` records on a GPU (chains 
 measures, on this machine:
 
 * parse: load_model (gunzip included), in MB/s of DOT text, by wall time and by CPU time
-  (the steadier figure on a loaded machine);
+  (the steadier figure on a loaded machine), repeated in one process; and the first
+  load_model of a new process ("cold"), as `show` and `diff` run it: no regex compiled yet,
+  none of the previous run's memory to reuse;
 * show: ``python -m accelgraph_cli show FILE`` as a new process: wall time, CPU time of the
   child (user + sys) and peak RSS (and the same for a small recorded dump, start to exit);
 * diff: diff_models of each graph against a renumbered copy of itself (ids permuted, nodes
@@ -16,7 +18,9 @@ measures, on this machine:
   inserted, a branch added at a join: the counts checked), CPU time.
 
 Each is run --repeat times; the median and the best are reported (the targets read the
-median: a figure that only the best run meets is not met).
+median: a figure that only the best run meets is not met). Growth: for each step of the
+chains (1k -> 10k -> 100k nodes), the time per node of the larger over that of the smaller
+(1.0 is linear; the target is at most 1.5), from the medians.
 
 Fails (exit 2) with the command to run when the dumps are missing: they must come from CUDA.
 """
@@ -75,6 +79,42 @@ _MEASURE = (
 )
 
 
+# Times the first load_model of a new process: wall and CPU seconds.
+_COLD_PARSE = (
+    "import sys, time\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "from accelgraph_cli.dot.parse import load_model\n"
+    "t, c = time.perf_counter(), time.process_time()\n"
+    "load_model(sys.argv[2])\n"
+    "print(time.perf_counter() - t, time.process_time() - c)\n"
+)
+
+
+def cold_parse_time(path: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU times (s) of the first load_model in a new process, each run."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", _COLD_PARSE, str(ROOT), str(path)],
+                             capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()
+        walls.append(float(out[0]))
+        cpus.append(float(out[1]))
+    return walls, cpus
+
+
+# The chains, smallest first, whose time per node the growth lines compare.
+CHAINS = FILES[:3]
+GROWTH_OF = {"parse_s": "parse (wall)", "parse_cpu_s": "parse (CPU)", "parse_cold_s": "parse, cold",
+             "diff_s": "diff", "diff_mutated_s": "diff mutated"}
+
+
+def growth(results: list[dict]) -> dict[str, list[float]]:
+    """Per measure, the time per node of each chain over that of the chain before it."""
+    chains = [r for name in CHAINS for r in results if r["file"] == name]
+    return {key: [round((big[key] / big["nodes"]) / (small[key] / small["nodes"]), 2)
+                  for small, big in zip(chains, chains[1:])]
+            for key in GROWTH_OF}
+
+
 def show_process(path: Path, repeat: int) -> tuple[list[float], list[float], int]:
     """Wall and CPU times (s) of `accelgraph show FILE` in a new process, each run, and the
     largest peak RSS (bytes)."""
@@ -129,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 120))
     table = Table(title=f"Large dumps, median of {args.repeat} (best): parse, `accelgraph show` (new "
                   "process), diff (CPU) vs renumbered and vs mutated renumbered")
-    for column in ("file", "nodes", "DOT MB", "parse s", "MB/s", "CPU MB/s", "show s", "show CPU s",
-                   "show RSS MB", "diff s", "identical", "diff mutated s", "check"):
+    for column in ("file", "nodes", "DOT MB", "parse s", "MB/s", "CPU MB/s", "cold MB/s", "show s",
+                   "show CPU s", "show RSS MB", "diff s", "identical", "diff mutated s", "check"):
         table.add_column(column, justify="left" if column == "file" else "right")
     results = []
+    load_start = os.getloadavg()
     for name in FILES:
         path = args.dumps / name
         size = len(gzip.decompress(path.read_bytes()))
@@ -140,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         nodes = model.total_nodes()
         diff_times, identical, mutated_times, mutated_ok = diff_time(model, args.repeat)
         model = None
+        cold_walls, cold_cpus = cold_parse_time(path, args.repeat)
         show_walls, show_cpus, show_rss = show_process(path, args.repeat)
         parse_s, parse_cpu_s = median(parse_walls), median(parse_cpus)
         results.append({
@@ -149,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             "parse_best_mb_s": round(size / 1e6 / min(parse_walls), 1),
             "parse_cpu_s": round(parse_cpu_s, 4), "parse_cpu_mb_s": round(size / 1e6 / parse_cpu_s, 1),
             "parse_cpu_best_mb_s": round(size / 1e6 / min(parse_cpus), 1),
+            "parse_cold_s": round(median(cold_walls), 4), "parse_cold_cpu_s": round(median(cold_cpus), 4),
+            "parse_cold_mb_s": round(size / 1e6 / median(cold_walls), 1),
+            "parse_cold_best_mb_s": round(size / 1e6 / min(cold_walls), 1),
             "show_s": round(median(show_walls), 3), "show_best_s": round(min(show_walls), 3),
             "show_cpu_s": round(median(show_cpus), 3), "show_rss_bytes": show_rss,
             "diff_s": round(median(diff_times), 4), "diff_best_s": round(min(diff_times), 4),
@@ -159,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(name, f"{nodes:,}", f"{size / 1e6:.1f}", f"{parse_s:.3f} ({min(parse_walls):.3f})",
                       f"{r['parse_mb_s']:.0f} ({r['parse_best_mb_s']:.0f})",
                       f"{r['parse_cpu_mb_s']:.0f} ({r['parse_cpu_best_mb_s']:.0f})",
+                      f"{r['parse_cold_mb_s']:.0f} ({r['parse_cold_best_mb_s']:.0f})",
                       f"{r['show_s']:.2f} ({r['show_best_s']:.2f})", f"{r['show_cpu_s']:.2f}",
                       f"{show_rss / 2**20:.0f}", f"{r['diff_s']:.3f} ({r['diff_best_s']:.3f})",
                       "yes" if identical else "NO",
@@ -170,12 +216,20 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"`accelgraph show {SMALL_DUMP.name}` (process start to exit), median of "
                   f"{max(args.repeat, 5)}: {small_s * 1e3:.0f} ms (CPU {median(small_cpus) * 1e3:.0f} ms), "
                   f"peak RSS {small_rss / 2**20:.0f} MB")
+    ratios = growth(results)
+    for key, label in GROWTH_OF.items():
+        steps = ", ".join(f"{small.split('_')[0]} -> {big.split('_')[0]}: {ratio:.2f}x"
+                          for small, big, ratio in zip(CHAINS, CHAINS[1:], ratios[key]))
+        console.print(f"growth of the time per node, {label}: {steps}")
     load = os.getloadavg()
-    console.print(f"load average at the end (other work on this machine): {load[0]:.2f} {load[1]:.2f} "
-                  f"{load[2]:.2f} on {os.cpu_count()} CPUs")
+    console.print(f"load average (1, 5, 15 min; other work on this machine) at the start: "
+                  f"{load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}, at the end: {load[0]:.2f} "
+                  f"{load[1]:.2f} {load[2]:.2f}, on {os.cpu_count()} CPUs")
     report = {"results": results, "show_small": {"file": SMALL_DUMP.name, "seconds": round(small_s, 4),
                                                  "cpu_seconds": round(median(small_cpus), 4),
                                                  "rss_bytes": small_rss},
+              "growth_per_node": ratios,
+              "load_average_start": [round(x, 2) for x in load_start],
               "load_average": [round(x, 2) for x in load], "cpus": os.cpu_count()}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -204,16 +204,26 @@ __device__ __forceinline__ void sgemm_skinny_body(
 }
 
 // The same computation for MT >= 4, where reading A through the cache for every row would
-// cost more than B: each 64-row chunk of the slice first stages A's MT x 64 values in shared
-// memory (one barrier), then warp w multiplies rows 8w .. 8w+7 of the chunk. Each row of C sees
-// the same operations in the same order as in sgemm_skinny_body (chunk by chunk, warp w's 8
-// rows in order, then the warps in order), so the kernels agree bit for bit.
+// cost more than B: A is staged in shared memory, transposed ([k][m]), in one of two ways.
+//  - Whole slice (when the launch gives MT * kslice floats of dynamic shared memory, which
+//    kernels.sgemm does up to a limit): A's MT x kslice values are staged once, then the loop
+//    over B is the pipelined one of sgemm_skinny_body (the next step's rows of B are loaded
+//    before the current ones are used) with no barrier inside it. The first rows of B are
+//    requested before A is staged, so the two latencies overlap.
+//  - Chunk by chunk (no dynamic shared memory: always for MT = 16, and where the device has
+//    no room for the whole slice with two blocks per SM): each 64-row chunk of the slice
+//    stages A's MT x 64 values (one barrier), then warp w multiplies rows 8w .. 8w+7 of the
+//    chunk.
+// Either way each row of C sees the same operations in the same order as in
+// sgemm_skinny_body (step by step, warp w's 8 rows in order, then the warps in order), so
+// all the skinny kernels agree bit for bit.
 template <int MT>
 __device__ __forceinline__ void sgemm_skinny_staged_body(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
     float* __restrict__ partial, int M, int N, int K, int kslice, float alpha, float beta)
 {
-    __shared__ __align__(16) float a_chunk[8 * SK_ROWS][MT];  // A, transposed: [k][m]
+    extern __shared__ __align__(16) float a_slice[];  // [kslice][MT], whole-slice path only
+    __shared__ __align__(16) float a_chunk[8 * SK_ROWS][MT];  // [k][m], chunk path
     __shared__ __align__(16) float red[8][4][SK_COLS];
 
     const int lane = threadIdx.x & 31;
@@ -225,34 +235,72 @@ __device__ __forceinline__ void sgemm_skinny_staged_body(
     const bool vec = ((N & 3) == 0) && ((((unsigned long long)B) & 15) == 0);
     constexpr int U = SK_ROWS;
     constexpr int CHUNK = 8 * SK_ROWS;
+    unsigned dynamic_bytes;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
 
     float acc[MT][4];
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
         acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.0f;
     }
-    for (int kc = k_begin; kc < k_end; kc += CHUNK) {
-        for (int i = threadIdx.x; i < MT * CHUNK; i += SK_THREADS) {
-            const int m = i / CHUNK;
-            const int kk = i - m * CHUNK;  // consecutive threads read along a row of A
+    // (MT <= 8: kernels.sgemm stages whole slices only for those; for larger MT the branch
+    // is compiled out, so its registers do not weigh on the chunk path)
+    if (MT <= 8 && (long long)MT * kslice * 4 <= (long long)dynamic_bytes) {
+        int k = k_begin + warp * U;
+        float4 b[U];
+        skinny_load_b<U>(b, B, k, k_end, N, col, vec);
+        const int klen = k_end - k_begin;
+        for (int i = threadIdx.x; i < MT * kslice; i += SK_THREADS) {
+            const int m = i / kslice;
+            const int kk = i - m * kslice;  // consecutive threads read along a row of A
             const int gm = m0 + m;
-            a_chunk[kk][m] = (gm < M && kc + kk < k_end) ? A[(long long)gm * K + kc + kk] : 0.0f;
+            a_slice[kk * MT + m] =
+                (gm < M && kk < klen) ? __ldg(A + (long long)gm * K + k_begin + kk) : 0.0f;
         }
         __syncthreads();
-        float4 b[U];
-        skinny_load_b<U>(b, B, kc + warp * U, k_end, N, col, vec);
+        for (; k < k_end; k += CHUNK) {
+            float4 next[U];
+            skinny_load_b<U>(next, B, k + CHUNK, k_end, N, col, vec);
+            const float* a_rows = a_slice + (k - k_begin) * MT;
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
+            for (int u = 0; u < U; ++u) {
 #pragma unroll
-            for (int m = 0; m < MT; ++m) {
-                const float a = a_chunk[warp * U + u][m];
-                acc[m][0] = fmaf(a, b[u].x, acc[m][0]);
-                acc[m][1] = fmaf(a, b[u].y, acc[m][1]);
-                acc[m][2] = fmaf(a, b[u].z, acc[m][2]);
-                acc[m][3] = fmaf(a, b[u].w, acc[m][3]);
+                for (int m = 0; m < MT; ++m) {
+                    const float a = a_rows[u * MT + m];
+                    acc[m][0] = fmaf(a, b[u].x, acc[m][0]);
+                    acc[m][1] = fmaf(a, b[u].y, acc[m][1]);
+                    acc[m][2] = fmaf(a, b[u].z, acc[m][2]);
+                    acc[m][3] = fmaf(a, b[u].w, acc[m][3]);
+                }
             }
+#pragma unroll
+            for (int u = 0; u < U; ++u) b[u] = next[u];
         }
-        __syncthreads();  // a_chunk is refilled by the next chunk
+    } else {
+        for (int kc = k_begin; kc < k_end; kc += CHUNK) {
+            for (int i = threadIdx.x; i < MT * CHUNK; i += SK_THREADS) {
+                const int m = i / CHUNK;
+                const int kk = i - m * CHUNK;
+                const int gm = m0 + m;
+                a_chunk[kk][m] =
+                    (gm < M && kc + kk < k_end) ? A[(long long)gm * K + kc + kk] : 0.0f;
+            }
+            __syncthreads();
+            float4 b[U];
+            skinny_load_b<U>(b, B, kc + warp * U, k_end, N, col, vec);
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    const float a = a_chunk[warp * U + u][m];
+                    acc[m][0] = fmaf(a, b[u].x, acc[m][0]);
+                    acc[m][1] = fmaf(a, b[u].y, acc[m][1]);
+                    acc[m][2] = fmaf(a, b[u].z, acc[m][2]);
+                    acc[m][3] = fmaf(a, b[u].w, acc[m][3]);
+                }
+            }
+            __syncthreads();  // a_chunk is refilled by the next chunk
+        }
     }
     skinny_finish<MT>(acc, red, C, partial, M, N, m0, alpha, beta);
 }

@@ -21,6 +21,9 @@ _GEMM_TILE = 16  # must match GEMM_TILE in kernels/gemm.cu
 _SKINNY_MAX_M = 64  # sgemm: rows up to this run the skinny split-K kernel
 _SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
 _SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
+_SKINNY_MAX_SLICE = 2048  # rows of K per slice at most: 8 rows of A's slice = 64 KiB
+_SKINNY_STAGED_MAX_MT = 8  # sgemm_skinny_4/8 stage a whole slice of A (dynamic shared memory)
+_GRID_Z_MAX = 65535  # blocks a grid may have along z
 _GRID_STRIDE_CAP = 8192  # blocks of a grid-stride kernel (saxpy): enough to fill any GPU
 _ROW_BLOCK = 256  # must match ROW_BLOCK in kernels/softmax.cu
 _WARP_COLS = 1024  # must match WARP_COLS in kernels/softmax.cu: rows a warp handles alone
@@ -76,13 +79,19 @@ def _sm_count() -> int:
 
 
 def skinny_split(k: int, n: int) -> tuple[int, int]:
-    """(slices, rows per slice) of K for the skinny GEMM: enough blocks for two per SM.
+    """(slices, rows per slice) of K for the skinny GEMM.
 
+    As many slices as keep the grid within one wave of two blocks per SM (a second, partly
+    filled wave costs a whole wave's time: measured on the H200, 16 x 8192 x 8192 went from
+    40 % to 59.6 % of the card's bandwidth when 5 slices became 4), but slices of at most
+    _SKINNY_MAX_SLICE rows of K, so a slice of A fits in shared memory, and no more slices
+    than a grid's z dimension holds (then slices are longer and A is staged chunk by chunk).
     Depends on K, N and the device only, never on M, so a row's result does not depend on
     the batch it is in.
     """
-    want = _ceil_div(2 * _sm_count(), _ceil_div(n, _SKINNY_COLS))
-    slices = max(1, min(want, _ceil_div(k, _SKINNY_KT)))
+    fit = max(1, 2 * _sm_count() // _ceil_div(n, _SKINNY_COLS))
+    slices = min(max(fit, _ceil_div(k, _SKINNY_MAX_SLICE)), _ceil_div(k, _SKINNY_KT),
+                 _GRID_Z_MAX)
     per_slice = _ceil_div(_ceil_div(k, slices), _SKINNY_KT) * _SKINNY_KT
     return _ceil_div(k, per_slice), per_slice
 
@@ -138,14 +147,62 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
     grid = (_ceil_div(m, rows), _ceil_div(n, _SKINNY_COLS), slices)
     dims = (numpy.int32(m), numpy.int32(n), numpy.int32(k), numpy.int32(per_slice))
     kernel = get_kernel("gemm.cu", f"sgemm_skinny_{rows}")
-    if slices == 1:
-        kernel(grid, (_THREADS,), (a, b, c, numpy.uint64(0), *dims, *scalars))
-        return
-    partial = cupy.empty((slices, m, n), dtype=cupy.float32)
-    kernel(grid, (_THREADS,), (a, b, c, partial, *dims, *scalars))
-    get_kernel("gemm.cu", "sgemm_splitk_reduce")(
-        _blocks(m * n), (_THREADS,),
-        (partial, c, numpy.int32(m * n), numpy.int32(slices), *scalars))
+    # sgemm_skinny_4 and _8 stage their whole slice of A when given the shared memory for it
+    # (no barrier in the loop over B); without it they stage A chunk by chunk, same bits.
+    shared = 0
+    if 4 <= rows <= _SKINNY_STAGED_MAX_MT:
+        shared = _staging_shared(kernel, 4 * rows * per_slice)
+    workspace = numpy.uint64(0)
+    if slices > 1:
+        workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
+    kernel(grid, (_THREADS,), (a, b, c, workspace, *dims, *scalars), shared_mem=shared)
+    if slices > 1:
+        get_kernel("gemm.cu", "sgemm_splitk_reduce")(
+            _blocks(m * n), (_THREADS,),
+            (workspace, c, numpy.int32(m * n), numpy.int32(slices), *scalars))
+
+
+_DYNAMIC_SHARED: dict[tuple[int, int], list] = {}  # (id, device) -> [kernel, static, allowed]
+_SHARED_LIMITS: dict[int, tuple[int, int]] = {}
+_SHARED_RESERVED = 1024  # bytes the driver reserves per block (compute capability 8.0 and up)
+
+
+def _staging_shared(kernel, need: int) -> int:
+    """``need`` bytes of dynamic shared memory for ``kernel`` if the device gives a block that
+    much on top of the kernel's static shared memory with two blocks still fitting on an SM
+    (what skinny_split sizes the grid for), after allowing it; else 0 (the kernel then stages
+    A chunk by chunk: the same bits, a little slower)."""
+    import cupy
+
+    device = cupy.cuda.runtime.getDevice()
+    key = (id(kernel), device)
+    entry = _DYNAMIC_SHARED.get(key)
+    if entry is None or entry[0] is not kernel:  # a kernel loaded again may reuse a freed id
+        entry = _DYNAMIC_SHARED[key] = [kernel, int(kernel.attributes["shared_size_bytes"]), 0]
+    per_block, per_sm = _shared_limits(device)
+    block = entry[1] + need
+    if block > per_block or 2 * (block + _SHARED_RESERVED) > per_sm:
+        return 0
+    if need > entry[2]:
+        # A function attribute, not a stream operation: legal under capture (measured).
+        kernel.max_dynamic_shared_size_bytes = need
+        entry[2] = need
+    return need
+
+
+def _shared_limits(device: int) -> tuple[int, int]:
+    """(shared memory a block may opt in to, shared memory of an SM) in bytes, per device."""
+    limits = _SHARED_LIMITS.get(device)
+    if limits is None:
+        import cupy
+
+        runtime = cupy.cuda.runtime
+        per_block = runtime.deviceGetAttribute(
+            getattr(runtime, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 97), device)
+        per_sm = runtime.deviceGetAttribute(
+            getattr(runtime, "cudaDevAttrMaxSharedMemoryPerMultiprocessor", 81), device)
+        limits = _SHARED_LIMITS[device] = (int(per_block), int(per_sm))
+    return limits
 
 
 def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:
@@ -307,8 +364,12 @@ def jacobi_step(src: Array, dst: Array) -> Array:
     if src.size == 0:
         return dst
     bx, by = _STENCIL_BLOCK
-    grid = ((nx + bx - 1) // bx, (ny + by * _STENCIL_ROWS - 1) // (by * _STENCIL_ROWS))
-    get_kernel("stencil.cu", "jacobi_step")(
-        grid, (bx, by), (src, dst, numpy.int32(ny), numpy.int32(nx))
-    )
+    args = (src, dst, numpy.int32(ny), numpy.int32(nx))
+    rows_per_block = by * _STENCIL_ROWS
+    if nx % 4 == 0 and _aligned(src, dst):  # four columns per thread, same bits
+        grid = (_ceil_div(nx, 4 * bx), _ceil_div(ny, rows_per_block))
+        get_kernel("stencil.cu", "jacobi_step4")(grid, (bx, by), args)
+    else:
+        grid = (_ceil_div(nx, bx), _ceil_div(ny, rows_per_block))
+        get_kernel("stencil.cu", "jacobi_step")(grid, (bx, by), args)
     return dst

@@ -155,6 +155,11 @@ class _LabelTemplates:
             recipe = self.recipes.get((shape, template), False)
             if recipe is False:
                 recipe = self.recipes[(shape, template)] = self._recipe(parts, shape)
+            else:
+                # A template met before that no recent matcher took: worth a matcher now.
+                # Not at its first label: the one-pass reader asks for each template's first
+                # label alone and reads the rest with node readers, so a matcher compiled
+                # then (most of a 1,000-node dump's parse) would never be used.
                 self._remember(recent, template, recipe)
         if recipe is None:  # a shape the recipe cannot express: parse directly
             return _node_from_label(node_id, label, shape)
@@ -296,7 +301,10 @@ class _NodeReader:
         label = "".join(re.escape(part) + piece for part, piece in zip(template, pieces + [""]))
         # ASCII classes, as layout.py's statement regexes (see there)
         pattern = r'\s*"(graph_\d+_node_\d+)"\[' + re.escape(header) + label + r'"\];'
-        self.match = re.compile(pattern, re.ASCII).match
+        # Compiled when first tried (see _compile_and_match): a template's general reader is
+        # made with its literal ones, and a dump whose numbers fit those never needs it.
+        self.pattern = pattern
+        self.match = self._compile_and_match
         self.recipe, self.kind, self.memo, self.literal = recipe, recipe.kind, recipe.memo, literal
         self.topo = group[recipe.topo] if recipe.topo is not None else None
         if literal:
@@ -315,6 +323,11 @@ class _NodeReader:
         self.next = None  # the reader that matched after this one last time
         if literal:
             self.node = self._literal_node
+
+    def _compile_and_match(self, text: str, pos: int) -> re.Match | None:
+        """``match`` until the first call: compiles the regex, which then replaces it."""
+        self.match = re.compile(self.pattern, re.ASCII).match
+        return self.match(text, pos)
 
     def _literal_node(self, groups: tuple) -> Node:
         """``node`` of a literal reader: one dict copied, the addresses and topoId put in."""

@@ -71,7 +71,7 @@ def test_every_source_compiles_and_exports_its_kernels():
         "elementwise.cu": ["add_mod1", "add_mod1_4", "axpby", "axpby4"],
         "softmax.cu": ["softmax_rows", "layernorm_rows", "softmax_rows_warp",
                        "layernorm_rows_warp"],
-        "stencil.cu": ["jacobi_step"],
+        "stencil.cu": ["jacobi_step", "jacobi_step4"],
     }
     for filename, names in expected.items():
         assert kernels.kernel_names(filename) == names
@@ -99,7 +99,8 @@ def test_compile_error_names_the_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "m, n, k", [(1, 1, 1), (7, 5, 3), (17, 33, 65), (64, 48, 40), (100, 3, 257), (33, 130, 17),
                 (1, 4096, 1024), (2, 260, 3000), (3, 1024, 4096), (8, 1000, 777), (16, 512, 96),
-                (64, 384, 2048), (129, 132, 36), (256, 256, 512), (300, 100, 64)]
+                (64, 384, 2048), (129, 132, 36), (256, 256, 512), (300, 100, 64),
+                (7, 8192, 6000)]  # A's whole slice staged in > 48 KiB, the last slice short
 )
 def test_sgemm_matches_numpy(m, n, k):
     a, b = uniform(m, k), uniform(k, n)
@@ -121,15 +122,47 @@ def test_sgemm_alpha_beta_and_beta_zero_ignores_garbage():
     assert np.isfinite(to_host(garbage)).all()
 
 
-@pytest.mark.parametrize("k, n", [(200, 96), (4096, 1024)])  # one K slice; K split 32 ways
+# one K slice; K split 32 ways; 4 slices of 2048 (sgemm_skinny_4/8 stage a whole slice, 16 a
+# chunk at a time)
+@pytest.mark.parametrize("k, n", [(200, 96), (4096, 1024), (8192, 8192)])
 def test_sgemm_rows_do_not_depend_on_batch_size(k, n):
     # Every batch size up to 64 (the skinny kernel's range, where buckets and decode run) gives
     # a row the same bits: the K slicing depends on K and N only.
     x, w = to_device(uniform(64, k)), to_device(uniform(k, n))
     full = kernels.sgemm(x, w, cupy.empty((64, n), dtype=cupy.float32))
-    for rows in (1, 2, 3, 8, 16, 33):
+    for rows in (1, 2, 3, 5, 8, 16, 33):
         part = kernels.sgemm(x[:rows], w, cupy.empty((rows, n), dtype=cupy.float32))
         np.testing.assert_array_equal(to_host(part), to_host(full)[:rows])
+
+
+def test_sgemm_chunk_staging_gives_the_bits_of_whole_slice_staging(monkeypatch):
+    # sgemm_skinny_4/8 stage A's whole K slice in shared memory where the device has room for
+    # it with two blocks per SM, else chunk by chunk (smaller GPUs): same operations, same order.
+    from accelgraph_cli.cuda import kernels as launch
+
+    x, w = to_device(uniform(8, 4100)), to_device(uniform(4100, 520))
+    for rows in (3, 8):
+        whole = to_host(kernels.sgemm(x[:rows], w, cupy.empty((rows, 520), cupy.float32)))
+        with monkeypatch.context() as patch:
+            patch.setattr(launch, "_shared_limits", lambda device: (0, 0))  # no room at all
+            chunked = to_host(kernels.sgemm(x[:rows], w, cupy.empty((rows, 520), cupy.float32)))
+        np.testing.assert_array_equal(chunked, whole)
+
+
+def test_sgemm_k_past_the_grids_z_limit():
+    # K = 2**27 needs more than 65,535 slices of 2,048 rows: the slices grow instead (2,112
+    # rows, 63,551 slices). All ones: every partial sum is an integer float32 holds exactly
+    # (multiples of 8 near 2**27), so the result must be exactly K.
+    from accelgraph_cli.cuda import kernels as launch
+
+    k = 2**27
+    slices, per_slice = launch.skinny_split(k, 1)
+    assert (slices, per_slice) == (63551, 2112)
+    a = cupy.ones((4, k), dtype=cupy.float32)
+    b = cupy.ones((k, 1), dtype=cupy.float32)
+    c = kernels.sgemm(a, b, cupy.empty((4, 1), dtype=cupy.float32))
+    np.testing.assert_array_equal(to_host(c), np.full((4, 1), k, dtype=np.float32))
+    del a, b
 
 
 @pytest.mark.parametrize("m", [8, 200])  # the skinny kernel; the 128 x 128 kernel
@@ -260,11 +293,28 @@ def test_layernorm_rows_matches_numpy(rows, cols):
 
 # --------------------------------------------------------------------------- stencil.cu
 
+# nx % 4 == 0 runs jacobi_step4 (four columns a thread; 132 = two warps' worth plus one lane,
+# 4 = one thread), other widths jacobi_step
 @pytest.mark.parametrize("ny, nx", [(3, 3), (5, 7), (33, 17), (512, 512), (1, 40), (70, 1),
-                                    (129, 65)])
+                                    (129, 65), (9, 132), (5, 4), (2, 8), (70, 260)])
 def test_jacobi_step_is_bitwise_numpy(ny, nx):
     src = uniform(ny, nx, low=0, high=1)
     got = kernels.jacobi_step(to_device(src), cupy.empty((ny, nx), cupy.float32))
+    np.testing.assert_array_equal(to_host(got), jacobi_ref(src))
+
+
+@pytest.mark.parametrize("which", ["src", "dst"])
+def test_jacobi_step_unaligned_buffers_take_the_scalar_kernel_with_the_same_bits(which):
+    ny, nx = 40, 132
+    src = uniform(ny, nx, low=0, high=1)
+    source, target = to_device(src), cupy.empty((ny, nx), cupy.float32)
+    shifted = cupy.empty(ny * nx + 1, cupy.float32)[1:].reshape(ny, nx)  # not 16-byte aligned
+    if which == "src":
+        shifted[...] = source
+        source = shifted
+    else:
+        target = shifted
+    got = kernels.jacobi_step(source, target)
     np.testing.assert_array_equal(to_host(got), jacobi_ref(src))
 
 
