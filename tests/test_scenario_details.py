@@ -218,6 +218,21 @@ def test_a_syntax_error_names_line_and_column(tmp_path):
           f"(python -m py_compile {path} reports the same)", path, 2)
 
 
+@pytest.mark.parametrize("statement, column, problem", [
+    ("return 1", 1, "'return' outside function"),
+    ("yield 2", 1, "'yield' outside function"),
+    ("nonlocal x", 1, "nonlocal declaration not allowed at module level"),
+])
+def test_what_parses_but_does_not_compile_is_refused_by_inspect(tmp_path, statement, column,
+                                                                 problem):
+    """Found before loading (on a machine without a GPU), as a syntax error of the file."""
+    path = write(tmp_path, TAIL + "\n" + statement + "\n")
+    error = error_of(lambda: inspect_scenario(path))
+    check(error, f"{path}:8:{column}: syntax error: {problem}; fix it "
+                 f"(python -m py_compile {path} reports the same)", path, 8)
+    check(error_of(lambda: load_scenario(path)), str(error), path, 8)
+
+
 def test_a_syntax_warning_while_inspecting_names_the_scenario_file(tmp_path):
     path = write(tmp_path, 'PATTERN = "\\d+"\n' + TAIL)
     # A DeprecationWarning before Python 3.12, a SyntaxWarning from 3.12 on.

@@ -118,7 +118,7 @@ _CONTRACT_NAMES = ("setup", "step", "steps", "outputs", "PARAMS", "POOL", "ERROR
 def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
     """Read and parse a scenario file and check it against the contract, executing nothing.
 
-    Checks: the file exists and is UTF-8 Python that parses; PARAMS is a literal dict of
+    Checks: the file exists and is UTF-8 Python that compiles; PARAMS is a literal dict of
     str -> int/float/bool/str whose keys ``setup`` accepts; ``setup`` exists; exactly one of
     ``step``/``steps``; POOL and ERROR_MODE, when set, are string literals naming a known kind.
     Raises :class:`ScenarioError` (one line, ``file:line``) on the first problem found.
@@ -264,6 +264,9 @@ def _read_python(path: Path) -> ast.Module:
 
     try:
         tree = ast.parse(source, filename=where)
+        # What parses but does not compile ('return' or 'yield' outside a function, 'nonlocal'
+        # at module level) is refused here too, not only when the file is executed.
+        compile(tree, where, "exec", dont_inherit=True)
     except ValueError:  # null bytes (Python < 3.12 raises ValueError, not SyntaxError)
         raise ScenarioError(
             f"{where}: contains null bytes, so it is not Python source; save it as text",
