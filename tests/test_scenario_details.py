@@ -222,6 +222,8 @@ def test_a_syntax_error_names_line_and_column(tmp_path):
     ("return 1", 1, "'return' outside function"),
     ("yield 2", 1, "'yield' outside function"),
     ("nonlocal x", 1, "nonlocal declaration not allowed at module level"),
+    # As `python` says it: not the message of a file with postponed annotations.
+    ("x: (yield)", 5, "'yield' outside function"),
 ])
 def test_what_parses_but_does_not_compile_is_refused_by_inspect(tmp_path, statement, column,
                                                                  problem):
@@ -404,6 +406,15 @@ def test_the_loaded_module_is_registered_with_its_file_and_docstring(tmp_path):
     assert module.__doc__ == ("A scenario with a dataclass (dataclasses look the module up in "
                               "sys.modules).")
     assert scenario.make_state() == module.State(3)
+
+
+def test_annotations_are_evaluated_as_python_evaluates_them(tmp_path):
+    """The loader's own `from __future__ import annotations` does not reach the scenario."""
+    path = write(tmp_path, "def setup() -> dict:\n    return {}\n\n"
+                           "def step(state: dict) -> None:\n    pass\n")
+    scenario = load_scenario(path)
+    assert scenario.setup.__annotations__ == {"return": dict}
+    assert scenario.step.__annotations__ == {"state": dict, "return": None}
 
 
 def test_a_module_without_a_docstring_has_none(tmp_path):

@@ -616,7 +616,9 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     sys.modules[module_name] = module  # dataclasses and pickling look modules up here
     try:
         # Compiled from the text already inspected; no __pycache__ is written beside it.
-        exec(compile(source, where, "exec"), module.__dict__)  # noqa: S102 (running it is the point)
+        # dont_inherit: this module's own `from __future__ import annotations` must not apply
+        # to the scenario (its annotations would become strings, unlike under `python`).
+        exec(compile(source, where, "exec", dont_inherit=True), module.__dict__)  # noqa: S102
     except (Exception, SystemExit) as error:
         sys.modules.pop(module_name, None)
         raise located_error(info.path, error, "importing the scenario") from error
