@@ -24,6 +24,7 @@ from accelgraph_cli.run.scenario import (
     ScenarioError,
     inspect_scenario,
     load_scenario,
+    located_error,
     parse_params,
 )
 
@@ -505,6 +506,25 @@ def test_a_syntax_error_raised_by_scenario_code_keeps_the_scenario_line(tmp_path
     error = error_of(run)
     check(error, f"{path}:5: step() raised SyntaxError: invalid syntax (generated, line 1)",
           path, 5)
+
+
+def test_a_syntax_error_in_other_text_gives_no_scenario_line(tmp_path):
+    """Line 1 of a generated text is not line 1 of the scenario."""
+    helper = _helper_name()
+    (tmp_path / f"{helper}.py").write_text("def step(state):\n"
+                                           "    compile('x +', 'generated', 'exec')\n")
+    path = write(tmp_path, f"from {helper} import step\n\ndef setup():\n    return {{}}\n")
+    run = load_scenario(path).graph_steps({})["step"]
+    check(error_of(run), f"{path}: step() raised SyntaxError: invalid syntax (generated, line 1) "
+                         f"(raised in {helper}.py:2)", path, None)
+
+
+def test_a_syntax_error_of_the_scenario_file_itself_gives_its_line(tmp_path):
+    path = write(tmp_path, TAIL)
+    error = SyntaxError("invalid syntax", (str(path), 3, 5, "    return {\n"))
+    check(located_error(path, error, "importing the scenario"),
+          f"{path}:3: importing the scenario raised SyntaxError: invalid syntax (s.py, line 3)",
+          path, 3)
 
 
 # --------------------------------------------------------------------------- parse_params

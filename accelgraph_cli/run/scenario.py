@@ -655,8 +655,9 @@ def located_error(path: str | os.PathLike, error: BaseException, during: str) ->
     frames = traceback.extract_tb(error.__traceback__)
     in_scenario = [f for f in frames if os.path.realpath(f.filename) == scenario_file]
     line = in_scenario[-1].lineno if in_scenario else None
-    if line is None and isinstance(error, SyntaxError) and error.lineno:
-        line = error.lineno
+    if (line is None and isinstance(error, SyntaxError) and error.lineno and error.filename
+            and os.path.realpath(error.filename) == scenario_file):
+        line = error.lineno  # the scenario's own text did not compile
     where = f"{path}:{line}" if line else f"{path}"
     message = _one_line(str(error)) or "(no message)"
     text = f"{where}: {during} raised {type(error).__name__}: {message}"
