@@ -11,30 +11,16 @@ next collection, which would then walk them all as young objects (0.05 s for a
 100,000-node model, a tenth of its parse) and walk them again when they are promoted. So on
 the way out the objects the block kept are moved straight to the oldest generation, as
 collections would have promoted a model that lives on, without scanning them (gc.freeze
-and gc.unfreeze: two list splices). Young objects of the program made before the block go
-along: a cycle among them waits for the next full collection instead of a young one. That
-is skipped when the program has frozen objects of its own, which an unfreeze would release,
-and on free-threaded builds, whose collector has no generations and whose freeze visits
-every object. The offline commands (``show``, ``diff``) run whole under one pause: they read
-their graphs, print, and let reference counting free the models before the collector is
-back on.
+and gc.unfreeze: two list splices). That is skipped when the program has frozen objects of
+its own, which an unfreeze would release. The offline commands (``show``, ``diff``) run
+whole under one pause: they read their graphs, print, and let reference counting free the
+models before the collector is back on.
 """
 
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from functools import cache
-
-
-@cache
-def _generational() -> bool:
-    """False on free-threaded CPython, which collects without generations (and whose
-    gc.freeze walks the whole heap). Asked when first needed: sysconfig is not imported by
-    ``accelgraph --help``."""
-    import sysconfig
-
-    return not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 
 @contextmanager
@@ -51,7 +37,7 @@ def cyclic_gc_paused():
         yield
     finally:
         if collecting:
-            if not gc.get_freeze_count() and _generational():
+            if not gc.get_freeze_count():
                 gc.freeze()  # every tracked object, young ones included, set aside...
                 gc.unfreeze()  # ...and back, all into the oldest generation
             gc.enable()
