@@ -6,44 +6,23 @@ collection triggered on the way rescans that growing heap for cycles that cannot
 there: a fifth to a half of the time on such graphs. The one copy of this helper: the parser,
 the model's derived views and the diff all pause collection through it.
 
-Pausing alone only defers the work: every object made meanwhile still counts towards the
-next collection, which would then walk them all as young objects (0.05 s for a
-100,000-node model, a tenth of its parse) and walk them again when they are promoted. So on
-the way out the objects the block kept are moved straight to the oldest generation, as
-collections would have promoted a model that lives on, without scanning them (gc.freeze
-and gc.unfreeze: two list splices). Young objects of the program made before the block go
-along: a cycle among them waits for the next full collection instead of a young one. That
-is skipped when the program has frozen objects of its own, which an unfreeze would release,
-and on free-threaded builds, whose collector has no generations and whose freeze visits
-every object. The offline commands (``show``, ``diff``) run whole under one pause: they read
-their graphs, print, and let reference counting free the models before the collector is
-back on.
+Pausing only defers the work: every object made meanwhile still counts towards the next
+collection, which then walks them all (0.1 s or more for a 100,000-node model). So the
+offline commands (``show``, ``diff``) run whole under one pause: they read their graphs,
+print, and let reference counting free the models before the collector is back on.
 """
 
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
-from functools import cache
-
-
-@cache
-def _generational() -> bool:
-    """False on free-threaded CPython, which collects without generations (and whose
-    gc.freeze walks the whole heap). Asked when first needed: sysconfig is not imported by
-    ``accelgraph --help``."""
-    import sysconfig
-
-    return not sysconfig.get_config_var("Py_GIL_DISABLED")
 
 
 @contextmanager
 def cyclic_gc_paused():
-    """Disable the cyclic collector for the block; restore it (if it was on) on the way out,
-    with what the block made counted as old objects (see the module's docstring).
+    """Disable the cyclic collector for the block; restore it (if it was on) on the way out.
 
-    Reference counting still frees everything as usual; only the search for cycles waits
-    (a cycle made in the block is found by the next full collection).
+    Reference counting still frees everything as usual; only the search for cycles waits.
     """
     collecting = gc.isenabled()
     gc.disable()
@@ -51,7 +30,4 @@ def cyclic_gc_paused():
         yield
     finally:
         if collecting:
-            if not gc.get_freeze_count() and _generational():
-                gc.freeze()  # every tracked object, young ones included, set aside...
-                gc.unfreeze()  # ...and back, all into the oldest generation
             gc.enable()

@@ -392,3 +392,48 @@ def test_align_with_a_spent_budget_still_uses_unique_anchors():
     assert _common_subsequence(a, b, pairs)
     assert {(50, 50), (150, 150), (250, 250)} <= set(pairs)
     assert len(pairs) == 156
+
+
+def _long_lanes_model(length: int = 6) -> GraphModel:
+    """One source feeding three lanes of ``length`` kernels into one sink: the lanes alike but
+    for the kernel each ends in, beyond the WL radius from the lane heads."""
+    nodes: list[Node] = [kernel(0, "init")]
+    edges: list[tuple[str, str]] = []
+    tails = []
+    for own in ("cupy_exp", "cupy_log", "cupy_sqrt"):
+        previous = nodes[0].id
+        for step in range(length):
+            node = kernel(len(nodes), own if step == length - 1 else "cupy_add")
+            nodes.append(node)
+            edges.append((previous, node.id))
+            previous = node.id
+        tails.append(previous)
+    sink = kernel(len(nodes), "cupy_multiply")
+    nodes.append(sink)
+    edges += [(t, sink.id) for t in tails]
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def test_structural_order_places_look_alikes_by_what_lies_beyond_the_hashes_reach():
+    # The three lane heads look the same to the canonical order (same labels, same WL hashes:
+    # what tells the lanes apart is five steps below them), so the listing decides among them
+    # and a shuffled listing moves them. structural_order ranks look-alikes by everything
+    # below and above them: with the tables the two sides of a diff share, every listing
+    # gives one order, each lane whole (which lane comes first follows the ids the shared
+    # table gave the lanes' structures: pinned as computed).
+    model = _long_lanes_model()
+    assert WL_ROUNDS < 5
+    labeler = Labeler(shared_param_keys(model, model, frozenset()), frozenset())
+    tables = [{} for _ in range(WL_ROUNDS)]
+    coarse_tables = [{} for _ in range(WL_ROUNDS)]
+    structural_table: dict = {}
+    canonical, structural = set(), set()
+    for seed in range(6):
+        nodes = list(model.nodes)
+        random.Random(seed).shuffle(nodes)
+        shuffled = GraphModel(nodes, list(model.edges), source=model.source)
+        side = prepare(shuffled, labeler, tables, coarse_tables)
+        canonical.add(tuple(_numbers(shuffled, side.order)))
+        structural.add(tuple(_numbers(shuffled, structural_order(side, structural_table).order)))
+    assert len(canonical) > 1  # the listing does decide the canonical order here
+    assert structural == {(0, 13, 14, 15, 16, 17, 18, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 19)}
