@@ -370,17 +370,32 @@ def test_a_file_that_is_not_utf8_is_named_with_its_line(tmp_path):
     assert str(caught.value) == f"{path}:2: not UTF-8 text (byte 0xe9); not a DOT or JSON graph"
 
 
+def _parse(text: str):
+    return parse_dot(text, filename="b.dot")
+
+
+def _scan_only(text: str):
+    # Generic DOT that parse_dot gives to pydot: the scanner's own message, as for a CUDA dump.
+    return scan._scan(text, "b.dot")
+
+
 @pytest.mark.parametrize(
-    "text, message",
+    "read, text, message",
     [
-        ("digraph G {\n a;\n}\n}\n", "b.dot:4: unbalanced '}'"),
-        ("digraph G { }\n\ndigraph H { }", "b.dot:3: more than one graph in the file"),
+        (_parse, "digraph G {\n a;\n}\n}\n", "b.dot:4: unbalanced '}'"),
+        (_parse, "digraph G { }\n\ndigraph H { }", "b.dot:3: more than one graph in the file"),
+        (_scan_only, "digraph {\n digraph { }\n}", "b.dot:2: a graph inside a graph"),
+        (_scan_only, "a -> b\ndigraph { }", "b.dot:1: edge outside a graph"),
+        # Three quote characters before the junk (one escaped): only quotes after it can
+        # mean that the file was cut inside a string.
+        (_scan_only, 'digraph { a [label="say \\"hi"]; @ }',
+         "b.dot:1: unexpected text '@ }' (not the DOT that CUDA writes)"),
     ],
 )
-def test_a_statement_out_of_place_is_named_by_its_own_line(text, message):
+def test_a_statement_out_of_place_is_named_by_its_own_line(read, text, message):
     # Not by the line where the whitespace before it starts (the end of the statement before).
     with pytest.raises(DotParseError) as caught:
-        parse_dot(text, filename="b.dot")
+        read(text)
     assert str(caught.value) == message
 
 
@@ -644,3 +659,22 @@ def test_a_recorded_dump_with_a_comment_line_parses_as_without(comment):
     assert model.source == "dot-basic"
     assert [(n.id, n.kind, n.name) for n in model.nodes] == [(n.id, n.kind, n.name) for n in plain.nodes]
     assert model.edges == plain.edges
+
+
+def test_an_unknown_node_is_on_line_one_even_after_a_blank_first_line():
+    text = "\n" + _text("chain_basic.dot")
+    document = scan._scan(text, "c.dot")
+    assert [document.line_of("zz"), document.line_of("graph_1_node_0")] == [
+        1, text.count("\n", 0, text.index('"graph_1_node_0"[')) + 1]
+
+
+def test_default_attribute_statements_add_no_node():
+    document = scan._scan("digraph { edge [color=red]; node [shape=box]; graph [rankdir=LR]; a; }", "x.dot")
+    assert document.node_attrs == {"a": ""}
+
+
+def test_anonymous_subgraphs_are_invisible_scopes():
+    document = scan._scan("digraph G { subgraph { a; b [shape=box]; } subgraph { c } a -> c }", "x.dot")
+    assert list(document.clusters) == [""]
+    assert (document.clusters[""].node_ids, document.clusters[""].edges) == (["a", "b", "c"], [("a", "c")])
+    assert document.node_cluster == {"a": "", "b": "", "c": ""}
