@@ -335,3 +335,41 @@ def test_a_label_ending_in_a_backslash_goes_to_the_general_path():
     end = text.index('"];', start)
     edited = text[:end] + "\\" + text[end:]
     assert dotparse._read_cuda_layout(edited) is None
+
+
+def test_past_its_literal_readers_a_template_is_read_by_its_general_reader():
+    # chain1k_verbose edited: the first 12 add kernels launched with grids 1 to 12 (CUDA
+    # wrote 8 for all), so the add template has 12 combinations of its stable numbers. The
+    # first 8 get a literal reader each; the 9th statement teaches the template's general
+    # reader, which reads the 10th to 12th by filling the recipe (a memo miss each) and then
+    # every later add. The reader list holds 6, so the multiply kernel's literal reader
+    # falls out of it when the 7th add reader comes in, and is learned again at the next
+    # multiply. The model is the general path's.
+    text = _text(DUMPS / "chain1k_verbose.dot")
+    launch = "cupy_add__float32_float_float32\\<\\<\\<8,128,0"
+    assert text.count(launch) == 500
+    for grid in range(1, 13):
+        text = text.replace(launch, launch.replace("<8,", f"<{grid},"), 1)
+    model, learned, fills = _slow_reads(text)
+    kernels = [reader.shared[1].split("__")[0] if reader.literal else "general" for reader in learned]
+    assert kernels == (["cupy_add", "cupy_multiply"] + ["cupy_add"] * 6 + ["cupy_multiply", "cupy_add"]
+                       + ["general"])
+    assert [reader.literal for reader in learned] == [True] * 10 + [False]
+    assert fills == len(learned) + 3
+    assert model.to_json() == _general(text, "chain1k_verbose.dot").to_json()
+
+
+def test_a_label_no_recipe_can_express_is_parsed_directly():
+    # chain1k_verbose edited: a field name with a digit ("priority2"), which a recipe cannot
+    # express (its numbers are cut out as tokens): the label is parsed directly, every time.
+    from accelgraph_cli.dot import labels, templates
+
+    (node_id, label, shape), = _labels("chain1k_verbose.dot")[:1]
+    label = label.replace("{priority | 0}", "{priority2 | 0}")
+    recipes = templates._LabelTemplates()
+    for _ in range(2):
+        node = recipes.node(node_id, label, shape)
+        direct = labels._node_from_label(node_id, label, shape)
+        assert (node.id, node.name, node.params) == (direct.id, direct.name, direct.params)
+        assert node.id == node_id and "priority2" in node.params
+    assert list(recipes.recipes.values()) == [None]
