@@ -373,3 +373,14 @@ def test_a_label_no_recipe_can_express_is_parsed_directly():
         assert (node.id, node.name, node.params) == (direct.id, direct.name, direct.params)
         assert node.id == node_id and "priority2" in node.params
     assert list(recipes.recipes.values()) == [None]
+
+
+def test_a_cluster_name_used_twice_goes_to_the_general_path():
+    # kinds_basic.dot edited: the child graph's cluster (label "graph_10") named like its
+    # parent's, cluster_9. DOT merges two subgraphs of one name; the fast reader, which
+    # keeps one graph per cluster, must leave that to the general path.
+    path = DUMPS / "kinds_basic.dot"
+    text = _text(path).replace("subgraph cluster_10 {", "subgraph cluster_9 {")
+    assert text.count("subgraph cluster_9 {") == 2
+    assert dotparse._read_cuda_layout(text) is None
+    assert dotparse.parse_dot(text, path.name).to_json() == _general(text, path.name).to_json()
