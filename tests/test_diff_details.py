@@ -437,3 +437,34 @@ def test_structural_order_places_look_alikes_by_what_lies_beyond_the_hashes_reac
         structural.add(tuple(_numbers(shuffled, structural_order(side, structural_table).order)))
     assert len(canonical) > 1  # the listing does decide the canonical order here
     assert structural == {(0, 13, 14, 15, 16, 17, 18, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 19)}
+
+
+def _small_model(spec: list[tuple[str, int]], edges: list[tuple[int, int]]) -> GraphModel:
+    nodes = [kernel(i, name, grid=(grid, 1, 1)) for i, (name, grid) in enumerate(spec)]
+    return GraphModel(nodes, [(nodes[a].id, nodes[b].id) for a, b in edges], source="dot-verbose")
+
+
+# structural_order ranks ready nodes by kind/name, then the shape of their neighbourhood over
+# kind/name, then their full label, then its neighbourhood hash, and only then by everything
+# below and above. Each graph below is ordered differently if one of the first keys is left
+# out (pinned as computed; a change here changes which nodes the alignment pairs).
+KEY_ORDER_CASES = {
+    # node 1 leads a longer branch than node 3: the shape over names decides before the grids
+    # (a kernel whose grid changed keeps its place among its siblings)
+    "shape before label": ([("cupy_add", 8), ("cupy_add", 4), ("cupy_add", 8), ("cupy_add", 8)],
+                           [(0, 1), (0, 3), (1, 2)], [0, 1, 2, 3]),
+    # two leaves alike but for their grids: the labels decide, not the listing
+    "label before listing": ([("cupy_add", 4), ("cupy_add", 8), ("cupy_add", 4)],
+                             [(0, 1), (0, 2)], [0, 2, 1]),
+    # two identical siblings whose children differ in their grids: the neighbourhood hash over
+    # full labels decides
+    "hash over labels": ([("cupy_add", 4), ("cupy_mul", 8), ("cupy_add", 4), ("cupy_mul", 8),
+                          ("cupy_add", 8)], [(0, 1), (0, 3), (1, 2), (3, 4)], [0, 1, 2, 3, 4]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KEY_ORDER_CASES))
+def test_structural_order_keys_in_their_order(case):
+    spec, edges, want = KEY_ORDER_CASES[case]
+    model = _small_model(spec, edges)
+    assert _numbers(model, structural_order(_side(model), {}).order) == want
