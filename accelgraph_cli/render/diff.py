@@ -304,7 +304,7 @@ def _edge_rows(diff: GraphDiff, limit: int | None) -> Group:
         lines.append(text)
     hidden = len(rows) - len(shown)
     if hidden > 0:
-        lines.append(Text.assemble("  ", (f"… {hidden:,} more", "dim")))
+        lines.append(Text.assemble("  ", _more_text(hidden)))
     return Group(*lines)
 
 
@@ -327,8 +327,13 @@ def _cap(items: list, limit: int | None) -> list:
 def _more_row(table: Table, hidden: int, columns: int) -> None:
     if hidden > 0:
         cells = [""] * columns
-        cells[min(3, columns - 1)] = Text(f"… {hidden:,} more", style="dim")
+        cells[min(3, columns - 1)] = _more_text(hidden)
         table.add_row(*cells)
+
+
+def _more_text(hidden: int) -> Text:
+    """What stands for the lines a list leaves out at its limit."""
+    return Text(f"… {hidden:,} more", style="dim")
 
 
 def _value_text(key: str, value) -> str:
