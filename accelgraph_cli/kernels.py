@@ -25,6 +25,7 @@ from .cuda.kernels import (
     layernorm_rows,
     saxpy,
     sgemm,
+    sgemm_bias_gelu,
     softmax_rows,
 )
 
@@ -45,5 +46,6 @@ __all__ = [
     "preload",
     "saxpy",
     "sgemm",
+    "sgemm_bias_gelu",
     "softmax_rows",
 ]

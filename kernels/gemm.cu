@@ -5,11 +5,35 @@
 // kernels.sgemm dispatches by shape (accelgraph_cli/cuda/kernels.py):
 //   M <= 64 (decode batches)   sgemm_skinny_MT: a GEMV-style split-K kernel that streams the
 //                              weights at memory bandwidth, + sgemm_splitk_reduce when K is split
+//                              (either applies kernels.sgemm_bias_gelu's bias + GELU as it
+//                              writes C)
 //   larger M                   sgemm_128x128: a register-blocked tiled kernel (8x8 per thread)
 //   anything not 16-byte       sgemm_tiled: the plain 16x16 shared-memory kernel
 //   aligned or N, K % 4 != 0
 
 #define GEMM_TILE 16
+
+// GELU, tanh approximation (as GPT-2 / torch approximate="tanh"):
+//   gelu(v) = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v^3)))
+static __device__ __forceinline__ float gelu_tanh(float v)
+{
+    const float k0 = 0.7978845608028654f;  // sqrt(2 / pi)
+    const float k1 = 0.044715f;
+    return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));
+}
+
+// What a GEMM writes to C for the sum s of an element: alpha * s + beta * C (BLAS; beta == 0
+// ignores C), then, given a bias, gelu_tanh(that + bias[col]) rounded as bias_gelu rounds it
+// (the add is not fused into the multiply), so sgemm_bias_gelu gives the bits of sgemm
+// followed by bias_gelu.
+static __device__ __forceinline__ float gemm_out(float s, const float* C, long long idx,
+                                                const float* bias, int col, float alpha,
+                                                float beta)
+{
+    float v = (beta == 0.0f) ? alpha * s : alpha * s + beta * C[idx];
+    if (bias != nullptr) v = gelu_tanh(__fadd_rn(v, bias[col]));
+    return v;
+}
 
 // sgemm_tiled: C = alpha * A @ B + beta * C, with A (M x K), B (K x N), C (M x N).
 // Algorithm: classic shared-memory tiling. Each block owns a GEMM_TILE x GEMM_TILE tile of C;
@@ -62,8 +86,9 @@ extern "C" __global__ void sgemm_tiled(const float* A, const float* B, float* C,
 // through the read-only cache (the whole warp reads the same one: a broadcast), and there is
 // no barrier inside the loop; larger MT stage A in shared memory (the staged body below). The 8 warps'
 // partial sums are then added in warp order through shared memory. With one slice the block
-// writes C = alpha * sum + beta * C; with several, it writes its partial sums to a workspace
-// (S x M x N) and sgemm_splitk_reduce adds the slices in slice order.
+// writes C = alpha * sum + beta * C (with bias + GELU when given a bias: gemm_out); with
+// several, it writes its partial sums to a workspace (S x M x N) and sgemm_splitk_reduce adds
+// the slices in a fixed order.
 //
 // Every row of C is computed by the same sequence of float operations whatever M and MT are
 // (rows never mix), and the slicing depends only on N and K: a row's result does not depend
@@ -101,7 +126,8 @@ __device__ __forceinline__ void skinny_load_b(float4 (&b)[U], const float* __res
 template <int MT>
 __device__ __forceinline__ void skinny_finish(float (&acc)[MT][4], float (&red)[8][4][SK_COLS],
                                               float* __restrict__ C, float* __restrict__ partial,
-                                              int M, int N, int m0, float alpha, float beta)
+                                              const float* __restrict__ bias, int M, int N,
+                                              int m0, float alpha, float beta)
 {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -128,7 +154,7 @@ __device__ __forceinline__ void skinny_finish(float (&acc)[MT][4], float (&red)[
                     partial[((long long)blockIdx.z * M + gm) * N + gc] = s;
                 } else {
                     const long long idx = (long long)gm * N + gc;
-                    C[idx] = (beta == 0.0f) ? alpha * s : alpha * s + beta * C[idx];
+                    C[idx] = gemm_out(s, C, idx, bias, gc, alpha, beta);
                 }
             }
         }
@@ -140,7 +166,8 @@ __device__ __forceinline__ void skinny_finish(float (&acc)[MT][4], float (&red)[
 template <int MT>
 __device__ __forceinline__ void sgemm_skinny_body(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    float* __restrict__ partial, int M, int N, int K, int kslice, float alpha, float beta)
+    float* __restrict__ partial, const float* __restrict__ bias, int M, int N, int K, int kslice,
+    float alpha, float beta)
 {
     __shared__ __align__(16) float red[8][4][SK_COLS];  // the warps' sums, 4 rows at a time
 
@@ -200,7 +227,7 @@ __device__ __forceinline__ void sgemm_skinny_body(
         for (int u = 0; u < U; ++u) b[u] = next[u];
     }
 
-    skinny_finish<MT>(acc, red, C, partial, M, N, m0, alpha, beta);
+    skinny_finish<MT>(acc, red, C, partial, bias, M, N, m0, alpha, beta);
 }
 
 // The same computation for MT >= 4, where reading A through the cache for every row would
@@ -220,7 +247,8 @@ __device__ __forceinline__ void sgemm_skinny_body(
 template <int MT>
 __device__ __forceinline__ void sgemm_skinny_staged_body(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-    float* __restrict__ partial, int M, int N, int K, int kslice, float alpha, float beta)
+    float* __restrict__ partial, const float* __restrict__ bias, int M, int N, int K, int kslice,
+    float alpha, float beta)
 {
     extern __shared__ __align__(16) float a_slice[];  // [kslice][MT], whole-slice path only
     __shared__ __align__(16) float a_chunk[8 * SK_ROWS][MT];  // [k][m], chunk path
@@ -302,56 +330,75 @@ __device__ __forceinline__ void sgemm_skinny_staged_body(
             __syncthreads();  // a_chunk is refilled by the next chunk
         }
     }
-    skinny_finish<MT>(acc, red, C, partial, M, N, m0, alpha, beta);
+    skinny_finish<MT>(acc, red, C, partial, bias, M, N, m0, alpha, beta);
 }
 
 // One kernel per rows-per-block (MT); kernels.sgemm picks the smallest that holds M.
 extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_1(
-    const float* A, const float* B, float* C, float* partial, int M, int N, int K, int kslice,
-    float alpha, float beta)
+    const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
+    int K, int kslice, float alpha, float beta)
 {
-    sgemm_skinny_body<1>(A, B, C, partial, M, N, K, kslice, alpha, beta);
+    sgemm_skinny_body<1>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_2(
-    const float* A, const float* B, float* C, float* partial, int M, int N, int K, int kslice,
-    float alpha, float beta)
+    const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
+    int K, int kslice, float alpha, float beta)
 {
-    sgemm_skinny_body<2>(A, B, C, partial, M, N, K, kslice, alpha, beta);
+    sgemm_skinny_body<2>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_4(
-    const float* A, const float* B, float* C, float* partial, int M, int N, int K, int kslice,
-    float alpha, float beta)
+    const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
+    int K, int kslice, float alpha, float beta)
 {
-    sgemm_skinny_staged_body<4>(A, B, C, partial, M, N, K, kslice, alpha, beta);
+    sgemm_skinny_staged_body<4>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_8(
-    const float* A, const float* B, float* C, float* partial, int M, int N, int K, int kslice,
-    float alpha, float beta)
+    const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
+    int K, int kslice, float alpha, float beta)
 {
-    sgemm_skinny_staged_body<8>(A, B, C, partial, M, N, K, kslice, alpha, beta);
+    sgemm_skinny_staged_body<8>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_16(
-    const float* A, const float* B, float* C, float* partial, int M, int N, int K, int kslice,
-    float alpha, float beta)
+    const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
+    int K, int kslice, float alpha, float beta)
 {
-    sgemm_skinny_staged_body<16>(A, B, C, partial, M, N, K, kslice, alpha, beta);
+    sgemm_skinny_staged_body<16>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
-// sgemm_splitk_reduce: C = alpha * (partial[0] + partial[1] + ... + partial[S-1]) + beta * C,
-// element-wise over the M x N outputs, the slices added in slice order (deterministic).
-// Launch: 1-D, 256 threads per block, ceil(M * N / 256) blocks.
-extern "C" __global__ void sgemm_splitk_reduce(const float* partial, float* C, int mn, int S,
-                                               float alpha, float beta)
+// sgemm_splitk_reduce: C = alpha * (sum of the S slices of partial) + beta * C, element-wise
+// over the M x N outputs, then bias + GELU when given a bias (gemm_out; bias holds N floats).
+// A block owns 32 consecutive elements; its warp w adds slices w, w + 8, w + 16, ... of them
+// in that order (all its loads in flight at once: one coalesced 128-byte row each), then
+// warp 0 adds the 8 warps' sums in warp order. The order depends on S only, so the result
+// is deterministic and a row's result does not depend on M.
+// Launch: 256 threads per block, ceil(M * N / 32) blocks.
+extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
+    const float* __restrict__ partial, float* __restrict__ C, const float* __restrict__ bias,
+    int mn, int n, int S, float alpha, float beta)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= mn) return;
-    float s = partial[i];
-    for (int z = 1; z < S; ++z) s += partial[(long long)z * mn + i];
-    C[i] = (beta == 0.0f) ? alpha * s : alpha * s + beta * C[i];
+    __shared__ float sums[8][32];
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const long long i = (long long)blockIdx.x * 32 + lane;
+    float s = 0.0f;
+    if (i < mn && warp < S) {
+        const float* p = partial + i;
+        s = p[(long long)warp * mn];
+#pragma unroll 8
+        for (int z = warp + 8; z < S; z += 8) s += p[(long long)z * mn];
+    }
+    sums[warp][lane] = s;
+    __syncthreads();
+    if (warp == 0 && i < mn) {
+        float total = sums[0][lane];
+        const int used = S < 8 ? S : 8;
+        for (int w = 1; w < used; ++w) total += sums[w][lane];
+        C[i] = gemm_out(total, C, i, bias, (int)(i % n), alpha, beta);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,16 +512,8 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_128x128(
 }
 
 // bias_gelu: y[r, c] = gelu(x[r, c] + bias[c]) for a (rows x cols) matrix, the epilogue of
-// the MLP's first GEMM. GELU uses the tanh approximation (as GPT-2 / torch approximate="tanh"):
-//   gelu(v) = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v^3)))
-// y may alias x (in place). Launch: 1-D, 256 threads per block, ceil(rows*cols / 256) blocks,
-// one element per thread.
-static __device__ __forceinline__ float gelu_tanh(float v)
-{
-    const float k0 = 0.7978845608028654f;  // sqrt(2 / pi)
-    const float k1 = 0.044715f;
-    return 0.5f * v * (1.0f + tanhf(k0 * (v + k1 * v * v * v)));
-}
+// the MLP's first GEMM (gelu_tanh above). y may alias x (in place). Launch: 1-D, 256 threads
+// per block, ceil(rows*cols / 256) blocks, one element per thread.
 
 extern "C" __global__ void bias_gelu(const float* x, const float* bias, float* y,
                                      int rows, int cols)

@@ -3,7 +3,7 @@
 The feed-forward block of a transformer during token-by-token decoding: a small batch of
 activations x (batch x hidden) goes through
 
-    h = gelu(x @ W1 + b1)        # hidden -> 4*hidden, GEMM then fused bias+GELU epilogue
+    h = gelu(x @ W1 + b1)        # hidden -> 4*hidden, GEMM with a bias+GELU epilogue
     logits = h @ W2              # 4*hidden -> hidden
     probs = softmax(logits)      # row-wise
 
@@ -12,10 +12,10 @@ why inference servers capture decode steps into graphs. The activations (h, logi
 are allocated inside the step, as a framework would: under capture they come from the
 graph's private pool and stay at fixed addresses for every replay.
 
-Graph: a chain of six KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
-batch 8) followed by sgemm_splitk_reduce, which adds the K slices in order; then bias_gelu4
-after the first GEMM and softmax_rows_warp at the end (kernels.sgemm and the other wrappers
-pick these by shape; with one K slice, on a small GPU, a GEMM is one node).
+Graph: a chain of five KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
+batch 8) followed by sgemm_splitk_reduce, which adds the K slices in a fixed order; the first
+reduction also applies bias and GELU (kernels.sgemm_bias_gelu), and softmax_rows_warp ends the
+chain (the wrappers pick these by shape; with one K slice, on a small GPU, a GEMM is one node).
 """
 
 import cupy
@@ -50,8 +50,7 @@ def step(state):
     x, w1, w2 = state["x"], state["w1"], state["w2"]
     batch, hidden = x.shape
     ffn = w1.shape[1]
-    h = kernels.sgemm(x, w1, cupy.empty((batch, ffn), dtype=cupy.float32))
-    kernels.bias_gelu(h, state["b1"])  # in place
+    h = kernels.sgemm_bias_gelu(x, w1, state["b1"], cupy.empty((batch, ffn), dtype=cupy.float32))
     logits = kernels.sgemm(h, w2, cupy.empty((batch, hidden), dtype=cupy.float32))
     probs = kernels.softmax_rows(logits, cupy.empty_like(logits))
     # Kept in the state so outputs() can read what the last step (or replay) wrote.

@@ -20,6 +20,7 @@ _THREADS = 256  # 1-D kernels: threads per block
 _GEMM_TILE = 16  # must match GEMM_TILE in kernels/gemm.cu
 _SKINNY_MAX_M = 64  # sgemm: rows up to this run the skinny split-K kernel
 _SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
+_REDUCE_COLS = 32  # sgemm_splitk_reduce: elements of C per block (one per lane)
 _SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
 _SKINNY_MAX_SLICE = 2048  # rows of K per slice at most: 8 rows of A's slice = 64 KiB
 _SKINNY_STAGED_MAX_MT = 8  # sgemm_skinny_4/8 stage a whole slice of A (dynamic shared memory)
@@ -112,20 +113,49 @@ def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -
     does not depend on M within the skinny range. Use this rather than ``a @ b``: cuBLAS
     cannot be captured from CuPy.
     """
-    import numpy
+    m, n, k = _gemm_shapes("sgemm", a, b, c)
+    _gemm(a, b, c, m, n, k, alpha, beta, None)
+    return c
 
-    for name, array in (("a", a), ("b", b), ("c", c)):
-        _check_f32(name, array, 2)
+
+def sgemm_bias_gelu(a: Array, b: Array, bias: Array, c: Array) -> Array:
+    """C = gelu_tanh(A @ B + bias), bias broadcast over rows: an MLP's first layer; returns ``c``.
+
+    The same bits as :func:`sgemm` followed by :func:`bias_gelu`, one launch fewer for M <= 64:
+    the skinny kernel, or its split-K reduction, applies bias and GELU as it writes C. ``bias``
+    (N,) float32; the rest as for :func:`sgemm`.
+    """
+    m, n, k = _gemm_shapes("sgemm_bias_gelu", a, b, c)
+    _check_f32("bias", bias, 1)
+    if bias.shape != (n,):
+        raise ValueError(f"sgemm_bias_gelu: bias {bias.shape} does not match N = {n}")
+    if k and m <= _SKINNY_MAX_M:
+        _gemm(a, b, c, m, n, k, 1.0, 0.0, bias)
+    else:
+        _gemm(a, b, c, m, n, k, 1.0, 0.0, None)
+        bias_gelu(c, bias)
+    return c
+
+
+def _gemm_shapes(name: str, a: Array, b: Array, c: Array) -> tuple[int, int, int]:
+    for arg, array in (("a", a), ("b", b), ("c", c)):
+        _check_f32(arg, array, 2)
     m, k = a.shape
     k_b, n = b.shape
     if k_b != k or c.shape != (m, n):
-        raise ValueError(f"sgemm shapes do not match: a {a.shape} @ b {b.shape} -> c {c.shape}")
+        raise ValueError(f"{name} shapes do not match: a {a.shape} @ b {b.shape} -> c {c.shape}")
+    return m, n, k
+
+
+def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> None:
+    import numpy
+
     if m == 0 or n == 0:
-        return c
+        return
     scalars = (numpy.float32(alpha), numpy.float32(beta))
     # k == 0 (an empty sum: C = beta * C) goes to the plain kernel, whose K loop runs no step
     if k and m <= _SKINNY_MAX_M:
-        _sgemm_skinny(a, b, c, m, n, k, scalars)
+        _sgemm_skinny(a, b, c, m, n, k, scalars, bias)
     elif k and k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
         get_kernel("gemm.cu", "sgemm_128x128")(
             ((n + 127) // 128, (m + 127) // 128), (256,),
@@ -135,10 +165,9 @@ def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -
         get_kernel("gemm.cu", "sgemm_tiled")(
             grid, (_GEMM_TILE, _GEMM_TILE),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
-    return c
 
 
-def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
+def _sgemm_skinny(a, b, c, m, n, k, scalars, bias) -> None:
     import cupy
     import numpy
 
@@ -152,14 +181,17 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars) -> None:
     shared = 0
     if 4 <= rows <= _SKINNY_STAGED_MAX_MT:
         shared = _staging_shared(kernel, 4 * rows * per_slice)
-    workspace = numpy.uint64(0)
-    if slices > 1:
-        workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
-    kernel(grid, (_THREADS,), (a, b, c, workspace, *dims, *scalars), shared_mem=shared)
-    if slices > 1:
-        get_kernel("gemm.cu", "sgemm_splitk_reduce")(
-            _blocks(m * n), (_THREADS,),
-            (workspace, c, numpy.int32(m * n), numpy.int32(slices), *scalars))
+    null = numpy.uint64(0)
+    bias_arg = null if bias is None else bias
+    if slices == 1:  # the skinny kernel writes C (and applies the bias + GELU) itself
+        kernel(grid, (_THREADS,), (a, b, c, null, bias_arg, *dims, *scalars), shared_mem=shared)
+        return
+    workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
+    kernel(grid, (_THREADS,), (a, b, c, workspace, null, *dims, *scalars), shared_mem=shared)
+    get_kernel("gemm.cu", "sgemm_splitk_reduce")(
+        (_ceil_div(m * n, _REDUCE_COLS),), (_THREADS,),
+        (workspace, c, bias_arg, numpy.int32(m * n), numpy.int32(n), numpy.int32(slices),
+         *scalars))
 
 
 _DYNAMIC_SHARED: dict[tuple[int, int], list] = {}  # (id, device) -> [kernel, static, allowed]

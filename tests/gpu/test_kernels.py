@@ -180,6 +180,64 @@ def test_sgemm_is_deterministic_and_unaligned_views_work(m):
     np.testing.assert_allclose(to_host(got), want, rtol=1e-5, atol=1e-5 * np.sqrt(512))
 
 
+# The skinny kernel with K split (2 to 32 slices, one tile and many), one slice, a short last
+# slice, N not a multiple of 4 (scalar loads), and M past the skinny range (sgemm, then bias_gelu)
+@pytest.mark.parametrize("m, k, n", [(8, 1024, 4096), (8, 4096, 1024), (1, 4096, 130), (3, 200, 96),
+                                     (5, 3001, 517), (16, 2048, 384), (64, 512, 256), (80, 64, 96)])
+def test_sgemm_bias_gelu_is_sgemm_then_bias_gelu_bit_for_bit(m, k, n):
+    x, w, bias = to_device(uniform(m, k)), to_device(uniform(k, n)), to_device(uniform(n))
+    fused = to_host(kernels.sgemm_bias_gelu(x, w, bias, cupy.empty((m, n), cupy.float32)))
+    apart = kernels.sgemm(x, w, cupy.empty((m, n), cupy.float32))
+    np.testing.assert_array_equal(fused, to_host(kernels.bias_gelu(apart, bias)))
+    want = gelu_ref(cupy.asnumpy(x).astype(np.float64) @ cupy.asnumpy(w) + cupy.asnumpy(bias))
+    np.testing.assert_allclose(fused, want, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+def test_sgemm_bias_gelu_rejects_a_bias_of_the_wrong_length():
+    x, w = cupy.zeros((2, 8), cupy.float32), cupy.zeros((8, 12), cupy.float32)
+    with pytest.raises(ValueError, match="bias"):
+        kernels.sgemm_bias_gelu(x, w, cupy.zeros(8, cupy.float32), cupy.zeros((2, 12), cupy.float32))
+
+
+@pytest.mark.parametrize("m, k, n", [(8, 4096, 1024), (1, 1024, 4096), (16, 8192, 256), (3, 700, 130)])
+def test_split_k_writes_every_element_on_every_launch(m, k, n):
+    # With K split (8 to 64 slices here: the reduction's warps take one slice or several),
+    # C is written by the reduction alone. C starts as NaN each time, so an element it skipped
+    # shows; the bits must not change from launch to launch.
+    from accelgraph_cli.cuda import kernels as launch
+
+    assert launch.skinny_split(k, n)[0] > 1
+    x, w = to_device(uniform(m, k)), to_device(uniform(k, n))
+    c = cupy.empty((m, n), cupy.float32)
+    first = None
+    for _ in range(12):
+        c.fill(cupy.nan)
+        got = to_host(kernels.sgemm(x, w, c))
+        if first is None:
+            first = got
+            assert np.isfinite(first).all()
+            want = cupy.asnumpy(x).astype(np.float64) @ cupy.asnumpy(w)
+            np.testing.assert_allclose(first, want, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+        np.testing.assert_array_equal(got, first)
+
+
+def test_split_k_replays_write_every_element_and_agree_with_eager():
+    # A captured sgemm_bias_gelu (skinny kernel, then the reduction with bias + GELU) replayed
+    # onto a C full of NaN gives eager's bits every time.
+    x, w, bias = to_device(uniform(8, 4096)), to_device(uniform(4096, 1024)), to_device(uniform(1024))
+    h = cupy.empty((8, 1024), cupy.float32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        eager = to_host(kernels.sgemm_bias_gelu(x, w, bias, h))
+        stream.begin_capture()
+        kernels.sgemm_bias_gelu(x, w, bias, h)
+        graph = stream.end_capture()
+        for _ in range(5):
+            h.fill(cupy.nan)
+            graph.launch()
+            np.testing.assert_array_equal(to_host(h), eager)
+
+
 def test_sgemm_rejects_bad_shapes_and_dtypes():
     a = cupy.zeros((4, 5), dtype=cupy.float32)
     with pytest.raises(ValueError, match="shapes do not match"):
