@@ -88,7 +88,7 @@ extern "C" __global__ void sgemm_tiled(const float* A, const float* B, float* C,
 // partial sums are then added in warp order through shared memory. With one slice the block
 // writes C = alpha * sum + beta * C (with bias + GELU when given a bias: gemm_out); with
 // several, it writes its partial sums to a workspace (S x M x N) and sgemm_splitk_reduce adds
-// the slices in a fixed order.
+// the slices in slice order.
 //
 // Every row of C is computed by the same sequence of float operations whatever M and MT are
 // (rows never mix), and the slicing depends only on N and K: a row's result does not depend
@@ -369,36 +369,29 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_16(
     sgemm_skinny_staged_body<16>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
-// sgemm_splitk_reduce: C = alpha * (sum of the S slices of partial) + beta * C, element-wise
-// over the M x N outputs, then bias + GELU when given a bias (gemm_out; bias holds N floats).
-// A block owns 32 consecutive elements; its warp w adds slices w, w + 8, w + 16, ... of them
-// in that order (all its loads in flight at once: one coalesced 128-byte row each), then
-// warp 0 adds the 8 warps' sums in warp order. The order depends on S only, so the result
-// is deterministic and a row's result does not depend on M.
-// Launch: 256 threads per block, ceil(M * N / 32) blocks.
+// sgemm_splitk_reduce: C = alpha * (partial[0] + partial[1] + ... + partial[S-1]) + beta * C,
+// element-wise over the M x N outputs, the slices added in slice order (deterministic, and
+// the order depends on S only, so a row's result does not depend on M), then bias + GELU
+// when given a bias (gemm_out; bias holds N floats). Up to 16 slices' loads are in flight
+// before they are added. Launch: 1-D, 256 threads per block, ceil(M * N / 256) blocks.
 extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
     const float* __restrict__ partial, float* __restrict__ C, const float* __restrict__ bias,
     int mn, int n, int S, float alpha, float beta)
 {
-    __shared__ float sums[8][32];
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const long long i = (long long)blockIdx.x * 32 + lane;
-    float s = 0.0f;
-    if (i < mn && warp < S) {
-        const float* p = partial + i;
-        s = p[(long long)warp * mn];
-#pragma unroll 8
-        for (int z = warp + 8; z < S; z += 8) s += p[(long long)z * mn];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= mn) return;
+    const float* p = partial + i;
+    float s = p[0];
+    for (int z0 = 1; z0 < S; z0 += 16) {
+        float v[16];
+#pragma unroll
+        for (int q = 0; q < 16; ++q) v[q] = (z0 + q < S) ? p[(long long)(z0 + q) * mn] : 0.0f;
+#pragma unroll
+        for (int q = 0; q < 16; ++q) {
+            if (z0 + q < S) s += v[q];
+        }
     }
-    sums[warp][lane] = s;
-    __syncthreads();
-    if (warp == 0 && i < mn) {
-        float total = sums[0][lane];
-        const int used = S < 8 ? S : 8;
-        for (int w = 1; w < used; ++w) total += sums[w][lane];
-        C[i] = gemm_out(total, C, i, bias, (int)(i % n), alpha, beta);
-    }
+    C[i] = gemm_out(s, C, i, bias, i % n, alpha, beta);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ are allocated inside the step, as a framework would: under capture they come fro
 graph's private pool and stay at fixed addresses for every replay.
 
 Graph: a chain of five KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
-batch 8) followed by sgemm_splitk_reduce, which adds the K slices in a fixed order; the first
+batch 8) followed by sgemm_splitk_reduce, which adds the K slices in slice order; the first
 reduction also applies bias and GELU (kernels.sgemm_bias_gelu), and softmax_rows_warp ends the
 chain (the wrappers pick these by shape; with one K slice, on a small GPU, a GEMM is one node).
 """

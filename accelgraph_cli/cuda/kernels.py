@@ -20,7 +20,6 @@ _THREADS = 256  # 1-D kernels: threads per block
 _GEMM_TILE = 16  # must match GEMM_TILE in kernels/gemm.cu
 _SKINNY_MAX_M = 64  # sgemm: rows up to this run the skinny split-K kernel
 _SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
-_REDUCE_COLS = 32  # sgemm_splitk_reduce: elements of C per block (one per lane)
 _SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
 _SKINNY_MAX_SLICE = 2048  # rows of K per slice at most: 8 rows of A's slice = 64 KiB
 _SKINNY_STAGED_MAX_MT = 8  # sgemm_skinny_4/8 stage a whole slice of A (dynamic shared memory)
@@ -189,7 +188,7 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars, bias) -> None:
     workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
     kernel(grid, (_THREADS,), (a, b, c, workspace, null, *dims, *scalars), shared_mem=shared)
     get_kernel("gemm.cu", "sgemm_splitk_reduce")(
-        (_ceil_div(m * n, _REDUCE_COLS),), (_THREADS,),
+        _blocks(m * n), (_THREADS,),
         (workspace, c, bias_arg, numpy.int32(m * n), numpy.int32(n), numpy.int32(slices),
          *scalars))
 

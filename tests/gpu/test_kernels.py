@@ -201,9 +201,10 @@ def test_sgemm_bias_gelu_rejects_a_bias_of_the_wrong_length():
 
 @pytest.mark.parametrize("m, k, n", [(8, 4096, 1024), (1, 1024, 4096), (16, 8192, 256), (3, 700, 130)])
 def test_split_k_writes_every_element_on_every_launch(m, k, n):
-    # With K split (8 to 64 slices here: the reduction's warps take one slice or several),
-    # C is written by the reduction alone. C starts as NaN each time, so an element it skipped
-    # shows; the bits must not change from launch to launch.
+    # With K split (8 to 128 slices here: the reduction loads up to 16 slices at a time, so
+    # one batch, several, and a short last one), C is written by the reduction alone. C
+    # starts as NaN each time, so an element it skipped shows; the bits must not change from
+    # launch to launch.
     from accelgraph_cli.cuda import kernels as launch
 
     assert launch.skinny_split(k, n)[0] > 1
