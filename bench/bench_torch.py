@@ -6,13 +6,14 @@
    torch.cuda.CUDAGraph.replay of the same step captured on another state, rounds interleaved,
    CUDA events. Target: <= 1.05x bare.
 2. Capture + instantiate of the same decode step: accelgraph's runner as `accelgraph capture`
-   runs it (warm-up on a throwaway state, then capture_begin .. the step .. capture_end +
-   instantiate of a fresh state) against bare CUDAGraph.capture_begin / step / capture_end
-   (which instantiates) in torch's usual pattern: the step warmed up on the very state it
-   then captures. Target: <= 1.2x that. Medians, the three ways rotated each repeat. Also
-   reported: bare torch capturing a fresh state after a warm-up on a throwaway one, as the
-   runner does, which separates what capturing an untouched state costs (accelgraph's check
-   replays from that state, so it cannot warm up on it) from accelgraph's own overhead.
+   runs it (the state to capture made, then a warm-up on a throwaway state made after it, then
+   capture_begin .. the step .. capture_end + instantiate of the untouched state) against bare
+   CUDAGraph.capture_begin / step / capture_end (which instantiates) in torch's usual pattern:
+   the step warmed up on the very state it then captures. Target: <= 1.2x that. Medians, the
+   three ways rotated each repeat. Also reported: bare torch warming up on a throwaway state
+   and only then making the state it captures (the runner's order before 2026-12-04), which
+   shows what a setup() between warm-up and capture costs: it leaves the host's caches cold
+   for the step's code.
 3. Memory of scenarios/torch_buckets.py (one graph per batch size 256..1): all graphs sharing
    one pool vs each in its own pool, against the largest single graph's own memory.
    Target: shared total <= 1.05x the largest graph.
@@ -42,9 +43,10 @@ BUCKETS = ROOT / "scenarios" / "torch_buckets.py"
 def _bare_graph(torch, scen, params, step_name="step", warm="other"):
     """A bare torch.cuda.CUDAGraph of the scenario's step on a new state.
 
-    ``warm="other"``: the step first runs on a throwaway state (as accelgraph's warm-up does),
-    then a fresh state is captured; ``warm="same"``: the step runs once on the state that is
-    then captured. Returns (graph, capture ms, state).
+    ``warm="other"``: the step first runs on a throwaway state, then a fresh state is made and
+    captured (a setup() between warm-up and capture, the runner's order before 2026-12-04);
+    ``warm="same"``: the step runs once on the state that is then captured. Returns (graph,
+    capture ms, state).
     """
     if warm == "other":
         scratch = scen.make_state(params)
@@ -150,8 +152,8 @@ def main(argv=None):
         f"{rp['bare_host_us']:.2f} | {rp['host_ratio']:.3f} | |\n"
         f"| gpt_decode capture + instantiate, ms (median of {cc['repeats']}) | "
         f"{cc['accelgraph_ms']:.2f} | {cc['bare_ms']:.2f} | {cc['ratio']:.3f} | <= 1.2 |\n"
-        f"| same, bare capturing a fresh state after a warm-up on another, as accelgraph "
-        f"does | {cc['accelgraph_ms']:.2f} | {cc['bare_fresh_state_ms']:.2f} | "
+        f"| same, bare making the state to capture after its warm-up on another "
+        f"| {cc['accelgraph_ms']:.2f} | {cc['bare_fresh_state_ms']:.2f} | "
         f"{cc['ratio_vs_fresh_state']:.3f} | |\n"
         f"| torch_buckets ({mem['graphs']} graphs): shared pool vs largest graph, bytes | "
         f"{mem['shared_bytes']:,} | {mem['largest_graph_bytes']:,} | "

@@ -378,7 +378,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
     const float* __restrict__ partial, float* __restrict__ C, const float* __restrict__ bias,
     int mn, int n, int S, float alpha, float beta)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= mn) return;
     const float* p = partial + i;
     float s = p[0];
@@ -391,7 +391,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
             if (z0 + q < S) s += v[q];
         }
     }
-    C[i] = gemm_out(s, C, i, bias, i % n, alpha, beta);
+    C[i] = gemm_out(s, C, i, bias, (int)(i % n), alpha, beta);
 }
 
 // ---------------------------------------------------------------------------------------------

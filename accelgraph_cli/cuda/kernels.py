@@ -120,18 +120,15 @@ def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -
 def sgemm_bias_gelu(a: Array, b: Array, bias: Array, c: Array) -> Array:
     """C = gelu_tanh(A @ B + bias), bias broadcast over rows: an MLP's first layer; returns ``c``.
 
-    The same bits as :func:`sgemm` followed by :func:`bias_gelu`, one launch fewer for M <= 64:
-    the skinny kernel, or its split-K reduction, applies bias and GELU as it writes C. ``bias``
-    (N,) float32; the rest as for :func:`sgemm`.
+    The same bits as :func:`sgemm` followed by :func:`bias_gelu`, with one launch fewer where
+    the skinny kernel runs (M <= 64, K > 0): it, or its split-K reduction, applies bias and
+    GELU as it writes C. ``bias`` (N,) float32; the rest as for :func:`sgemm`.
     """
     m, n, k = _gemm_shapes("sgemm_bias_gelu", a, b, c)
     _check_f32("bias", bias, 1)
     if bias.shape != (n,):
         raise ValueError(f"sgemm_bias_gelu: bias {bias.shape} does not match N = {n}")
-    if k and m <= _SKINNY_MAX_M:
-        _gemm(a, b, c, m, n, k, 1.0, 0.0, bias)
-    else:
-        _gemm(a, b, c, m, n, k, 1.0, 0.0, None)
+    if not _gemm(a, b, c, m, n, k, 1.0, 0.0, bias):
         bias_gelu(c, bias)
     return c
 
@@ -146,16 +143,19 @@ def _gemm_shapes(name: str, a: Array, b: Array, c: Array) -> tuple[int, int, int
     return m, n, k
 
 
-def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> None:
+def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> bool:
+    """Launch C = alpha * A @ B + beta * C; returns whether ``bias`` (+ GELU) was applied too
+    (only the skinny kernels apply it; the caller applies it otherwise)."""
     import numpy
 
     if m == 0 or n == 0:
-        return
+        return True  # nothing to write
     scalars = (numpy.float32(alpha), numpy.float32(beta))
     # k == 0 (an empty sum: C = beta * C) goes to the plain kernel, whose K loop runs no step
     if k and m <= _SKINNY_MAX_M:
         _sgemm_skinny(a, b, c, m, n, k, scalars, bias)
-    elif k and k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
+        return True
+    if k and k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
         get_kernel("gemm.cu", "sgemm_128x128")(
             ((n + 127) // 128, (m + 127) // 128), (256,),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
@@ -164,6 +164,7 @@ def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> None:
         get_kernel("gemm.cu", "sgemm_tiled")(
             grid, (_GEMM_TILE, _GEMM_TILE),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
+    return bias is None
 
 
 def _sgemm_skinny(a, b, c, m, n, k, scalars, bias) -> None:

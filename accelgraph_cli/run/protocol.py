@@ -198,8 +198,9 @@ def capture(
         if warmup:
             # After the captured state is made, not before: a setup() between the warm-up and
             # the capture leaves the host's caches cold for the step's code (gpt_decode
-            # captured about 1.25x slower that way on the H200). The two states exist at
-            # once for a moment, as they do when the check replays.
+            # captured about 1.25x slower that way on the H200). Two states exist at once
+            # while it runs, as when the check replays; the throwaway's memory then stays in
+            # the allocator's cache (CuPy's pool, torch's caching allocator).
             _warm_up(scenario, params, streams)
         streams.cupy.synchronize()
         snapshot = StateSnapshot.take(find_arrays(state, is_device_array), streams.cupy)

@@ -66,6 +66,35 @@ def test_elementwise_chain_1000_replay_is_faster_than_eager(capsys):
     assert speedup > 1.5
 
 
+def test_the_warm_up_runs_after_the_state_to_capture_is_made(tmp_path):
+    # The order that keeps the host's caches warm for capture: setup of the captured state,
+    # then setup and step of the throwaway warm-up state, then the step under capture.
+    log = tmp_path / "calls.log"
+    path = tmp_path / "order.py"
+    path.write_text(
+        '"""Logs which state each setup and step call is for."""\n'
+        "import cupy\n"
+        "PARAMS = {'log': ''}\n"
+        "made = []\n"
+        "def setup(log):\n"
+        "    made.append(1)\n"
+        "    number = len(made)\n"
+        "    with open(log, 'a') as f:\n"
+        "        f.write(f'setup {number}\\n')\n"
+        "    return {'x': cupy.ones(8, dtype=cupy.float32), 'number': number, 'log': log}\n"
+        "def step(state):\n"
+        "    with open(state['log'], 'a') as f:\n"
+        "        f.write(f\"step {state['number']}\\n\")\n"
+        "    state['x'] += 1\n"
+        "def outputs(state):\n"
+        "    return {'x': state['x']}\n"
+    )
+    scen = load_scenario(path)
+    result = runner.capture(scen, parse_params(scen.info.params, [f"log={log}"]))
+    assert result.node_count == 1
+    assert log.read_text().split("\n")[:4] == ["setup 1", "setup 2", "step 2", "step 1"]
+
+
 def test_capture_failure_in_a_scenario_step_names_the_line_and_recovers(tmp_path):
     bad = tmp_path / "sync_in_step.py"
     bad.write_text(
