@@ -228,6 +228,40 @@ def test_diff_of_recorded_dumps_is_unchanged(name):
     assert got.keys() == want.keys()
 
 
+# Where dropping stray runs alone makes the diff larger (107 against 105 items): the edges
+# it costs outweigh the nodes it pairs, so the diff must not keep it.
+DROP_LOSES = ("forkjoin_wide_verbose.dot",
+              ("renumbered", ("edited", "forkjoin_wide_verbose.dot", 11, 9), 111))
+
+
+def _sizes(a_spec, b_spec, ignore=()) -> tuple[int, int, int]:
+    """Sizes of the diff: as diff_models gives it, with stray runs dropped, with none."""
+    from accelgraph_cli.diff.labels import Labeler, shared_param_keys
+    from accelgraph_cli.diff.match import match
+    from accelgraph_cli.diff.side import WL_ROUNDS, prepare
+    from accelgraph_cli.diff.structural import _report, _size
+
+    a, b = build(a_spec), build(b_spec)
+    ignore = frozenset(ignore)
+    labeler = Labeler(shared_param_keys(a, b, ignore), ignore)
+    tables = [{} for _ in range(WL_ROUNDS)], [{} for _ in range(WL_ROUNDS)]
+    side_a, side_b = prepare(a, labeler, *tables), prepare(b, labeler, *tables)
+    dropped = _report(side_a, side_b, match(side_a, side_b, []), labeler)
+    plain = _report(side_a, side_b, match(side_a, side_b), labeler)
+    return _size(diff_models(a, b, ignore)), _size(dropped), _size(plain)
+
+
+@pytest.mark.parametrize("name", [*CASES, "drop loses"])
+def test_dropping_stray_runs_never_makes_a_diff_larger(name):
+    # Step 3 may drop short runs of unchanged pairs (match._drop_stray_runs) by weighing
+    # nodes alone; the diff keeps that only where the whole diff, edges included, is smaller.
+    a_spec, b_spec, *ignore = DROP_LOSES if name == "drop loses" else CASES[name]
+    result, dropped, plain = _sizes(a_spec, b_spec, ignore[0] if ignore else ())
+    assert result <= min(dropped, plain)
+    if name == "drop loses":
+        assert dropped > plain == result
+
+
 def test_cli_prints_the_expected_json(cli):
     a, b = CASES["mlp_decode -> batch16"]
     code, out, _ = cli("diff", DUMPS / a, DUMPS / b, "--json")

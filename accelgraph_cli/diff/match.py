@@ -1,18 +1,21 @@
-"""Matching: which node of A is which node of B (steps 3 to 6 of ``structural``'s docstring)."""
+"""Matching: which node of A is which node of B (steps 3 to 7 of ``structural``'s docstring)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
-from itertools import compress, pairwise, repeat
-from operator import not_
+from itertools import compress, count, pairwise, repeat, starmap
+from operator import add, not_, sub
 
 from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
 
 
-def match(side_a: Side, side_b: Side) -> dict[int, int]:
-    """Node index of A -> node index of B for every matched pair (steps 3 to 6 of ``structural``)."""
+def match(side_a: Side, side_b: Side, dropped: list | None = None) -> dict[int, int]:
+    """Node index of A -> node index of B for every matched pair (steps 3 to 7 of ``structural``).
+
+    ``dropped``: a list to let step 3 drop short stray runs of unchanged pairs (see
+    :func:`_drop_stray_runs`) and to append the pairs it dropped to; None keeps them all."""
     order_a, order_b = side_a.order, side_b.order
     a_to_b: dict[int, int] = {}
     b_to_a = [-1] * len(order_b)
@@ -26,6 +29,8 @@ def match(side_a: Side, side_b: Side) -> dict[int, int]:
     fine_b = [side_b.fine[j] for j in order_b]
     budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
     aligned = align(fine_a, fine_b, budget=budget)
+    if dropped is not None and len(aligned) < min(len(order_a), len(order_b)):
+        aligned = _drop_stray_runs(aligned, side_a, side_b, budget, dropped)
     for x, y in aligned:
         pair(order_a[x], order_b[y])
     if len(aligned) == len(order_a) == len(order_b):
@@ -65,7 +70,114 @@ def match(side_a: Side, side_b: Side) -> dict[int, int]:
     _reseat(side_a, side_b, a_to_b, b_to_a, troubled)
     if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
+        # Step 7: a node left over on both sides whose edges changed.
+        if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
+            _propagate(side_a, side_b, a_to_b, b_to_a, pair)
     return a_to_b
+
+
+def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> bool:
+    """Pair a node left unmatched in A with the one node of its fine label left unmatched in
+    B when that makes the diff smaller: fewer of the pair's edges rewired than the two nodes
+    it would otherwise count (one removed, one added). Returns whether it paired any.
+
+    What is left here fell out of sequence and its neighbourhood changed (an edge removed
+    between it and a node that stayed, so the canonical order placed it elsewhere and its
+    hashes differ): it is the same node with different edges. A look-alike that moved to
+    another branch keeps none of its edges and stays removed and added."""
+    fine_a, fine_b = side_a.fine, side_b.fine
+    left_a: dict = defaultdict(list)
+    for i in sorted(set(range(len(fine_a))).difference(a_to_b)):
+        left_a[fine_a[i]].append(i)
+    left_b: dict = defaultdict(list)
+    for j in compress(count(), map((-1).__eq__, b_to_a)):
+        if fine_b[j] in left_a:
+            left_b[fine_b[j]].append(j)
+    paired = False
+    for label, js in left_b.items():
+        candidates = left_a[label]
+        if len(candidates) == 1 and len(js) == 1:
+            i, j = candidates[0], js[0]
+            if _edges_lost(side_a, side_b, i, j, a_to_b, b_to_a) < 2:
+                pair(i, j)
+                paired = True
+    return paired
+
+
+def _edges_lost(side_a: Side, side_b: Side, i: int, j: int, a_to_b: dict, b_to_a: list) -> int:
+    """Edges between node i of A (or j of B) and matched nodes that pairing i with j would
+    report rewired: those whose image is no edge of the other graph."""
+    edges_a, edges_b = side_a.edge_set, side_b.edge_set
+    lost = 0
+    for parent in side_a.parents[i]:
+        image = a_to_b.get(parent)
+        lost += image is not None and (image, j) not in edges_b
+    for child in side_a.children[i]:
+        image = a_to_b.get(child)
+        lost += image is not None and (j, image) not in edges_b
+    for parent in side_b.parents[j]:
+        image = b_to_a[parent]
+        lost += image >= 0 and (image, i) not in edges_a
+    for child in side_b.children[j]:
+        image = b_to_a[child]
+        lost += image >= 0 and (i, image) not in edges_a
+    return lost
+
+
+STRAY_RUN = 8
+"""Longest run of unchanged nodes (equal fine labels, consecutive on both sides) that step 3
+may drop as a coincidence; longer runs always stay."""
+
+
+def _drop_stray_runs(aligned: list, side_a: Side, side_b: Side, budget: list, dropped: list) -> list:
+    """Step 3's alignment without the short runs that cost more than they explain.
+
+    A longest common subsequence of fine labels can pair a node with a look-alike far from
+    its place: in a batch sweep, one node's new grid can equal another node's old one (the
+    first reduction at batch 64 has the grid the second had at batch 16), and pairing those
+    two leaves every other node of the chain on the wrong side of them, to be reported
+    added and removed. So a run of at most ``STRAY_RUN`` pairs with unmatched nodes beside
+    it on both sides is dropped when aligning the stretch around it by kind and name (as
+    step 4 will) gives a smaller diff — fewer nodes unmatched plus changed — than keeping it
+    and aligning the stretches on either side. Runs are tried in order; a dropped run's
+    nodes join the stretch the next run is weighed against. Long runs, and graphs whose
+    edits leave no such run, cost nothing here. The weighing counts nodes, not edges, so the
+    caller keeps the result only if the whole diff comes out smaller (``structural``)."""
+    order_a, order_b = side_a.order, side_b.order
+    fine_a, fine_b = side_a.fine, side_b.fine
+    coarse_a, coarse_b = side_a.coarse, side_b.coarse
+
+    def cost(alo: int, ahi: int, blo: int, bhi: int) -> int:
+        stretch_a, stretch_b = order_a[alo:ahi], order_b[blo:bhi]
+        if not stretch_a or not stretch_b:
+            return len(stretch_a) + len(stretch_b)
+        pairs = align([coarse_a[i] for i in stretch_a], [coarse_b[j] for j in stretch_b],
+                      budget=budget)
+        changed = sum(fine_a[stretch_a[x]] != fine_b[stretch_b[y]] for x, y in pairs)
+        return len(stretch_a) + len(stretch_b) - 2 * len(pairs) + changed
+
+    if not aligned:
+        return aligned
+    # Runs break where either side steps by more than one. Both sides only increase, so
+    # x + y grows by exactly 2 inside a run.
+    sums = list(starmap(add, aligned))
+    starts = [0, *compress(count(1), map((2).__ne__, map(sub, sums[1:], sums))), len(aligned)]
+    runs = [(s, e - s) for s, e in pairwise(starts)]  # (first index into aligned, length)
+    kept: list = []
+    last_a, last_b = -1, -1  # the last pair kept
+    for r, (first, length) in enumerate(runs):
+        (xa, xb), (ya, yb) = aligned[first], aligned[first + length - 1]
+        next_a, next_b = aligned[runs[r + 1][0]] if r + 1 < len(runs) else (len(order_a), len(order_b))
+        beside_a = (xa - last_a - 1) + (next_a - ya - 1)
+        beside_b = (xb - last_b - 1) + (next_b - yb - 1)
+        if length <= STRAY_RUN and beside_a and beside_b:
+            keep = cost(last_a + 1, xa, last_b + 1, xb) + cost(ya + 1, next_a, yb + 1, next_b)
+            if cost(last_a + 1, next_a, last_b + 1, next_b) < keep:
+                dropped.extend(aligned[first : first + length])
+                continue
+        kept.extend(aligned[first : first + length])
+        last_a, last_b = ya, yb
+    return kept
 
 
 def _pair_by_key(left_a: list[int], left_b: list[int], key_a: list, key_b: list, pair) -> None:

@@ -22,7 +22,11 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    diff) — split the stretch and the pieces are aligned the same way, and where no anchor
    exists (periodic graphs) Myers with up to ``MAX_EDIT_DISTANCE`` edits, then cuts at
    proportional positions. All of it within a fixed budget of work. Pairs found here are
-   unchanged nodes.
+   unchanged nodes — except a short run of them with unmatched nodes on both sides, which is
+   dropped when aligning the stretch around it by kind and name gives a smaller diff (a
+   batch sweep where one node's new grid equals another's old one would otherwise pair those
+   two and leave the rest of the chain on the wrong sides of them); the diff keeps that only
+   if the whole result, edges included, comes out smaller.
 4. **Changed nodes.** Inside each gap left by step 3, the remaining nodes are aligned by
    coarse label: same kind and name, different parameters.
 5. **Moved nodes.** A node still unmatched whose Weisfeiler-Lehman hash over fine labels
@@ -35,7 +39,12 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    edges line up there (``_follow``, whole passes kept only when they keep more edges); then
    a matched node is moved onto another B node of its kind and name, or swapped with one,
    whenever that keeps more of its edges (``_reseat``).
-7. **The rest** is added (in B only) or removed (in A only).
+7. **Edges changed around a node.** A node still unmatched whose fine label is left over
+   exactly once on each side is paired with its twin when fewer of the pair's edges come out
+   rewired than the two nodes would count as removed and added (an edge removed next to a
+   node moves it in the order and changes its hashes; a look-alike that moved to another
+   branch keeps none of its edges and stays removed and added).
+8. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
 edges — typically a renumbered dump where node order broke a tie the other way — the
@@ -52,8 +61,8 @@ from both matching and the report (e.g. ``{"grid"}`` when sweeping sizes).
 
 The code, by job: ``labels`` (step 1 and which parameters count), ``order`` (Weisfeiler-Lehman
 hashes and the canonical order of step 2), ``side`` (one graph prepared: adjacency, labels,
-hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (steps 3 to 6),
-``types`` (GraphDiff and its JSON form); this module runs them and writes the report (step 7).
+hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (steps 3 to 7),
+``types`` (GraphDiff and its JSON form); this module runs them and writes the report (step 8).
 """
 
 from __future__ import annotations
@@ -115,15 +124,28 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
     coarse_tables: list[dict] = [{} for _ in range(WL_ROUNDS)]
     side_a = prepare(a, labeler, tables, coarse_tables)
     side_b = prepare(b, labeler, tables, coarse_tables)
-    result = _report(side_a, side_b, match(side_a, side_b), labeler)
+    result = _matched(side_a, side_b, labeler)
     if not result.identical and len(a.edges) == len(b.edges) and Counter(side_a.fine) == Counter(side_b.fine):
         # Same nodes, same number of edges, yet different: maybe only a tie in the order
         # went the other way (a renumbered dump). Order by structure and keep the smaller diff.
         table: dict = {}
         side_a, side_b = structural_order(side_a, table), structural_order(side_b, table)
-        retry = _report(side_a, side_b, match(side_a, side_b), labeler)
+        retry = _matched(side_a, side_b, labeler)
         if _size(retry) < _size(result):
             result = retry
+    return result
+
+
+def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
+    """Match two prepared sides (steps 3 to 7) and report."""
+    dropped: list = []
+    result = _report(side_a, side_b, match(side_a, side_b, dropped), labeler)
+    if dropped:
+        # Step 3 dropped short runs of unchanged pairs, weighing nodes alone: keep that only
+        # if the whole diff, edges included, is smaller than with them.
+        kept = _report(side_a, side_b, match(side_a, side_b), labeler)
+        if _size(kept) <= _size(result):
+            result = kept
     return result
 
 
