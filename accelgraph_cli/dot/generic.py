@@ -34,6 +34,8 @@ def _build_generic_model(document: _Document) -> GraphModel:
             add_node(src)
             add_node(dst)
             edges.append((src, dst))
+    if document.strict:
+        edges = _merged(edges, document.directed)
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
 
 
@@ -90,30 +92,55 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         return name.split(":")[0]  # drop a port
 
     def add(name: str, label: str | None = None) -> None:
-        if name not in seen and name not in ("node", "edge", "graph"):
+        if name not in seen:
             seen.add(name)
             nodes.append(_generic_node(name, label))
+
+    # An edge to or from a subgraph ("{a -> b} -> c", "x -> subgraph s {...}") is an edge to
+    # or from every node in it, as Graphviz reads it; pydot hands the subgraph over as its
+    # dict, the same object each time it is named (a chain names it twice).
+    members_of: dict[int, list[str]] = {}
 
     def endpoints(end) -> list[str]:
         if isinstance(end, str):
             return [clean(end)]
-        # An edge to "{a b}": pydot hands over the anonymous subgraph as a dict.
-        return [clean(n) for n in getattr(end, "get", lambda k, d=None: d)("nodes", {}) or {}]
+        if id(end) not in members_of:
+            members_of[id(end)] = visit(pydot.Subgraph(obj_dict=end))
+        return members_of[id(end)]
 
-    def visit(g) -> None:
+    def visit(g) -> list[str]:
+        """Read the nodes and edges of ``g`` and its subgraphs; its nodes, in order."""
+        members: dict[str, None] = {}
         for node in g.get_nodes():
+            name = clean(node.get_name())
+            if name in ("node", "edge", "graph"):
+                continue  # default attributes, no node
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
                 label = label[1:-1].replace('\\"', '"')  # as _unquote reads it on the fast path
-            add(clean(node.get_name()), label)
+            add(name, label)
+            members[name] = None
         for edge in g.get_edges():
-            for src in endpoints(edge.get_source()):
-                for dst in endpoints(edge.get_destination()):
-                    add(src)
-                    add(dst)
-                    edges.append((src, dst))
+            ends = []
+            for end in (edge.get_source(), edge.get_destination()):
+                ends.append(endpoints(end))  # nodes in the order written: x, then a and b
+                for name in ends[-1]:
+                    add(name)
+                    members[name] = None
+            edges.extend((src, dst) for src in ends[0] for dst in ends[1])
         for sub in g.get_subgraphs():
-            visit(sub)
+            members.update(dict.fromkeys(visit(sub)))
+        return list(members)
 
     visit(graph)
+    if graph.get_strict():
+        edges = _merged(edges, directed=graph.get_type() == "digraph")
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
+
+
+def _merged(edges: list[tuple[str, str]], directed: bool) -> list[tuple[str, str]]:
+    """The edges of a strict graph: each (in an undirected one, each pair of nodes) once."""
+    kept: dict = {}
+    for edge in edges:
+        kept.setdefault(edge if directed else frozenset(edge), edge)
+    return list(kept.values())
