@@ -180,3 +180,22 @@ def test_conditional_nodes_show_their_type(cli):
     code, out, _ = cli("show", NESTED)
     assert code == 0
     assert "    1  #1          conditional  IF, 1 node inside" in out
+
+
+def test_diff_reads_one_side_from_standard_input(cli, monkeypatch):
+    import io
+    import sys
+
+    data = (DUMPS / "chain_basic.dot").read_bytes()
+    for args in (("-", CHAIN), (CHAIN, "-")):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = cli("diff", *args)
+        assert (code, err) == (0, "")  # basic vs verbose dump of one graph
+        assert "<stdin>" in out and "identical" in out
+
+
+def test_diff_refuses_standard_input_for_both_sides(cli):
+    code, out, err = cli("diff", "-", "-")
+    assert code == 2 and out == ""
+    assert err.strip() == ("accelgraph: error: A and B are both - (standard input); give a "
+                           "file for one of them")

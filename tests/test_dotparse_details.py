@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 
 import pytest
@@ -740,3 +741,44 @@ def test_anonymous_subgraphs_are_invisible_scopes():
     assert list(document.clusters) == [""]
     assert (document.clusters[""].node_ids, document.clusters[""].edges) == (["a", "b", "c"], [("a", "c")])
     assert document.node_cluster == {"a": "", "b": "", "c": ""}
+
+
+def _fifo_with(tmp_path, data: bytes):
+    """A FIFO that a thread fills with ``data`` (as `show <(cat dump)` or a named pipe gives)."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return fifo, writer
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("reader", ["load_model", "read_graph"])
+def test_a_pipe_reads_like_a_file_gzipped_or_not(tmp_path, gzipped, reader):
+    # Seeking back after the sniff failed on a pipe: "cannot read: File or stream is not
+    # seekable."; read_graph also opened the file a second time for its head.
+    raw = recorded("chain1k_verbose.dot").read_bytes()
+    expected = [(n.id, n.kind, n.name) for n in load_model(recorded("chain1k_verbose.dot")).nodes]
+    fifo, writer = _fifo_with(tmp_path, gzip.compress(raw) if gzipped else raw)
+    model = load_model(fifo) if reader == "load_model" else read_graph(str(fifo)).model
+    writer.join(5)
+    assert [(n.id, n.kind, n.name) for n in model.nodes] == expected
+
+
+def test_a_damaged_gzip_pipe_and_a_binary_pipe_are_named(tmp_path):
+    fifo, writer = _fifo_with(tmp_path, gzip.compress(b"digraph G { a; }")[:-6])
+    with pytest.raises(DotParseError, match=r"pipe: damaged gzip file \("):
+        load_model(fifo)
+    writer.join(5)
+    fifo.unlink()
+    fifo, writer = _fifo_with(tmp_path, b"digraph G {\x00}")
+    with pytest.raises(DotParseError, match=r"pipe: binary file \(NUL bytes\)"):
+        load_model(fifo)
+    writer.join(5)
