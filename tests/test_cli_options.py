@@ -199,3 +199,13 @@ def test_diff_refuses_standard_input_for_both_sides(cli):
     assert code == 2 and out == ""
     assert err.strip() == ("accelgraph: error: A and B are both - (standard input); give a "
                            "file for one of them")
+
+
+def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"format":"accelgraph-model","version":1,"nodes":[{"id":"a","kind":"mem_alloc",'
+                    '"params":{"bytes":"x"}}],"edges":[]}')
+    code, out, err = cli("show", path)
+    assert (code, out) == (2, "")  # was 70: "internal error: ValueError: invalid literal for int()"
+    assert err.strip() == (f'accelgraph: error: {path}: malformed accelgraph model: node a: '
+                           'parameter "bytes" must be an integer')

@@ -170,6 +170,20 @@ def test_gunzip_reads_a_handle_and_names_a_damaged_file():
     assert str(caught.value).startswith("g.dot.gz: damaged gzip file (")
 
 
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        # json's own message ends in "starting at": its position was cut off
+        (b'{"a": "abc', "j.json:1: invalid JSON: Unterminated string starting at line 1, column 7"),
+        (b'{"a":\n [1,]}', "j.json:2: invalid JSON: Expecting value at line 2, column 5"),
+    ],
+)
+def test_invalid_json_names_line_and_column(data, message):
+    with pytest.raises(ModelLoadError) as caught:
+        load_model_bytes(data, filename="j.json")
+    assert str(caught.value) == message
+
+
 def test_json_nested_too_deeply_is_one_line_naming_the_file():
     with pytest.raises(ModelLoadError) as caught:
         load_model_bytes(b"[" * 100_000 + b"]" * 100_000, filename="deep.json")

@@ -111,7 +111,10 @@ def _load_json(text: str, filename: str) -> GraphModel:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as problem:
-        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {problem.msg}") from None
+        # msg alone can end in "starting at": the position is in lineno and colno
+        where = f"line {problem.lineno}, column {problem.colno}"
+        reason = f"{problem.msg} {where}" if problem.msg.endswith(" at") else f"{problem.msg} at {where}"
+        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {reason}") from None
     except RecursionError:
         raise ModelLoadError(f"{filename}: invalid JSON: nested too deeply") from None
     return GraphModel.from_json(document, where=filename)
