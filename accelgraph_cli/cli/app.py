@@ -336,24 +336,28 @@ def _print_model(model, source: str, limit: int, focus: tuple | None = None, dep
     console.print()
     if focus is not None:
         graph, node_id = focus
-        console.print(render.render_focus(graph, node_id, depth))
+        console.print(render.render_focus(graph, node_id, depth, nested=graph is not model))
     else:
         console.print(render.render_graph_or_listing(model, limit=limit))
 
 
 def _resolve_node(model, focus: str) -> tuple:
     """(graph, node id) for a --focus value, or the error naming the forms it takes."""
-    from ..render.graph import find_node, short_id
+    from ..render.graph import find_nodes, node_label
 
-    try:
-        return find_node(model, focus)
-    except KeyError:
-        pass
+    hits = find_nodes(model, focus)
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        labels = ", ".join(node_label(model, graph, node_id) for graph, node_id in hits[:5])
+        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+        raise AccelgraphError(f"--focus {focus!r}: {len(hits)} nodes match ({labels}{more}); "
+                              "give one of them as the listing shows it")
     if not model.nodes:
         raise AccelgraphError(f"--focus {focus!r}: the graph has no nodes")
     example = model.nodes[-1].id
-    raise AccelgraphError(f"--focus {focus!r}: no such node; give {short_id(example)} (as the "
-                          f"listing shows it) or a full id such as {example}")
+    raise AccelgraphError(f"--focus {focus!r}: no such node; give {node_label(model, model, example)} "
+                          f"(as the listing shows it) or a full id such as {example}")
 
 
 @command(cls=_Command)
