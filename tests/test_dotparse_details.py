@@ -488,6 +488,13 @@ def test_a_strict_graph_has_each_edge_once(text, edges):
     assert parse_dot(text).edges == edges
 
 
+def test_a_quoted_name_with_a_port_is_the_same_node_without_it():
+    # '"a b":p' once became a node of its own, named with its quotes.
+    model = parse_dot('digraph { "a b":p -> c; "a b" -> c:q:n; "x:y":p -> "x:y" }')
+    assert [n.id for n in model.nodes] == ["a b", "c", "x:y"]
+    assert model.edges == [("a b", "c"), ("a b", "c"), ("x:y", "x:y")]
+
+
 def test_pydot_reads_ports_subgraph_edges_quoted_names_and_defaults():
     model = parse_dot(
         'digraph G { "x \\"q\\"" [label="X"]; a:p1 -> "x \\"q\\""; b -> {c d}; node [shape=box]; '

@@ -11,7 +11,7 @@ from ..gcpause import cyclic_gc_resumed
 from ..model.graph_model import GraphModel, Node
 from .errors import DotParseError
 from .labels import _decode_label
-from .scan import _attributes, _Document
+from .scan import _QUOTED, _attributes, _Document, _unquote
 
 
 def _build_generic_model(document: _Document) -> GraphModel:
@@ -45,6 +45,7 @@ def _generic_node(node_id: str, raw_label: str | None) -> Node:
     return Node(id=node_id, kind="unknown", name=label or node_id, params=params)
 
 
+_QUOTED_NAME = re.compile(_QUOTED)
 _PYDOT_WHERE = re.compile(r"\(line:(\d+), col:(\d+)\)")
 
 
@@ -87,8 +88,9 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
 
     def clean(name: str) -> str:
         name = str(name)
-        if name.startswith('"') and name.endswith('"') and len(name) >= 2:
-            return name[1:-1].replace('\\"', '"')
+        quoted = _QUOTED_NAME.match(name)  # "a b" or "a b":port
+        if quoted:
+            return _unquote(quoted.group(0))
         return name.split(":")[0]  # drop a port
 
     def add(name: str, label: str | None = None) -> None:
