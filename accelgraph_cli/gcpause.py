@@ -10,12 +10,20 @@ Pausing only defers the work: every object made meanwhile still counts towards t
 collection, which then walks them all (0.1 s or more for a 100,000-node model). So the
 offline commands (``show``, ``diff``) run whole under one pause: they read their graphs,
 print, and let reference counting free the models before the collector is back on.
+
+Code that does make cyclic garbage runs under ``cyclic_gc_resumed`` inside such a pause:
+pyparsing (behind pydot, the reader of DOT that is not CUDA's) leaves cycles behind at every
+statement, and with the collector paused a 10,000-node file held 1.5 GB instead of 50 MB.
 """
 
 from __future__ import annotations
 
 import gc
 from contextlib import contextmanager
+
+# How many cyclic_gc_paused blocks are open that turned the collector off themselves (not
+# those that found it off already, whether by an outer pause or by the program).
+_pauses_that_disabled = 0
 
 
 @contextmanager
@@ -24,10 +32,28 @@ def cyclic_gc_paused():
 
     Reference counting still frees everything as usual; only the search for cycles waits.
     """
+    global _pauses_that_disabled
     collecting = gc.isenabled()
     gc.disable()
+    if collecting:
+        _pauses_that_disabled += 1
     try:
         yield
     finally:
         if collecting:
+            _pauses_that_disabled -= 1
             gc.enable()
+
+
+@contextmanager
+def cyclic_gc_resumed():
+    """The collector on for the block, if only a cyclic_gc_paused around it had turned it
+    off (a program that disabled it itself keeps it off); paused again on the way out."""
+    resume = _pauses_that_disabled > 0 and not gc.isenabled()
+    if resume:
+        gc.enable()
+    try:
+        yield
+    finally:
+        if resume:
+            gc.disable()

@@ -41,9 +41,50 @@ def test_focus_forms_of_a_top_node(cli, ref):
 
 
 def test_focus_on_a_nested_node(cli):
+    # Its boxes are labelled as the listing labels them: "#0" is node 0 of the top graph.
     code, out, err = cli("show", NESTED, "--focus", "g12#0")
     assert (code, err) == (0, "")
-    assert "│ #0 memset" in out
+    assert "│ g12#0 memset" in out and "│ #0" not in out
+
+
+def test_focus_on_a_node_of_a_child_graph_labels_its_boxes_with_the_graph(cli):
+    code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--focus", "g10#1")
+    assert (code, err) == (0, "")
+    boxes = [line.split()[1:3] for line in out.splitlines() if line.lstrip().startswith("│ ") and
+             "kernel" in line]
+    assert boxes == [["g10#0", "kernel"], ["g10#1", "kernel"]]
+
+
+@pytest.fixture
+def two_graphs(tmp_path):
+    """Two recorded dumps in one file: two top-level CUDA graphs (1 and 9) side by side."""
+    first = (DUMPS / "chain_basic.dot").read_text().rstrip().removesuffix("}")
+    second = (DUMPS / "kinds_basic.dot").read_text().split("\n", 1)[1]  # without "digraph dot {"
+    path = tmp_path / "two.dot"
+    path.write_text(first + second)
+    return path
+
+
+def test_a_file_of_several_graphs_labels_its_nodes_with_their_graph(cli, two_graphs):
+    code, out, err = cli("show", two_graphs)
+    assert (code, err) == (0, "")
+    listing = out[out.index("level  node"):].splitlines()[1:]
+    assert [row.split()[1 if row[:5].strip() else 0] for row in listing] == [
+        "g1#0…g1#5", "g9#0", "g9#1", "g9#2", "g9#3", "g9#4", "g9#5", "g10#0", "g10#1"]
+    assert "│ g9#0 kernel" in out and "│ #0" not in out
+
+
+def test_focus_on_a_number_several_graphs_have_names_them(cli, two_graphs):
+    code, out, err = cli("show", two_graphs, "--focus", "0")
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: --focus '0': 2 nodes match (g1#0, g9#0); give one of them "
+                   "as the listing shows it\n")
+    code, out, err = cli("show", two_graphs, "--focus", "g9#1", "--depth", "0")
+    assert (code, err) == (0, "")
+    assert "│ g9#1 event_record" in out
+    code, out, err = cli("show", two_graphs, "--focus", "99")
+    assert err == ("accelgraph: error: --focus '99': no such node; give g9#5 (as the listing shows "
+                   "it) or a full id such as graph_9_node_5\n")
 
 
 def test_bad_focus_prints_nothing_on_stdout(cli):
@@ -180,3 +221,32 @@ def test_conditional_nodes_show_their_type(cli):
     code, out, _ = cli("show", NESTED)
     assert code == 0
     assert "    1  #1          conditional  IF, 1 node inside" in out
+
+
+def test_diff_reads_one_side_from_standard_input(cli, monkeypatch):
+    import io
+    import sys
+
+    data = (DUMPS / "chain_basic.dot").read_bytes()
+    for args in (("-", CHAIN), (CHAIN, "-")):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = cli("diff", *args)
+        assert (code, err) == (0, "")  # basic vs verbose dump of one graph
+        assert "<stdin>" in out and "identical" in out
+
+
+def test_diff_refuses_standard_input_for_both_sides(cli):
+    code, out, err = cli("diff", "-", "-")
+    assert code == 2 and out == ""
+    assert err.strip() == ("accelgraph: error: A and B are both - (standard input); give a "
+                           "file for one of them")
+
+
+def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"format":"accelgraph-model","version":1,"nodes":[{"id":"a","kind":"mem_alloc",'
+                    '"params":{"bytes":"x"}}],"edges":[]}')
+    code, out, err = cli("show", path)
+    assert (code, out) == (2, "")  # was 70: "internal error: ValueError: invalid literal for int()"
+    assert err.strip() == (f'accelgraph: error: {path}: malformed accelgraph model: node a: '
+                           'parameter "bytes" must be an integer')

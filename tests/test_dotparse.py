@@ -124,7 +124,7 @@ def test_generic_dot_is_parsed_as_unknown_nodes():
 
 
 def test_generic_dot_beyond_the_fast_scanner_goes_through_pydot():
-    # Edge chains, ports, HTML labels, comments and undirected graphs are pydot's job.
+    # Ports, HTML labels and undirected edges are pydot's job.
     model = parse_dot(
         "graph G { // undirected\n a -- b -- c; d:p1 -- a; e [label=<<b>E</b>>]; }",
         filename="g.dot",

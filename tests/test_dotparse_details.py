@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 
 import pytest
@@ -167,6 +168,20 @@ def test_gunzip_reads_a_handle_and_names_a_damaged_file():
     with pytest.raises(DotParseError) as caught:
         _gunzip(io.BytesIO(data[:-6]), "g.dot.gz")
     assert str(caught.value).startswith("g.dot.gz: damaged gzip file (")
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        # json's own message ends in "starting at": its position was cut off
+        (b'{"a": "abc', "j.json:1: invalid JSON: Unterminated string starting at line 1, column 7"),
+        (b'{"a":\n [1,]}', "j.json:2: invalid JSON: Expecting value at line 2, column 5"),
+    ],
+)
+def test_invalid_json_names_line_and_column(data, message):
+    with pytest.raises(ModelLoadError) as caught:
+        load_model_bytes(data, filename="j.json")
+    assert str(caught.value) == message
 
 
 def test_json_nested_too_deeply_is_one_line_naming_the_file():
@@ -403,12 +418,81 @@ def test_a_statement_out_of_place_is_named_by_its_own_line(read, text, message):
 
 
 def test_an_escaped_quote_in_a_label_reads_the_same_on_both_generic_paths():
-    # The edge chain sends the second text to pydot; the label must not change with it.
+    # The port sends the second text to pydot; the label must not change with it.
     node = 'digraph G { "x \\"q\\"" [label="Quoted \\"L\\""]; a -> b'
-    scanned, through_pydot = parse_dot(node + " }"), parse_dot(node + " -> c }")
+    scanned, through_pydot = parse_dot(node + " }"), parse_dot(node + " -> c:p }")
     for model in (scanned, through_pydot):
         assert (model.nodes[0].id, model.nodes[0].name) == ('x "q"', 'Quoted "L"')
         assert model.nodes[0].params == {"label": 'Quoted "L"'}
+
+
+def _no_pydot(monkeypatch):
+    import pydot
+
+    def fail(_text):
+        raise AssertionError("read by pydot")
+
+    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+
+
+def test_edge_chains_are_read_by_the_scanner_not_pydot(monkeypatch):
+    # pydot took 9.5 s for a 10,000-node file of "a -> b -> c;" lines (pyparsing: about 1 ms
+    # a node); the scanner reads them as it reads single edges.
+    _no_pydot(monkeypatch)
+    model = parse_dot('digraph { a -> "b c" -> 15 -> d [color=red]; e -> f\n -> e; g -> h }')
+    assert [n.id for n in model.nodes] == ["a", "b c", "15", "d", "e", "f", "g", "h"]
+    assert model.edges == [("a", "b c"), ("b c", "15"), ("15", "d"), ("e", "f"), ("f", "e"), ("g", "h")]
+
+
+@pytest.mark.parametrize(
+    "text", ["digraph { a -> b; -> c }", "digraph { a -> b [x=1] -> c }", "digraph { -> c }"]
+)
+def test_an_arrow_that_continues_no_edge_is_an_error(text):
+    # Graphviz refuses these too (attributes go after the whole chain).
+    with pytest.raises(DotParseError, match="x.dot:1: "):
+        parse_dot(text, filename="x.dot")
+
+
+@pytest.mark.parametrize(
+    "text, nodes, edges",
+    [
+        ("digraph { {a -> b} -> c }", "abc", ["ab", "ac", "bc"]),
+        ("digraph { subgraph s { a -> b } -> c }", "abc", ["ab", "ac", "bc"]),
+        ("digraph { x -> { a -> b } }", "xab", ["ab", "xa", "xb"]),
+        ("digraph { {a b} -> {c d} }", "abcd", ["ac", "ad", "bc", "bd"]),
+        # nested, and one subgraph at the middle of a chain: its inner edge once
+        ("digraph { x -> subgraph s { a; subgraph t { q -> r } } -> y }", "xaqry",
+         ["qr", "xa", "xq", "xr", "ay", "qy", "ry"]),
+        ("digraph { x -> { node [shape=box]; a } }", "xa", ["xa"]),
+    ],
+)
+def test_an_edge_to_or_from_a_subgraph_joins_every_node_of_it(text, nodes, edges):
+    # As Graphviz reads it (dot -Tplain); these once gave an empty graph, silently.
+    model = parse_dot(text)
+    assert [n.id for n in model.nodes] == list(nodes)
+    assert model.edges == [tuple(e) for e in edges]
+
+
+@pytest.mark.parametrize(
+    "text, edges",
+    [
+        ("strict digraph { a -> b -> c; b -> c; }", [("a", "b"), ("b", "c")]),  # scanner
+        ("strict digraph { a -> b; b -> a; a -> b }", [("a", "b"), ("b", "a")]),
+        ("STRICT digraph { a:p -> b; a -> b; }", [("a", "b")]),  # pydot
+        ("strict graph { a -- b; b -- a; a -- a; a -- a }", [("a", "b"), ("a", "a")]),
+        ("digraph { a -> b; a -> b }", [("a", "b"), ("a", "b")]),  # not strict: both kept
+        ("digraph { a:p -> b; a -> b }", [("a", "b"), ("a", "b")]),
+    ],
+)
+def test_a_strict_graph_has_each_edge_once(text, edges):
+    assert parse_dot(text).edges == edges
+
+
+def test_a_quoted_name_with_a_port_is_the_same_node_without_it():
+    # '"a b":p' once became a node of its own, named with its quotes.
+    model = parse_dot('digraph { "a b":p -> c; "a b" -> c:q:n; "x:y":p -> "x:y" }')
+    assert [n.id for n in model.nodes] == ["a b", "c", "x:y"]
+    assert model.edges == [("a b", "c"), ("a b", "c"), ("x:y", "x:y")]
 
 
 def test_pydot_reads_ports_subgraph_edges_quoted_names_and_defaults():
@@ -452,7 +536,7 @@ def test_pydot_reason_is_cut_at_160_characters(monkeypatch):
 
     monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
     with pytest.raises(DotParseError) as caught:
-        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+        parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: " + "r" * 160
 
 
@@ -464,7 +548,7 @@ def test_pydot_without_a_reason_names_the_exception_type(monkeypatch):
 
     monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
     with pytest.raises(DotParseError) as caught:
-        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+        parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: KeyError"
 
 
@@ -473,7 +557,7 @@ def test_pydot_finding_no_graph_says_so(monkeypatch):
 
     monkeypatch.setattr(pydot, "graph_from_dot_data", lambda _text: [])
     with pytest.raises(DotParseError) as caught:
-        parse_dot("digraph G { a -> b -> c }", filename="x.dot")
+        parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: no graph found"
 
 
@@ -678,3 +762,44 @@ def test_anonymous_subgraphs_are_invisible_scopes():
     assert list(document.clusters) == [""]
     assert (document.clusters[""].node_ids, document.clusters[""].edges) == (["a", "b", "c"], [("a", "c")])
     assert document.node_cluster == {"a": "", "b": "", "c": ""}
+
+
+def _fifo_with(tmp_path, data: bytes):
+    """A FIFO that a thread fills with ``data`` (as `show <(cat dump)` or a named pipe gives)."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as handle:
+            handle.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return fifo, writer
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("reader", ["load_model", "read_graph"])
+def test_a_pipe_reads_like_a_file_gzipped_or_not(tmp_path, gzipped, reader):
+    # Seeking back after the sniff failed on a pipe: "cannot read: File or stream is not
+    # seekable."; read_graph also opened the file a second time for its head.
+    raw = recorded("chain1k_verbose.dot").read_bytes()
+    expected = [(n.id, n.kind, n.name) for n in load_model(recorded("chain1k_verbose.dot")).nodes]
+    fifo, writer = _fifo_with(tmp_path, gzip.compress(raw) if gzipped else raw)
+    model = load_model(fifo) if reader == "load_model" else read_graph(str(fifo)).model
+    writer.join(5)
+    assert [(n.id, n.kind, n.name) for n in model.nodes] == expected
+
+
+def test_a_damaged_gzip_pipe_and_a_binary_pipe_are_named(tmp_path):
+    fifo, writer = _fifo_with(tmp_path, gzip.compress(b"digraph G { a; }")[:-6])
+    with pytest.raises(DotParseError, match=r"pipe: damaged gzip file \("):
+        load_model(fifo)
+    writer.join(5)
+    fifo.unlink()
+    fifo, writer = _fifo_with(tmp_path, b"digraph G {\x00}")
+    with pytest.raises(DotParseError, match=r"pipe: binary file \(NUL bytes\)"):
+        load_model(fifo)
+    writer.join(5)

@@ -325,6 +325,40 @@ def test_from_json_says_exactly_what_is_malformed(document, problem):
     assert str(caught.value) == f"<json>: malformed accelgraph model: {problem}"
 
 
+def _with_param(key, value, kind="kernel") -> dict:
+    return _doc([{"id": "a", "kind": kind, "params": {key: value}}])
+
+
+@pytest.mark.parametrize(
+    "key, value, kind, problem",
+    [
+        ("bytes", "x", "mem_alloc", "an integer"),  # int("x") in the summary: exit 70 before
+        ("bytes", [1], "memcpy", "an integer"),
+        ("bytes", True, "memset", "an integer"),
+        ("shared_mem", 1.5, "kernel", "an integer"),
+        ("grid", 5, "kernel", "a list of integers"),
+        ("block", ["a", 1], "kernel", "a list of integers"),
+        ("demangled", 3, "kernel", "a string"),
+        ("direction", {"a": 1}, "memcpy", "a string, number, true, false, null or a list of those"),
+        ("value", [[1]], "memset", "a string, number, true, false, null or a list of those"),
+    ],
+)
+def test_from_json_refuses_parameters_of_the_wrong_type(key, value, kind, problem):
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json(_with_param(key, value, kind), where="m.json")
+    assert str(caught.value) == (
+        f'm.json: malformed accelgraph model: node a: parameter "{key}" must be {problem}'
+    )
+
+
+def test_from_json_takes_parameters_of_the_right_types():
+    params = {"bytes": 4096, "grid": [2, 1, 1], "block": [128], "shared_mem": 0, "demangled": "f()",
+              "other": ["x", 1, 2.5, None, False], "flag": True, "none": None}
+    model = GraphModel.from_json(_doc([{"id": "a", "kind": "kernel", "params": params}]))
+    assert model.nodes[0].params == {**params, "grid": (2, 1, 1), "block": (128,),
+                                     "other": ("x", 1, 2.5, None, False)}
+
+
 def test_from_json_defaults_and_exact_top_level_messages():
     model = GraphModel.from_json(_doc([{"id": "a", "kind": "kernel", "topo_id": 0}]))
     assert (model.source, model.nodes) == ("", [Node("a", "kernel", None, {}, None, 0)])

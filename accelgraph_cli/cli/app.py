@@ -336,24 +336,28 @@ def _print_model(model, source: str, limit: int, focus: tuple | None = None, dep
     console.print()
     if focus is not None:
         graph, node_id = focus
-        console.print(render.render_focus(graph, node_id, depth))
+        console.print(render.render_focus(graph, node_id, depth, nested=graph is not model))
     else:
         console.print(render.render_graph_or_listing(model, limit=limit))
 
 
 def _resolve_node(model, focus: str) -> tuple:
     """(graph, node id) for a --focus value, or the error naming the forms it takes."""
-    from ..render.graph import find_node, short_id
+    from ..render.graph import find_nodes, node_label
 
-    try:
-        return find_node(model, focus)
-    except KeyError:
-        pass
+    hits = find_nodes(model, focus)
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        labels = ", ".join(node_label(model, graph, node_id) for graph, node_id in hits[:5])
+        more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
+        raise AccelgraphError(f"--focus {focus!r}: {len(hits)} nodes match ({labels}{more}); "
+                              "give one of them as the listing shows it")
     if not model.nodes:
         raise AccelgraphError(f"--focus {focus!r}: the graph has no nodes")
     example = model.nodes[-1].id
-    raise AccelgraphError(f"--focus {focus!r}: no such node; give {short_id(example)} (as the "
-                          f"listing shows it) or a full id such as {example}")
+    raise AccelgraphError(f"--focus {focus!r}: no such node; give {node_label(model, model, example)} "
+                          f"(as the listing shows it) or a full id such as {example}")
 
 
 @command(cls=_Command)
@@ -624,7 +628,8 @@ def smoke(
 @command(cls=_Command)
 def diff(
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
-                            "scenario .py, or a bundled scenario's name."),
+                            "scenario .py, or a bundled scenario's name; - reads standard input "
+                            "(for one side)."),
     b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices."),
     ignore: list[str] = typer.Option([], "--ignore", metavar="PARAM",
                                      help="Parameter to leave out of matching and the report "
@@ -651,10 +656,13 @@ def diff(
     shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read.
     """
     from ..diff.structural import diff_models
+    from ..dot.read import STDIN
     from ..render.diff import render_diff
     from ..run.catalog import is_scenario_argument
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    if a == b == STDIN:
+        raise AccelgraphError("A and B are both - (standard input); give a file for one of them")
     if not (is_scenario_argument(a) or is_scenario_argument(b)):
         given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
                                           ("--error-mode", error_mode)) if value is not None]
@@ -669,7 +677,8 @@ def diff(
         if json_out:
             print(json.dumps(result.to_json(), indent=2))
         else:
-            _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
+            _stdout().print(render_diff(result, limit=limit, label_a=_side_name(a),
+                                        label_b=_side_name(b)))
     raise typer.Exit(result.exit_code)
 
 
@@ -690,15 +699,24 @@ def _check_ignored(ignored: set, *models) -> None:
                               f"parameters here: {choices}")
 
 
+def _side_name(path: str) -> str:
+    from ..dot.read import STDIN
+
+    return "<stdin>" if path == STDIN else path
+
+
 def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
-    """A GraphModel for one side of a diff: a file is read; a scenario is captured."""
-    from ..dot.parse import load_model, parse_dot
+    """A GraphModel for one side of a diff: a file (or - for stdin) is read; a scenario is
+    captured."""
+    from ..dot.parse import parse_dot
+    from ..dot.read import STDIN, read_graph
     from ..run.catalog import is_scenario_argument
 
-    if not is_scenario_argument(path):
+    if path == STDIN or not is_scenario_argument(path):
         if params:
-            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not {path}")
-        return load_model(path)
+            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
+                                  f"{_side_name(path)}")
+        return read_graph(path).model
     from ..run import protocol as runner
 
     scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode)

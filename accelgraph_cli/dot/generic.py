@@ -7,10 +7,11 @@ import io
 import re
 import warnings
 
+from ..gcpause import cyclic_gc_resumed
 from ..model.graph_model import GraphModel, Node
 from .errors import DotParseError
 from .labels import _decode_label
-from .scan import _attributes, _Document
+from .scan import _QUOTED, _attributes, _Document, _unquote
 
 
 def _build_generic_model(document: _Document) -> GraphModel:
@@ -33,6 +34,8 @@ def _build_generic_model(document: _Document) -> GraphModel:
             add_node(src)
             add_node(dst)
             edges.append((src, dst))
+    if document.strict:
+        edges = _merged(edges, document.directed)
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
 
 
@@ -42,11 +45,21 @@ def _generic_node(node_id: str, raw_label: str | None) -> Node:
     return Node(id=node_id, kind="unknown", name=label or node_id, params=params)
 
 
+_QUOTED_NAME = re.compile(_QUOTED)
 _PYDOT_WHERE = re.compile(r"\(line:(\d+), col:(\d+)\)")
 
 
 def _parse_with_pydot(text: str, filename: str) -> GraphModel:
-    """The fallback for DOT beyond CUDA's dialect: pydot (slow, complete) reads it."""
+    """The fallback for DOT beyond CUDA's dialect: pydot (slow, complete) reads it.
+
+    With the cyclic collector on, even inside ``show``'s pause: pyparsing leaves cyclic
+    garbage at every statement (a 10,000-node file: 49 MB with it on, 1.5 GB paused).
+    """
+    with cyclic_gc_resumed():
+        return _read_with_pydot(text, filename)
+
+
+def _read_with_pydot(text: str, filename: str) -> GraphModel:
     messages = io.StringIO()
     with warnings.catch_warnings():
         # pydot still calls pyparsing's deprecated camelCase API; not the user's concern.
@@ -75,35 +88,61 @@ def _parse_with_pydot(text: str, filename: str) -> GraphModel:
 
     def clean(name: str) -> str:
         name = str(name)
-        if name.startswith('"') and name.endswith('"') and len(name) >= 2:
-            return name[1:-1].replace('\\"', '"')
+        quoted = _QUOTED_NAME.match(name)  # "a b" or "a b":port
+        if quoted:
+            return _unquote(quoted.group(0))
         return name.split(":")[0]  # drop a port
 
     def add(name: str, label: str | None = None) -> None:
-        if name not in seen and name not in ("node", "edge", "graph"):
+        if name not in seen:
             seen.add(name)
             nodes.append(_generic_node(name, label))
+
+    # An edge to or from a subgraph ("{a -> b} -> c", "x -> subgraph s {...}") is an edge to
+    # or from every node in it, as Graphviz reads it; pydot hands the subgraph over as its
+    # dict, the same object each time it is named (a chain names it twice).
+    members_of: dict[int, list[str]] = {}
 
     def endpoints(end) -> list[str]:
         if isinstance(end, str):
             return [clean(end)]
-        # An edge to "{a b}": pydot hands over the anonymous subgraph as a dict.
-        return [clean(n) for n in getattr(end, "get", lambda k, d=None: d)("nodes", {}) or {}]
+        if id(end) not in members_of:
+            members_of[id(end)] = visit(pydot.Subgraph(obj_dict=end))
+        return members_of[id(end)]
 
-    def visit(g) -> None:
+    def visit(g) -> list[str]:
+        """Read the nodes and edges of ``g`` and its subgraphs; its nodes, in order."""
+        members: dict[str, None] = {}
         for node in g.get_nodes():
+            name = clean(node.get_name())
+            if name in ("node", "edge", "graph"):
+                continue  # default attributes, no node
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
                 label = label[1:-1].replace('\\"', '"')  # as _unquote reads it on the fast path
-            add(clean(node.get_name()), label)
+            add(name, label)
+            members[name] = None
         for edge in g.get_edges():
-            for src in endpoints(edge.get_source()):
-                for dst in endpoints(edge.get_destination()):
-                    add(src)
-                    add(dst)
-                    edges.append((src, dst))
+            ends = []
+            for end in (edge.get_source(), edge.get_destination()):
+                ends.append(endpoints(end))  # nodes in the order written: x, then a and b
+                for name in ends[-1]:
+                    add(name)
+                    members[name] = None
+            edges.extend((src, dst) for src in ends[0] for dst in ends[1])
         for sub in g.get_subgraphs():
-            visit(sub)
+            members.update(dict.fromkeys(visit(sub)))
+        return list(members)
 
     visit(graph)
+    if graph.get_strict():
+        edges = _merged(edges, directed=graph.get_type() == "digraph")
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
+
+
+def _merged(edges: list[tuple[str, str]], directed: bool) -> list[tuple[str, str]]:
+    """The edges of a strict graph: each (in an undirected one, each pair of nodes) once."""
+    kept: dict = {}
+    for edge in edges:
+        kept.setdefault(edge if directed else frozenset(edge), edge)
+    return list(kept.values())

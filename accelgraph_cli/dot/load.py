@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import re
@@ -27,48 +28,65 @@ def load_model(path: str | os.PathLike) -> GraphModel:
     """Read a graph from a CUDA DOT dump (.dot/.gv, or any DOT) or an accelgraph JSON model.
 
     The format is recognised from the content (a JSON object vs DOT text, gzipped or not),
-    not the suffix.
+    not the suffix. A pipe or FIFO is read too.
     Raises ModelLoadError (DotParseError for DOT problems) with a one-line message naming
     the file: missing, unreadable, binary, not UTF-8, malformed.
     """
     name = os.fspath(path)
+    text = decode_text(read_file_bytes(name), name)
+    # (the bytes are not kept: a 100,000-node dump is 45 MB, not to be held while the model grows)
+    return model_from_text(text, name)
+
+
+def read_file_bytes(path: str | os.PathLike) -> bytes:
+    """A graph file's bytes, gunzipped; ModelLoadError when missing, unreadable or binary."""
+    name = os.fspath(path)
     try:
         with open(name, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
-            if head.startswith(_GZIP_MAGIC):
-                # make fixtures stores big dumps gzipped; read them as they are.
-                handle.seek(0)
-                data = _gunzip(handle, name)
-            elif b"\x00" in head:
-                raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
-            else:
-                handle.seek(0)
-                data = handle.read()  # not head + the rest: that is a second copy
+            return read_stream_bytes(handle, name, "file")
     except FileNotFoundError:
         raise ModelLoadError(f"{name}: no such file") from None
     except IsADirectoryError:
         raise ModelLoadError(f"{name}: is a directory, not a graph file") from None
     except OSError as problem:
         raise ModelLoadError(f"{name}: cannot read: {problem.strerror or problem}") from None
-    text = decode_text(data, name)
-    del data  # a 100,000-node dump is 45 MB of bytes, not to be kept while the model grows
-    return _model_from_text(text, name)
 
 
-def _gunzip(handle, name: str) -> bytes:
+def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
+    """The bytes of an open binary stream, gunzipped; a pipe (not seekable) is read whole
+    first. ``what`` names it in the message about damaged gzip ("file" or "data")."""
+    head = handle.read(_SNIFF_BYTES)
+    seekable = handle.seekable()
+    if head.startswith(_GZIP_MAGIC):
+        # make fixtures stores big dumps gzipped; read them as they are.
+        if seekable:
+            handle.seek(0)
+        else:
+            handle = io.BytesIO(head + handle.read())
+        return _gunzip(handle, name, what)
+    if b"\x00" in head:
+        raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
+    if not seekable:
+        return head + handle.read()
+    handle.seek(0)
+    return handle.read()  # not head + the rest: that is a second copy
+
+
+def _gunzip(handle, name: str, what: str = "file") -> bytes:
     try:
         with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
             return unzipped.read()
     except (OSError, EOFError, zlib.error) as problem:
-        raise DotParseError(f"{name}: damaged gzip file ({problem})") from None
+        raise DotParseError(f"{name}: damaged gzip {what} ({problem})") from None
 
 
 def load_model_bytes(data: bytes, filename: str = "<bytes>") -> GraphModel:
     """``load_model`` for bytes already in memory (stdin, tests): JSON model or DOT text."""
-    return _model_from_text(decode_text(data, filename), filename)
+    return model_from_text(decode_text(data, filename), filename)
 
 
-def _model_from_text(text: str, filename: str) -> GraphModel:
+def model_from_text(text: str, filename: str) -> GraphModel:
+    """The graph in decoded text: a JSON model, or DOT."""
     if _JSON_START.match(text):
         return _load_json(text, filename)
     from .parse import parse_dot  # here, not above: parse re-exports this module's names
@@ -93,7 +111,10 @@ def _load_json(text: str, filename: str) -> GraphModel:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as problem:
-        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {problem.msg}") from None
+        # msg alone can end in "starting at": the position is in lineno and colno
+        where = f"line {problem.lineno}, column {problem.colno}"
+        reason = f"{problem.msg} {where}" if problem.msg.endswith(" at") else f"{problem.msg} at {where}"
+        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {reason}") from None
     except RecursionError:
         raise ModelLoadError(f"{filename}: invalid JSON: nested too deeply") from None
     return GraphModel.from_json(document, where=filename)

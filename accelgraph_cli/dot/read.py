@@ -8,14 +8,12 @@ accelgraph draws in the order written.
 
 from __future__ import annotations
 
-import gzip
 import re
 import sys
-import zlib
 from dataclasses import dataclass
 
 from ..model.graph_model import GraphModel
-from .parse import DotParseError, load_model, load_model_bytes
+from .load import decode_text, model_from_text, read_file_bytes, read_stream_bytes
 
 STDIN = "-"
 
@@ -36,31 +34,21 @@ class LoadedGraph:
 
 
 def read_graph(path: str) -> LoadedGraph:
-    """Read ``path`` (``-``: standard input) as load_model does; ModelLoadError otherwise."""
+    """Read ``path`` (``-``: standard input) as load_model does; ModelLoadError otherwise.
+
+    The input is read once, so a pipe or FIFO works as a file does."""
     if path == STDIN:
         name = "<stdin>"
-        data = sys.stdin.buffer.read()
-        if data.startswith(b"\x1f\x8b"):
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as problem:
-                raise DotParseError(f"{name}: damaged gzip data ({problem})") from None
-        model = load_model_bytes(data, filename=name)
-        head = data[:_HEAD_BYTES]
+        data = read_stream_bytes(sys.stdin.buffer, name)
     else:
         name = path
-        model = load_model(path)
-        head = _head(path)
+        data = read_file_bytes(path)
+    head = data[:_HEAD_BYTES]
+    text = decode_text(data, name)
+    del data  # as load_model does: the model is built without the bytes held
+    model = model_from_text(text, name)
+    del text
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     saved_model = text.lstrip().startswith(("{", "["))
     undirected = not saved_model and _UNDIRECTED.match(text) is not None
     return LoadedGraph(model, name, saved_model, undirected)
-
-
-def _head(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        head = handle.read(_HEAD_BYTES)
-    if head.startswith(b"\x1f\x8b"):
-        with gzip.open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES)
-    return head

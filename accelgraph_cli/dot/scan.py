@@ -27,6 +27,7 @@ _STATEMENT = re.compile(
       | (?P<assign>{_ID}\s*=\s*{_ID})
       | (?P<semi>[;,])
       | (?P<bare>{_ID})
+      | (?P<chain>->\s*(?P<next>{_ID})\s*(?P<cattrs>{_ATTR_LIST}\s*)*)
     )
     """,
     re.VERBOSE,
@@ -89,6 +90,8 @@ class _Document:
     graph_name: str | None
     node_offset: dict  # node id -> offset of its statement in the text (for error lines)
     text: str
+    strict: bool = False  # "strict digraph": duplicate edges are one edge
+    directed: bool = True  # "digraph", not "graph"
 
     def line_of(self, node_id: str) -> int:
         """Line of a node's statement, for error messages."""
@@ -113,7 +116,11 @@ class _Scanner:
         self.node_offset: dict[str, int] = {}
         self.stack: list[str] = []  # names of open graph/subgraph scopes ("" for anonymous)
         self.graph_name = None
+        self.strict, self.directed = False, True
         self.anonymous = 0
+        # Where the last edge statement without attributes ended, and its head: "-> c" right
+        # there goes on from it (an edge chain "a -> b -> c"; CUDA writes one edge a line).
+        self.chain_end, self.chain_head = -1, ""
 
     def run(self) -> _Document:
         text = self.text
@@ -126,6 +133,7 @@ class _Scanner:
             "close": self._close,
             "assign": self._assign,
             "bare": self._bare,
+            "chain": self._chain,
         }
         while True:
             m = match(text, pos)
@@ -139,7 +147,7 @@ class _Scanner:
             if kind is None:  # an alternation inside a group matched; find the statement type
                 kind = next(
                     k
-                    for k in ("edge", "node", "open", "close", "assign", "semi", "bare")
+                    for k in ("edge", "node", "open", "close", "assign", "semi", "bare", "chain")
                     if m.group(k) is not None
                 )
             handler = handlers.get(kind)
@@ -153,7 +161,8 @@ class _Scanner:
                 "(file truncated?)"
             )
         return _Document(
-            self.clusters, self.node_attrs, self.node_cluster, self.graph_name, self.node_offset, text
+            self.clusters, self.node_attrs, self.node_cluster, self.graph_name, self.node_offset, text,
+            self.strict, self.directed,
         )
 
     def _where(self, m: re.Match) -> str:
@@ -185,6 +194,20 @@ class _Scanner:
         if src.lower() in _DOT_KEYWORDS or dst.lower() in _DOT_KEYWORDS:
             raise DotParseError(f"{self._where(m)}: edge to a subgraph (not the DOT that CUDA writes)")
         self.clusters[_current_cluster(self.stack)].edges.append((_unquote(src), _unquote(dst)))
+        if m.group("eattrs") is None:
+            self.chain_end, self.chain_head = m.end(), dst
+
+    def _chain(self, m: re.Match) -> None:
+        """``-> c`` right after an edge ``a -> b``: the edge b -> c of a chain."""
+        head = m.group("next")
+        start = _WHITESPACE_TAIL.match(self.text, m.start()).end()
+        if _WHITESPACE_TAIL.match(self.text, self.chain_end).end() != start or head.lower() in _DOT_KEYWORDS:
+            raise DotParseError(f"{self._where(m)}: unexpected '->' (not the DOT that CUDA writes)")
+        self.clusters[_current_cluster(self.stack)].edges.append(
+            (_unquote(self.chain_head), _unquote(head))
+        )
+        if m.group("cattrs") is None:
+            self.chain_end, self.chain_head = m.end(), head
 
     def _node(self, m: re.Match) -> None:
         if not self.stack:
@@ -217,6 +240,8 @@ class _Scanner:
         if self.graph_name is not None or self.top.node_ids or len(self.clusters) > 1:
             raise _BrokenDotError(f"{self._where(m)}: more than one graph in the file")
         self.graph_name = name
+        keyword = m.group("open").lower()
+        self.strict, self.directed = keyword.startswith("strict"), "digraph" in keyword
         stack.append("")
 
     def _close(self, m: re.Match) -> None:

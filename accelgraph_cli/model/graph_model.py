@@ -497,6 +497,34 @@ def _graph_to_json(model: GraphModel) -> dict:
     }
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float))
+
+
+# Parameters that accelgraph computes with, and what they must be (the rest only print).
+_PARAM_TYPES = {
+    "bytes": (_is_int, "an integer"),
+    "shared_mem": (_is_int, "an integer"),
+    "grid": (lambda v: isinstance(v, list) and all(map(_is_int, v)), "a list of integers"),
+    "block": (lambda v: isinstance(v, list) and all(map(_is_int, v)), "a list of integers"),
+    "demangled": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def _param_problem(key: str, value: Any) -> str | None:
+    """What a parameter read from JSON must be, when it is not (None: it is fine)."""
+    check = _PARAM_TYPES.get(key)
+    if check is not None:
+        return None if check[0](value) else check[1]
+    if _is_scalar(value) or (isinstance(value, list) and all(map(_is_scalar, value))):
+        return None
+    return "a string, number, true, false, null or a list of those"
+
+
 def _graph_from_json(document: dict, where: str) -> GraphModel:
     def bad(what: str) -> ModelLoadError:
         return ModelLoadError(f"{where}: malformed accelgraph model: {what}")
@@ -521,6 +549,10 @@ def _graph_from_json(document: dict, where: str) -> GraphModel:
             raise bad(f'node {node_id}: "topo_id" must be an integer')
         if not isinstance(params, dict):
             raise bad(f'node {node_id}: "params" must be an object')
+        for key, value in params.items():
+            problem = _param_problem(key, value)
+            if problem:
+                raise bad(f'node {node_id}: parameter "{key}" must be {problem}')
         child = entry.get("child")
         if child is not None:
             if not isinstance(child, dict):

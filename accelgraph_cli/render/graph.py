@@ -57,25 +57,52 @@ def short_id(node_id: str, with_graph: bool = False) -> str:
     return f"g{m.group(1)}#{m.group(2)}" if with_graph else f"#{m.group(2)}"
 
 
+def names_graphs(model: GraphModel) -> bool:
+    """Whether the top graph's labels name their CUDA graph (``g3#0``), as a nested graph's
+    always do: when its nodes come from several CUDA graphs (a file holding several
+    top-level graphs), where ``#0`` alone would name one node of each."""
+    prefix = None
+    for node in model.nodes:
+        if prefix is not None and node.id.startswith(prefix):
+            continue  # the common case, without a regex match per node
+        m = _CUDA_ID.match(node.id)
+        if m is not None:
+            if prefix is not None:
+                return True
+            prefix = f"graph_{m.group(1)}_node_"
+    return False
+
+
+def node_label(model: GraphModel, graph: GraphModel, node_id: str) -> str:
+    """A node of ``graph`` (``model`` or a graph nested in it) as the listing and drawings of
+    ``model`` label it."""
+    return short_id(node_id, with_graph=graph is not model or names_graphs(model))
+
+
 _SHORT_REF = re.compile(r"#?(\d+)")
 _NESTED_REF = re.compile(r"g\d+#\d+")
 
 
-def find_node(model: GraphModel, ref: str) -> tuple[GraphModel, str]:
-    """The graph holding the node ``ref`` names, and its id. ``ref`` is a full id (at any
-    nesting level), ``#3`` or ``3`` (node 3 of the top graph), or ``g10#0`` (node 0 of CUDA's
-    graph 10, a nested one): the forms the listing prints. KeyError when none or several match.
-    """
+def find_nodes(model: GraphModel, ref: str) -> list[tuple[GraphModel, str]]:
+    """Every (graph, node id) that ``ref`` names: a full id (at any nesting level), ``#3`` or
+    ``3`` (node 3 of the top graph; one per CUDA graph in a file of several), or ``g10#0``
+    (node 0 of CUDA's graph 10): the forms the listing prints."""
     graphs = list(model.walk())
     for graph in graphs:
         if graph.has_node(ref):
-            return graph, ref
-    hits: list[tuple[GraphModel, str]] = []
+            return [(graph, ref)]
     if _SHORT_REF.fullmatch(ref):
         number = ref.lstrip("#")
-        hits = [(model, n.id) for n in model.nodes if n.id.rsplit("_", 1)[-1] == number]
-    elif _NESTED_REF.fullmatch(ref):
-        hits = [(g, n.id) for g in graphs for n in g.nodes if short_id(n.id, with_graph=True) == ref]
+        return [(model, n.id) for n in model.nodes if n.id.rsplit("_", 1)[-1] == number]
+    if _NESTED_REF.fullmatch(ref):
+        return [(g, n.id) for g in graphs for n in g.nodes if short_id(n.id, with_graph=True) == ref]
+    return []
+
+
+def find_node(model: GraphModel, ref: str) -> tuple[GraphModel, str]:
+    """The graph holding the node ``ref`` names, and its id (see find_nodes); KeyError when
+    none or several match."""
+    hits = find_nodes(model, ref)
     if len(hits) != 1:
         raise KeyError(ref)
     return hits[0]
@@ -209,7 +236,7 @@ def render_listing(model: GraphModel, limit: int | None = None):
     """
     # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
     # rest are only counted.
-    rows = _listing_rows(model, depth=0)
+    rows = _listing_rows(model, depth=0, with_graph=names_graphs(model))
     shown = list(rows if limit is None else islice(rows, max(limit, 0)))
     hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
     if hidden > 0:
@@ -294,7 +321,8 @@ def run_labels(model: GraphModel, run: Run, max_len: int = 60) -> tuple[str, str
     return kind, name, detail
 
 
-def _listing_rows(model: GraphModel, depth: int):
+def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
+    """The rows of the listing; ``with_graph``: ids name their CUDA graph (g10#0)."""
     indent = "  " * depth
     nested = depth > 0
     runs = chain_runs(model)
@@ -308,14 +336,14 @@ def _listing_rows(model: GraphModel, depth: int):
         if start == previous_level or nested:
             level_text = ""  # grouped under the level printed above; nested: not our levels
         previous_level = start
-        ids = short_id(first_id, nested)
+        ids = short_id(first_id, with_graph)
         if len(run.ids) > 1:
-            ids += "…" + short_id(last_id, nested)
+            ids += "…" + short_id(last_id, with_graph)
         kind, label, detail = run_labels(model, run)
         name = Text(indent + ("└ " if nested else "") + label)
         count = Text(f"× {run.repeats:,}", style="bold") if len(run.ids) > 1 else ""
         parents = model.parents(first_id)
-        after = ", ".join(short_id(p, nested) for p in parents[:3])
+        after = ", ".join(short_id(p, with_graph) for p in parents[:3])
         if len(parents) > 3:
             after += f" +{len(parents) - 3}"
         # Every cell is Text: ids, names and details come from the dump, never markup.
@@ -330,18 +358,20 @@ def _listing_rows(model: GraphModel, depth: int):
         )
         first = model.node(first_id)
         if first.child is not None and len(run.ids) == 1:
-            yield from _listing_rows(first.child, depth + 1)
+            yield from _listing_rows(first.child, depth + 1, with_graph=True)
 
 
 # ---------------------------------------------------------------------------- drawing
 
 
-def render_focus(model: GraphModel, node_id: str, depth: int = 2):
+def render_focus(model: GraphModel, node_id: str, depth: int = 2, nested: bool = False):
     """A box-and-arrow drawing of a node's neighbourhood: ``depth`` levels up and down.
 
     Ancestors reachable within ``depth`` edges above, descendants within ``depth`` below,
     drawn in layers with fork/join lines; the focused node is highlighted. Identical chains
-    are collapsed into one box "× N". Raises KeyError for an unknown node id.
+    are collapsed into one box "× N". ``nested``: ``model`` is a graph nested in the one
+    shown, whose boxes are labelled as the listing labels them (g10#0). Raises KeyError for
+    an unknown node id.
     """
     model.node(node_id)  # KeyError early, with the id
     keep = {node_id}
@@ -355,7 +385,7 @@ def render_focus(model: GraphModel, node_id: str, depth: int = 2):
                         keep.add(other)
                         nxt.append(other)
             frontier = nxt
-    return GraphDrawing(model, keep, focus=node_id)
+    return GraphDrawing(model, keep, focus=node_id, with_graph=nested or names_graphs(model))
 
 
 def render_graph(model: GraphModel, max_boxes: int = DRAW_MAX_BOXES):
@@ -368,7 +398,7 @@ def render_graph(model: GraphModel, max_boxes: int = DRAW_MAX_BOXES):
             "(render_focus / --focus NODE)",
             style="dim",
         )
-    return GraphDrawing(model, None, focus=None)
+    return GraphDrawing(model, None, focus=None, with_graph=names_graphs(model))
 
 
 # What a box shows, most first: (name length, launch/size line). Whole names go before the
@@ -382,11 +412,14 @@ class GraphDrawing:
     console offers (render/boxes.py): each layer gets the longest names that fit, and a layer
     too wide even so folds the rest into a "+N more" box that keeps their lines."""
 
-    def __init__(self, model: GraphModel, node_ids: set | None, focus: str | None):
-        """Draw the nodes ``node_ids`` of ``model`` (None: all of them), ``focus`` highlighted."""
+    def __init__(self, model: GraphModel, node_ids: set | None, focus: str | None,
+                 with_graph: bool = False):
+        """Draw the nodes ``node_ids`` of ``model`` (None: all of them), ``focus`` highlighted;
+        ``with_graph``: label them with their CUDA graph (g10#0), not #0."""
         self.model = model
         self.node_ids = node_ids
         self.focus = focus
+        self.with_graph = with_graph
 
     def layout(self, width: int) -> boxes.Layout:
         """The drawing laid out for ``width`` columns (boxes, links, canvas)."""
@@ -406,9 +439,9 @@ class GraphDrawing:
         def lines_of(key: str, level: int) -> boxes.Lines:
             name_len, with_detail = _DETAIL_LEVELS[level]
             run = runs[key]
-            ids = short_id(run.ids[0])
+            ids = short_id(run.ids[0], self.with_graph)
             if len(run.ids) > 1:
-                ids += "…" + short_id(run.ids[-1])
+                ids += "…" + short_id(run.ids[-1], self.with_graph)
             kind, name, detail = run_labels(model, run, max_len=name_len)
             count = f" × {run.repeats:,}" if len(run.ids) > 1 else ""
             lines = [(f"{ids} {kind}{count}", kind_style(kind))]
@@ -458,6 +491,9 @@ __all__ = [
     "node_detail",
     "node_name",
     "find_node",
+    "find_nodes",
+    "names_graphs",
+    "node_label",
     "render_focus",
     "render_graph",
     "render_graph_or_listing",
