@@ -200,7 +200,7 @@ def capture(
     from ..run.record import save_record
 
     if out is not None:
-        files.ensure_folder(out)  # an unwritable --out fails before any GPU work
+        files.check_output_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
@@ -414,7 +414,7 @@ def _picture_format(out: str) -> str:
         require_graphviz()
     from .. import files
 
-    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    files.check_output_file(out)  # creates nothing: the folder is made when the file is written
     return fmt
 
 
@@ -483,7 +483,7 @@ def dump(
         from ..dot.draw import require_graphviz
 
         require_graphviz()
-    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    files.check_output_file(out)  # before any GPU work; creates nothing
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = result.graphs
@@ -574,7 +574,7 @@ def smoke(
     --junit marked interrupted; exit 130.
     """
     from ..cuda import device as _cuda
-    from ..files import ensure_folder, write_text_atomic
+    from ..files import check_output_file, check_output_folder, write_text_atomic
     from ..render import run as render_run
     from ..run import scenario as scenario_mod
     from ..run import smoke as smoke_mod
@@ -586,9 +586,9 @@ def smoke(
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
-        ensure_folder(baseline)
+        check_output_folder(baseline)
     if junit:
-        ensure_folder(os.path.dirname(os.path.abspath(junit)))
+        check_output_file(junit)
     try:
         _cuda.require_cuda()
     except AccelgraphError as exc:
