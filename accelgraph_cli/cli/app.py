@@ -2,7 +2,7 @@
 
 Exit codes (every verb): 0 ok; 1 a check failed / graphs differ; 2 bad input (file, option,
 scenario, illegal call during capture); 3 no usable CUDA GPU; 70 internal error (a bug in
-accelgraph); 130 interrupted.
+accelgraph); 130 interrupted; 141 standard output closed by its reader (``| head``).
 
 Text from outside (paths, labels, kernel names, option values, exception texts) is never read
 as rich markup: both consoles have markup off, and renderers build ``rich.text.Text``.
@@ -10,8 +10,10 @@ as rich markup: both consoles have markup off, and renderers build ``rich.text.T
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from enum import Enum
 
 import typer
@@ -66,9 +68,41 @@ def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
+class StdoutClosed(BaseException):
+    """Standard output's reader went away (``accelgraph show x.dot | head``). A BaseException,
+    so no ``except Exception`` on the way up reports it as a failure: the command ends quietly
+    with ExitCode.STDOUT_CLOSED, its ``finally`` clauses (temporary files) run on the way."""
+
+
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:  # rich's own exits with 1, which reads as a verdict
+        self.quiet = True
+        raise StdoutClosed
+
+
+def echo(text: str) -> None:
+    """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
+    the reader has gone."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise StdoutClosed from None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
+    buffered cannot fail again (Python's documented answer to SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
 def version_callback(value: bool) -> None:
     if value:
-        print(f"accelgraph {__version__}")
+        echo(f"accelgraph {__version__}")
         raise typer.Exit()
 
 
@@ -95,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
+    except StdoutClosed:
+        _silence_stdout()
+        return ExitCode.STDOUT_CLOSED
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
         return ExitCode.INTERRUPTED
@@ -104,7 +141,11 @@ def main(argv: list[str] | None = None) -> int:
             message = exc.format_message()
             if type(exc).__name__ == "NoArgsIsHelpError":
                 # Bare `accelgraph`: the help is the answer, not an error.
-                print(message)
+                try:
+                    echo(message)
+                except StdoutClosed:
+                    _silence_stdout()
+                    return ExitCode.STDOUT_CLOSED
                 return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
@@ -167,7 +208,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
 
 
 def _stdout() -> Console:
-    return Console(highlight=False, markup=False)
+    return _StdoutConsole(highlight=False, markup=False)
 
 
 @command(cls=_Command)
@@ -206,7 +247,7 @@ def capture(
     folder = artifacts.write_capture(result, out)
     save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
-        print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
+        echo(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
         render_run.print_capture(_stdout(), result, folder)
 
@@ -274,7 +315,7 @@ def replay(
             raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
-        print(json.dumps(report.to_dict(), indent=2))
+        echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
@@ -301,7 +342,7 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
     if json_out:
-        print(json.dumps(report.to_dict(), indent=2))
+        echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_unrolled(_stdout(), report)
     if checked is not None and not checked.ok:
@@ -393,7 +434,7 @@ def show(
         if out is not None:
             _write_picture(model, out, out_format)
         if json_out:
-            print(json.dumps(model.to_json(), indent=2))
+            echo(json.dumps(model.to_json(), indent=2))
             return
         _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
                      saved_model=loaded.saved_model, undirected=loaded.undirected)
@@ -535,7 +576,7 @@ def scenarios(
 def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     """One line per scenario: its name (or path) and the first line of its docstring."""
     if json_out:
-        print(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
+        echo(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
                            "params": i.params, "pool": i.pool, "error_mode": i.error_mode,
                            "graphs": "steps" if i.multi_graph else "step"} for i in infos],
                          indent=2))
@@ -611,7 +652,7 @@ def smoke(
     if junit:
         write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted))
     if json_out:
-        print(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
+        echo(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
                           "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
     else:
         render_run.print_smoke(console, rows, len(files), interrupted)
@@ -667,7 +708,7 @@ def diff(
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
-            print(json.dumps(result.to_json(), indent=2))
+            echo(json.dumps(result.to_json(), indent=2))
         else:
             _stdout().print(render_diff(result, limit=limit, label_a=a, label_b=b))
     raise typer.Exit(result.exit_code)

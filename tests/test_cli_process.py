@@ -1,0 +1,49 @@
+"""accelgraph as a process in a pipeline: standard output closed by its reader (`| head`),
+signals. Each test starts `python -m accelgraph_cli` in a temporary directory."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from _paths import ROOT, recorded
+
+
+def _run_into_closed_pipe(tmp_path, *args):
+    """Run accelgraph with its standard output a pipe nobody reads any more."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stdout now fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              timeout=120)
+    finally:
+        os.close(write_end)
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "chain1k_verbose.dot"],
+    ["show", "--json", "chain_verbose.dot"],
+    ["scenarios"],
+    ["scenarios", "--json"],
+    ["diff", "chain_verbose.dot", "forkjoin_basic.dot"],
+    ["diff", "--json", "chain_verbose.dot", "forkjoin_basic.dot"],
+    ["smoke", "--list"],
+    ["--version"],
+], ids=" ".join)
+def test_closed_stdout_ends_quietly_with_141_not_a_verdict(tmp_path, args):
+    args = [recorded(a) if a.endswith(".dot") else a for a in args]
+    code, err = _run_into_closed_pipe(tmp_path, *args)
+    assert code == 141, (code, err)  # 128 + SIGPIPE, as Unix tools end; never 0/1, never 70
+    assert err == ""
+
+
+def test_closed_stdout_still_leaves_whole_files_and_no_temporary_ones(tmp_path):
+    code, err = _run_into_closed_pipe(tmp_path, "show", recorded("chain1k_verbose.dot"),
+                                      "-o", tmp_path / "g.json")
+    assert code == 141, err
+    assert len(json.loads((tmp_path / "g.json").read_text())["nodes"]) == 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
