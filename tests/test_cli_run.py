@@ -79,3 +79,36 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     assert code == 1, (out, err)
     code, out, err = cli("diff", tmp_path / "a.json", tmp_path / "a.json")
     assert code == 0, (out, err)
+
+
+@pytest.mark.parametrize("record, words", [
+    ({"scenario": 5}, '"scenario" must be'),
+    ({"scenario": None}, '"scenario" must be'),
+    ({"scenario": ["a"]}, '"scenario" must be'),
+    ({"scenario": "saxpy", "params": "x"}, '"params" must be'),
+    ({"scenario": "saxpy", "params": [1]}, '"params" must be'),
+    ({"scenario": "saxpy", "pool": 5}, '"pool" must be one of'),
+    ({"scenario": "saxpy", "error_mode": "bogus"}, '"error_mode" must be one of'),
+    ({"scenario": "saxpy", "params": {"nosuch": 1}}, "the last capture's param 'nosuch=1': unknown key"),
+    ({"scenario": "saxpy", "params": {"n": "many"}}, "the last capture's param n='many'"),
+])
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, words):
+    import json
+
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(json.dumps(record))
+    code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
+    assert code == 2, (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "last_capture.json: " in err and words in err and "--param" not in err
+    assert "capture again" in err
+
+
+@requires_no_gpu
+def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "saxpy", "params": null, "pool": null}')
+    assert cli("replay")[0] == 3

@@ -191,17 +191,24 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
     from ..run.catalog import resolve_scenario
-    from ..run.record import load_record
+    from ..run.record import load_record, record_path
 
+    recorded: list[str] = []
     if scenario_path is None:
         record = load_record()
         scenario_path = record["scenario"]
-        params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
+        recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()]
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
     scenario_path = resolve_scenario(scenario_path)
     info = scenario_mod.inspect_scenario(scenario_path)
-    values = scenario_mod.parse_params(info.params, list(params))
+    if recorded:  # a stale record is not blamed on a --param the user never gave
+        try:
+            scenario_mod.parse_params(info.params, recorded,
+                                      source=f"{record_path()}: the last capture's param")
+        except scenario_mod.ScenarioError as exc:
+            raise AccelgraphError(f"{exc}; capture again, or name the scenario") from None
+    values = scenario_mod.parse_params(info.params, recorded + list(params))
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
     _cuda.require_cuda()
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
