@@ -112,3 +112,18 @@ def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
     (tmp_path / ".accelgraph" / "last_capture.json").write_text(
         '{"scenario": "saxpy", "params": null, "pool": null}')
     assert cli("replay")[0] == 3
+
+
+@pytest.mark.parametrize("args", [["nosuchscenario", "saxpy"], ["saxpy", "nosuchscenario"],
+                                  ["nosuchscenario", "nosuch.dot"]])
+def test_diff_of_a_name_that_is_neither_file_nor_scenario_lists_the_bundled_names(cli, args):
+    code, out, err = cli("diff", *args)
+    assert code == 2, (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "nosuchscenario: no such file, and no bundled scenario" in err and "saxpy" in err
+
+
+def test_diff_of_a_missing_dot_file_says_no_such_file(cli):
+    code, out, err = cli("diff", "gone.dot", "saxpy")
+    assert code == 2 and err.strip() == "accelgraph: error: gone.dot: no such file"

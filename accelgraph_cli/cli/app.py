@@ -700,9 +700,12 @@ def diff(
     """
     from ..diff.structural import diff_models
     from ..render.diff import render_diff
-    from ..run.catalog import is_scenario_argument
+    from ..run.catalog import is_scenario_argument, resolve_scenario
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    for side in (a, b):  # before anything is read or captured
+        if side != "-" and not os.path.splitext(side)[1] and not os.path.exists(side):
+            resolve_scenario(side)  # neither a file nor a bundled name: the error lists them
     if not (is_scenario_argument(a) or is_scenario_argument(b)):
         given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
                                           ("--error-mode", error_mode)) if value is not None]
