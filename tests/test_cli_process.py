@@ -47,3 +47,43 @@ def test_closed_stdout_still_leaves_whole_files_and_no_temporary_ones(tmp_path):
     assert code == 141, err
     assert len(json.loads((tmp_path / "g.json").read_text())["nodes"]) == 1000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+_INTERRUPT_ON_IMPORT = """
+import sys
+
+class CtrlC:  # Ctrl-C arrives while `name` is being imported
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            raise KeyboardInterrupt
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["accelgraph", "--help"]
+{entry}
+"""
+
+ENTRIES = {
+    "python -m accelgraph_cli": "import runpy; runpy.run_module('accelgraph_cli', run_name='__main__')",
+    "console script": "from accelgraph_cli.cli import main; sys.exit(main())",  # what pip writes
+}
+
+
+@pytest.mark.parametrize("module", ["typer", "rich.console", "accelgraph_cli.enums"])
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, entry, module):
+    code = _INTERRUPT_ON_IMPORT.format(module=module, entry=ENTRIES[entry])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "accelgraph: interrupted\n"
+
+
+def test_importing_the_package_imports_nothing_else():
+    code = ("import sys, accelgraph_cli; "
+            "print(sorted(m for m in sys.modules if m.startswith('accelgraph_cli')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert proc.stdout.split() == ["['accelgraph_cli']"], proc.stderr
+    from accelgraph_cli import ExitCode, Graph  # loaded on first use
+
+    assert ExitCode.INTERRUPTED == 130 and Graph.__name__ == "Graph"
