@@ -92,3 +92,5 @@ class ExitCode(IntEnum):
     """Ctrl-C."""
     STDOUT_CLOSED = 141
     """The reader of standard output went away (``| head``): 128 + SIGPIPE, as Unix tools end."""
+    TERMINATED = 143
+    """SIGTERM (128 + 15): stopped from outside; temporary files removed."""

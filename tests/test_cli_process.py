@@ -87,3 +87,37 @@ def test_importing_the_package_imports_nothing_else():
     from accelgraph_cli import ExitCode, Graph  # loaded on first use
 
     assert ExitCode.INTERRUPTED == 130 and Graph.__name__ == "Graph"
+
+
+def test_sigterm_while_graphviz_draws_removes_the_temporary_file(tmp_path):
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accelgraph_cli", "show", str(recorded("forkjoin_wide_basic.dot")),
+         "-o", "fjw.svg"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".accelgraph-*.svg")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob(".accelgraph-*.svg")), "Graphviz never started drawing"
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=30)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err  # 128 + SIGTERM
+    assert list(tmp_path.iterdir()) == []
+    lines = err.splitlines()
+    assert lines[0].startswith("warning: drawing 22,500 nodes with Graphviz may take many minutes")
+    assert "-o FILE.json" in lines[0]
+    assert lines[1:] == ["accelgraph: terminated"]
+
+
+def test_only_large_drawings_are_announced_as_slow():
+    from accelgraph_cli.dot.draw import SLOW_DRAWING_NODES, slow_drawing_warning
+    from accelgraph_cli.dot.parse import load_model
+
+    assert slow_drawing_warning(load_model(recorded("chain1k_verbose.dot")), "x") == ""
+    assert SLOW_DRAWING_NODES < 10_000
+    assert "10,000 nodes" in slow_drawing_warning(load_model(recorded("chain10k_basic.dot")), "x")

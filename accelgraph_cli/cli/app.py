@@ -2,7 +2,8 @@
 
 Exit codes (every verb): 0 ok; 1 a check failed / graphs differ; 2 bad input (file, option,
 scenario, illegal call during capture); 3 no usable CUDA GPU; 70 internal error (a bug in
-accelgraph); 130 interrupted; 141 standard output closed by its reader (``| head``).
+accelgraph); 130 interrupted (Ctrl-C); 141 standard output closed by its reader (``| head``);
+143 terminated (SIGTERM).
 
 Text from outside (paths, labels, kernel names, option values, exception texts) is never read
 as rich markup: both consoles have markup off, and renderers build ``rich.text.Text``.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 from enum import Enum
 
@@ -90,6 +92,15 @@ def echo(text: str) -> None:
         raise StdoutClosed from None
 
 
+class Terminated(BaseException):
+    """SIGTERM (``timeout``, a CI job cancelled, ``kill``): raised in the main thread so the
+    command unwinds as for Ctrl-C, a Graphviz child is killed and temporary files removed."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated
+
+
 def _silence_stdout() -> None:
     """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
     buffered cannot fail again (Python's documented answer to SIGPIPE)."""
@@ -121,6 +132,24 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes never lie: an unexpected exception (a bug) is one line and exit 70, never 0 or 1
     (which `diff` and the checks give a meaning) and never a traceback.
     """
+    previous = _catch_sigterm()
+    try:
+        return _run(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into Terminated for the command's run; the handler it replaced (None
+    where signals cannot be set: outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:
+        return None
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
         code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
@@ -135,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
         return ExitCode.INTERRUPTED
+    except Terminated:
+        err_console.print("accelgraph: terminated")
+        return ExitCode.TERMINATED
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
@@ -474,9 +506,18 @@ def _write_picture(model, out: str, fmt: str) -> None:
     else:
         from ..dot.draw import render_image
 
+        _warn_if_slow(model, "-o FILE.json writes the graph model at once")
         render_image(model, out, fmt)
     err_console.print(f"wrote {out} ({len(model.nodes):,} node{'s' if len(model.nodes) != 1 else ''})",
                       soft_wrap=True)
+
+
+def _warn_if_slow(model, instead: str) -> None:
+    from ..dot.draw import slow_drawing_warning
+
+    warning = slow_drawing_warning(model, instead)
+    if warning:
+        err_console.print(warning, soft_wrap=True)
 
 
 class DumpFormat(str, Enum):
@@ -551,6 +592,7 @@ def dump(
         else:
             from ..dot.draw import render_image
 
+            _warn_if_slow(model, "--format dot or json writes the graph at once")
             render_image(model, target, fmt)
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
