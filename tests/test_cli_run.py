@@ -127,3 +127,32 @@ def test_diff_of_a_name_that_is_neither_file_nor_scenario_lists_the_bundled_name
 def test_diff_of_a_missing_dot_file_says_no_such_file(cli):
     code, out, err = cli("diff", "gone.dot", "saxpy")
     assert code == 2 and err.strip() == "accelgraph: error: gone.dot: no such file"
+
+
+@pytest.fixture
+def mixed_folder(tmp_path):
+    """A folder of scenarios: one good, one with a syntax error."""
+    mix = tmp_path / "mix"
+    mix.mkdir()
+    (mix / "saxpy.py").write_text((SCENARIOS / "saxpy.py").read_text())
+    (mix / "broken.py").write_text(sorted(BAD.glob("*syntax*.py"))[0].read_text())
+    return mix
+
+
+def test_smoke_list_lists_every_file_and_marks_the_broken_one(cli, mixed_folder):
+    code, out, err = cli("smoke", "--list", mixed_folder)
+    assert code == 1, (code, err)  # as a smoke run reports the broken file: a failed scenario
+    assert err == ""
+    broken, good = out.splitlines()
+    assert broken.startswith(f"{mixed_folder / 'broken.py'}  error: ") and "syntax error" in broken
+    assert good.startswith(f"{mixed_folder / 'saxpy.py'}   One SAXPY")
+
+
+def test_smoke_list_json_marks_the_broken_one(cli, mixed_folder):
+    import json
+
+    code, out, err = cli("smoke", "--list", "--json", mixed_folder)
+    assert code == 1, err
+    broken, good = json.loads(out)
+    assert broken["name"] == "broken" and "syntax error" in broken["error"]
+    assert good["name"] == "saxpy" and "error" not in good and good["params"]["n"] > 0

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 from enum import Enum
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -625,16 +626,45 @@ def scenarios(
 def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     """One line per scenario: its name (or path) and the first line of its docstring."""
     if json_out:
-        echo(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
-                           "params": i.params, "pool": i.pool, "error_mode": i.error_mode,
-                           "graphs": "steps" if i.multi_graph else "step"} for i in infos],
-                         indent=2))
+        echo(json.dumps([_scenario_json(i) for i in infos], indent=2))
         return
-    labels = [str(i.path) if paths else i.name for i in infos]
-    width = max((len(label) for label in labels), default=0)
+    _print_rows([(str(i.path) if paths else i.name, Text(f"  {i.summary}")) for i in infos])
+
+
+def _scenario_json(info) -> dict:
+    return {"name": info.name, "path": str(info.path), "summary": info.summary,
+            "params": info.params, "pool": info.pool, "error_mode": info.error_mode,
+            "graphs": "steps" if info.multi_graph else "step"}
+
+
+def _print_rows(rows) -> None:
+    """One line per (label, text): the labels in bold, padded to one width."""
+    width = max((len(label) for label, _ in rows), default=0)
     console = _stdout()
-    for label, info in zip(labels, infos):
-        console.print(Text.assemble((f"{label:<{width}}", "bold"), f"  {info.summary}"), soft_wrap=True)
+    for label, text in rows:
+        console.print(Text.assemble((f"{label:<{width}}", "bold"), text), soft_wrap=True)
+
+
+def _list_smoke(paths, json_out: bool) -> None:
+    """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
+    report it, and with the same exit code 1), the others as _print_scenarios shows them."""
+    from ..run.scenario import inspect_scenario
+
+    entries = []  # (path, ScenarioInfo or None, error or "")
+    for path in paths:
+        try:
+            entries.append((path, inspect_scenario(path), ""))
+        except AccelgraphError as exc:
+            entries.append((path, None, str(exc)))
+    if json_out:
+        echo(json.dumps([_scenario_json(info) if info else
+                         {"name": Path(path).stem, "path": str(path), "error": error}
+                         for path, info, error in entries], indent=2))
+    else:
+        _print_rows([(str(path), Text(f"  {info.summary}") if info else
+                      Text(f"  error: {error}", style="red")) for path, info, error in entries])
+    if any(error for _, _, error in entries):
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @command(cls=_Command)
@@ -666,12 +696,11 @@ def smoke(
     from ..cuda import device as _cuda
     from ..files import check_output_file, check_output_folder, write_text_atomic
     from ..render import run as render_run
-    from ..run import scenario as scenario_mod
     from ..run import smoke as smoke_mod
 
     files = smoke_mod.discover(paths)
     if list_only:
-        _print_scenarios([scenario_mod.inspect_scenario(f) for f in files], json_out, paths=True)
+        _list_smoke(files, json_out)
         return
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
