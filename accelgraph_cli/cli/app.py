@@ -490,9 +490,9 @@ def _picture_format(out: str) -> str:
         raise AccelgraphError(f"--out {out}: name a .svg, .png or .json file (the suffix picks "
                               "the format)")
     if fmt in ("svg", "png"):
-        from ..dot.draw import require_graphviz
+        from ..dot.draw import SHOW_INSTEAD, require_graphviz
 
-        require_graphviz()
+        require_graphviz(SHOW_INSTEAD)
     from .. import files
 
     files.check_output_file(out)  # creates nothing: the folder is made when the file is written

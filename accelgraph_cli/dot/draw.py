@@ -30,10 +30,14 @@ KIND_COLOURS = {
 }
 
 INSTALL_HINT = (
-    "Graphviz's `dot` program is needed for --format svg/png and was not found on PATH: "
+    "Graphviz's `dot` program is needed to draw svg/png and was not found on PATH: "
     "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
-    "`make install` does it where it can), or use --format dot/json"
+    "`make install` does it where it can), or {instead}"
 )
+DUMP_INSTEAD = "use --format dot or --format json"
+"""What writes a graph without Graphviz, as `dump` (and the library's default) says it."""
+SHOW_INSTEAD = "write the graph model with -o FILE.json (the suffix picks the format)"
+"""... as `show` says it: it has no --format; -o's suffix picks what it writes."""
 
 
 SLOW_DRAWING_NODES = 2000
@@ -59,11 +63,11 @@ def graphviz_available() -> bool:
     return shutil.which("dot") is not None
 
 
-def require_graphviz() -> str:
-    """The path of `dot`, or AccelgraphError with the install hint."""
+def require_graphviz(instead: str = DUMP_INSTEAD) -> str:
+    """The path of `dot`, or AccelgraphError with the install hint ending in ``instead``."""
     path = shutil.which("dot")
     if path is None:
-        raise AccelgraphError(INSTALL_HINT)
+        raise AccelgraphError(INSTALL_HINT.format(instead=instead))
     return path
 
 
