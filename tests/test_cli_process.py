@@ -33,6 +33,8 @@ def _run_into_closed_pipe(tmp_path, *args):
     ["diff", "--json", "chain_verbose.dot", "forkjoin_basic.dot"],
     ["smoke", "--list"],
     ["--version"],
+    ["--help"],
+    ["show", "--help"],
 ], ids=" ".join)
 def test_closed_stdout_ends_quietly_with_141_not_a_verdict(tmp_path, args):
     args = [recorded(a) if a.endswith(".dot") else a for a in args]

@@ -162,6 +162,13 @@ def _run(argv: list[str] | None) -> int:
     except StdoutClosed:
         _silence_stdout()
         return ExitCode.STDOUT_CLOSED
+    except SystemExit as exc:
+        # click's own output (--help) hitting a closed stdout: it wraps sys.stdout so the last
+        # flush is quiet and exits 1, which would read as a verdict
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _silence_stdout()
+            return ExitCode.STDOUT_CLOSED
+        raise
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
         return ExitCode.INTERRUPTED
