@@ -6,19 +6,38 @@ written in torch. Importing this package never imports CuPy or torch: that happe
 first capture, so inspection (show, diff) works on machines with no GPU.
 """
 
-from .cuda.graph import CAPTURE_ERROR_MODES, Graph
-from .cuda.pools import graph_pool_handle
-from .cuda.torch_graph import TorchGraph
-from .enums import Backend, CaptureErrorMode, ExitCode, PoolKind
-from .errors import (
-    AccelgraphError,
-    CaptureError,
-    CudaError,
-    GraphStateError,
-    NoGPUError,
-)
+from __future__ import annotations
 
 __version__ = "0.1.0"
+
+# Every name loads on first use: importing the package runs nothing, so the `accelgraph`
+# command reaches its own Ctrl-C handler (cli.main) at once, and starts without the graph
+# classes it may not need.
+_LAZY = {
+    "AccelgraphError": ".errors",
+    "Backend": ".enums",
+    "CAPTURE_ERROR_MODES": ".cuda.graph",
+    "CaptureError": ".errors",
+    "CaptureErrorMode": ".enums",
+    "CudaError": ".errors",
+    "ExitCode": ".enums",
+    "Graph": ".cuda.graph",
+    "GraphStateError": ".errors",
+    "NoGPUError": ".errors",
+    "PoolKind": ".enums",
+    "TorchGraph": ".cuda.torch_graph",
+    "graph_pool_handle": ".cuda.pools",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "AccelgraphError",

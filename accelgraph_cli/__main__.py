@@ -1,5 +1,5 @@
 """`python -m accelgraph_cli` runs the accelgraph CLI."""
 
-from .cli.app import main
+from .cli import main
 
 raise SystemExit(main())

@@ -90,3 +90,7 @@ class ExitCode(IntEnum):
     """A bug in accelgraph: an unexpected exception (EX_SOFTWARE), never read as a verdict."""
     INTERRUPTED = 130
     """Ctrl-C."""
+    STDOUT_CLOSED = 141
+    """The reader of standard output went away (``| head``): 128 + SIGPIPE, as Unix tools end."""
+    TERMINATED = 143
+    """SIGTERM (128 + 15): stopped from outside; temporary files removed."""

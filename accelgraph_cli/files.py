@@ -4,6 +4,7 @@ under names made safe. The one copy of these helpers: every layer writes through
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import tempfile
@@ -29,19 +30,77 @@ def ensure_folder(folder: str | os.PathLike) -> Path:
     return path
 
 
+def check_output_folder(folder: str | os.PathLike) -> None:
+    """Refuse, creating nothing, a folder that could not be made or written: the options are
+    checked before any work, and folders are created only when a file is about to be written.
+    """
+    absolute = Path(os.path.abspath(os.fspath(folder)))
+    try:
+        _check_name_lengths(absolute)
+        existing = absolute
+        while not existing.exists():
+            existing = existing.parent
+        if not existing.is_dir():
+            raise AccelgraphError(f"cannot create output folder {folder}: {existing} is a file, "
+                                  "not a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise AccelgraphError(f"output folder {existing} is not writable")
+    except OSError as exc:
+        raise write_error(folder, exc) from None
+
+
+def check_output_file(path: str | os.PathLike) -> None:
+    """Refuse, creating nothing, an output file that could not be written: an existing
+    folder of that name, a name too long for the file system, a folder that cannot be made."""
+    absolute = Path(os.path.abspath(os.fspath(path)))
+    try:
+        _check_name_lengths(absolute)
+        if absolute.is_dir():
+            raise AccelgraphError(f"cannot write {path}: it is a folder; name a file")
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    check_output_folder(absolute.parent)
+
+
+def _check_name_lengths(absolute: Path) -> None:
+    """OSError(ENAMETOOLONG) for a path with a part longer than the file system allows."""
+    limit = 255
+    with contextlib.suppress(OSError, ValueError):
+        limit = os.pathconf("/", "PC_NAME_MAX")
+    for part in absolute.parts:
+        if len(os.fsencode(part)) > limit:
+            raise OSError(errno.ENAMETOOLONG, f"File name too long (a name may have at most "
+                          f"{limit} bytes; this one has {len(os.fsencode(part))})")
+
+
+def write_error(path: str | os.PathLike, exc: OSError) -> AccelgraphError:
+    """The one-line error for an output that could not be written (exit code 2): a full
+    disk, a folder in the way, a name too long are the user's to fix, not bugs."""
+    return AccelgraphError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}")
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, suffix: str = ""):
     """Yield a temporary path beside ``path``; on success it is renamed onto ``path``, on any
     error it is removed. Whatever writes the file (Python, CUDA, Graphviz), a reader never
-    sees half of it and a failure leaves nothing behind."""
+    sees half of it and a failure leaves nothing behind. The folder is created here, when a
+    file is about to be written; an OSError (disk full, a folder in the way, a name too long)
+    becomes the one-line AccelgraphError of :func:`write_error`."""
     directory = os.path.dirname(os.path.abspath(os.fspath(path)))
-    fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
-    os.close(fd)
+    try:
+        _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
+        ensure_folder(directory)
+        fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
+        os.close(fd)
+    except OSError as exc:
+        raise write_error(path, exc) from None
     try:
         yield tmp
         # mkstemp makes the file private (0600); the result gets the mode any new file would
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise write_error(path, exc) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -55,7 +114,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file and a rename: never half a file."""
     path = Path(path)
-    ensure_folder(path.parent if str(path.parent) else ".")
     with atomic_output(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
     return path

@@ -164,6 +164,19 @@ def test_show_out_without_graphviz_or_with_a_bad_suffix(cli, tmp_path, monkeypat
     assert (code, out) == (2, "")
     assert "Graphviz's `dot` program is needed" in err
     assert not (tmp_path / "g.png").exists()
+    assert "--format" not in err  # show has none: its -o suffix picks the format
+    assert err.rstrip().endswith("or write the graph model with -o FILE.json (the suffix picks "
+                                 "the format)")
+    code, out, err = cli("show", CHAIN, "--out", tmp_path / "g.json")  # what it suggests works
+    assert code == 0 and (tmp_path / "g.json").is_file()
+
+
+def test_dump_without_graphviz_suggests_its_other_formats(cli, tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    code, out, err = cli("dump", "saxpy", "--format", "svg", "--out", tmp_path / "g.svg")
+    assert code == 2 and "or use --format dot or --format json" in err
 
 
 def test_bare_accelgraph_prints_help(cli):

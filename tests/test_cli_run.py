@@ -79,3 +79,80 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     assert code == 1, (out, err)
     code, out, err = cli("diff", tmp_path / "a.json", tmp_path / "a.json")
     assert code == 0, (out, err)
+
+
+@pytest.mark.parametrize("record, words", [
+    ({"scenario": 5}, '"scenario" must be'),
+    ({"scenario": None}, '"scenario" must be'),
+    ({"scenario": ["a"]}, '"scenario" must be'),
+    ({"scenario": "saxpy", "params": "x"}, '"params" must be'),
+    ({"scenario": "saxpy", "params": [1]}, '"params" must be'),
+    ({"scenario": "saxpy", "pool": 5}, '"pool" must be one of'),
+    ({"scenario": "saxpy", "error_mode": "bogus"}, '"error_mode" must be one of'),
+    ({"scenario": "saxpy", "params": {"nosuch": 1}}, "the last capture's param 'nosuch=1': unknown key"),
+    ({"scenario": "saxpy", "params": {"n": "many"}}, "the last capture's param n='many'"),
+])
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, words):
+    import json
+
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(json.dumps(record))
+    code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
+    assert code == 2, (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "last_capture.json: " in err and words in err and "--param" not in err
+    assert "capture again" in err
+
+
+@requires_no_gpu
+def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "saxpy", "params": null, "pool": null}')
+    assert cli("replay")[0] == 3
+
+
+@pytest.mark.parametrize("args", [["nosuchscenario", "saxpy"], ["saxpy", "nosuchscenario"],
+                                  ["nosuchscenario", "nosuch.dot"]])
+def test_diff_of_a_name_that_is_neither_file_nor_scenario_lists_the_bundled_names(cli, args):
+    code, out, err = cli("diff", *args)
+    assert code == 2, (code, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert "nosuchscenario: no such file, and no bundled scenario" in err and "saxpy" in err
+
+
+def test_diff_of_a_missing_dot_file_says_no_such_file(cli):
+    code, out, err = cli("diff", "gone.dot", "saxpy")
+    assert code == 2 and err.strip() == "accelgraph: error: gone.dot: no such file"
+
+
+@pytest.fixture
+def mixed_folder(tmp_path):
+    """A folder of scenarios: one good, one with a syntax error."""
+    mix = tmp_path / "mix"
+    mix.mkdir()
+    (mix / "saxpy.py").write_text((SCENARIOS / "saxpy.py").read_text())
+    (mix / "broken.py").write_text(sorted(BAD.glob("*syntax*.py"))[0].read_text())
+    return mix
+
+
+def test_smoke_list_lists_every_file_and_marks_the_broken_one(cli, mixed_folder):
+    code, out, err = cli("smoke", "--list", mixed_folder)
+    assert code == 1, (code, err)  # as a smoke run reports the broken file: a failed scenario
+    assert err == ""
+    broken, good = out.splitlines()
+    assert broken.startswith(f"{mixed_folder / 'broken.py'}  error: ") and "syntax error" in broken
+    assert good.startswith(f"{mixed_folder / 'saxpy.py'}   One SAXPY")
+
+
+def test_smoke_list_json_marks_the_broken_one(cli, mixed_folder):
+    import json
+
+    code, out, err = cli("smoke", "--list", "--json", mixed_folder)
+    assert code == 1, err
+    broken, good = json.loads(out)
+    assert broken["name"] == "broken" and "syntax error" in broken["error"]
+    assert good["name"] == "saxpy" and "error" not in good and good["params"]["n"] > 0

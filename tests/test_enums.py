@@ -22,7 +22,8 @@ def test_the_vocabularies():
     assert [k.value for k in PoolKind] == ["private", "shared", "async"]
     assert [m.value for m in CaptureErrorMode] == ["default", "global", "thread_local", "relaxed"]
     assert {e.name: int(e) for e in ExitCode} == {
-        "OK": 0, "FAILED": 1, "BAD_INPUT": 2, "NO_GPU": 3, "INTERNAL": 70, "INTERRUPTED": 130}
+        "OK": 0, "FAILED": 1, "BAD_INPUT": 2, "NO_GPU": 3, "INTERNAL": 70, "INTERRUPTED": 130,
+        "STDOUT_CLOSED": 141, "TERMINATED": 143}
     # cudaStreamCaptureModeGlobal/ThreadLocal/Relaxed; PyTorch's "default" is global
     assert {m.value: m.cuda_value for m in CaptureErrorMode} == CAPTURE_ERROR_MODES == {
         "default": 0, "global": 0, "thread_local": 1, "relaxed": 2}

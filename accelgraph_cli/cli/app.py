@@ -2,7 +2,8 @@
 
 Exit codes (every verb): 0 ok; 1 a check failed / graphs differ; 2 bad input (file, option,
 scenario, illegal call during capture); 3 no usable CUDA GPU; 70 internal error (a bug in
-accelgraph); 130 interrupted.
+accelgraph); 130 interrupted (Ctrl-C); 141 standard output closed by its reader (``| head``);
+143 terminated (SIGTERM).
 
 Text from outside (paths, labels, kernel names, option values, exception texts) is never read
 as rich markup: both consoles have markup off, and renderers build ``rich.text.Text``.
@@ -10,9 +11,13 @@ as rich markup: both consoles have markup off, and renderers build ``rich.text.T
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import sys
 from enum import Enum
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -66,9 +71,50 @@ def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     return typer.Exit(code)
 
 
+class StdoutClosed(BaseException):
+    """Standard output's reader went away (``accelgraph show x.dot | head``). A BaseException,
+    so no ``except Exception`` on the way up reports it as a failure: the command ends quietly
+    with ExitCode.STDOUT_CLOSED, its ``finally`` clauses (temporary files) run on the way."""
+
+
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:  # rich's own exits with 1, which reads as a verdict
+        self.quiet = True
+        raise StdoutClosed
+
+
+def echo(text: str) -> None:
+    """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
+    the reader has gone."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise StdoutClosed from None
+
+
+class Terminated(BaseException):
+    """SIGTERM (``timeout``, a CI job cancelled, ``kill``): raised in the main thread so the
+    command unwinds as for Ctrl-C, a Graphviz child is killed and temporary files removed."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
+    buffered cannot fail again (Python's documented answer to SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
 def version_callback(value: bool) -> None:
     if value:
-        print(f"accelgraph {__version__}")
+        echo(f"accelgraph {__version__}")
         raise typer.Exit()
 
 
@@ -87,6 +133,24 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes never lie: an unexpected exception (a bug) is one line and exit 70, never 0 or 1
     (which `diff` and the checks give a meaning) and never a traceback.
     """
+    previous = _catch_sigterm()
+    try:
+        return _run(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _catch_sigterm():
+    """Turn SIGTERM into Terminated for the command's run; the handler it replaced (None
+    where signals cannot be set: outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:
+        return None
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
         code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
@@ -95,16 +159,33 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
+    except StdoutClosed:
+        _silence_stdout()
+        return ExitCode.STDOUT_CLOSED
+    except SystemExit as exc:
+        # click's own output (--help) hitting a closed stdout: it wraps sys.stdout so the last
+        # flush is quiet and exits 1, which would read as a verdict
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _silence_stdout()
+            return ExitCode.STDOUT_CLOSED
+        raise
     except (KeyboardInterrupt, typer.Abort):
         err_console.print("accelgraph: interrupted")
         return ExitCode.INTERRUPTED
+    except Terminated:
+        err_console.print("accelgraph: terminated")
+        return ExitCode.TERMINATED
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
             message = exc.format_message()
             if type(exc).__name__ == "NoArgsIsHelpError":
                 # Bare `accelgraph`: the help is the answer, not an error.
-                print(message)
+                try:
+                    echo(message)
+                except StdoutClosed:
+                    _silence_stdout()
+                    return ExitCode.STDOUT_CLOSED
                 return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
@@ -150,24 +231,31 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
     from ..run.catalog import resolve_scenario
-    from ..run.record import load_record
+    from ..run.record import load_record, record_path
 
+    recorded: list[str] = []
     if scenario_path is None:
         record = load_record()
         scenario_path = record["scenario"]
-        params = [f"{k}={v}" for k, v in record.get("params", {}).items()] + list(params)
+        recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()]
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
     scenario_path = resolve_scenario(scenario_path)
     info = scenario_mod.inspect_scenario(scenario_path)
-    values = scenario_mod.parse_params(info.params, list(params))
+    if recorded:  # a stale record is not blamed on a --param the user never gave
+        try:
+            scenario_mod.parse_params(info.params, recorded,
+                                      source=f"{record_path()}: the last capture's param")
+        except scenario_mod.ScenarioError as exc:
+            raise AccelgraphError(f"{exc}; capture again, or name the scenario") from None
+    values = scenario_mod.parse_params(info.params, recorded + list(params))
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
     _cuda.require_cuda()
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
 
 
 def _stdout() -> Console:
-    return Console(highlight=False, markup=False)
+    return _StdoutConsole(highlight=False, markup=False)
 
 
 @command(cls=_Command)
@@ -200,13 +288,13 @@ def capture(
     from ..run.record import save_record
 
     if out is not None:
-        files.ensure_folder(out)  # an unwritable --out fails before any GPU work
+        files.check_output_folder(out)  # an unwritable --out fails before any GPU work
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
     save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
-        print(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
+        echo(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
         render_run.print_capture(_stdout(), result, folder)
 
@@ -274,7 +362,7 @@ def replay(
             raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
-        print(json.dumps(report.to_dict(), indent=2))
+        echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
@@ -301,7 +389,7 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
     if json_out:
-        print(json.dumps(report.to_dict(), indent=2))
+        echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_unrolled(_stdout(), report)
     if checked is not None and not checked.ok:
@@ -397,7 +485,7 @@ def show(
         if out is not None:
             _write_picture(model, out, out_format)
         if json_out:
-            print(json.dumps(model.to_json(), indent=2))
+            echo(json.dumps(model.to_json(), indent=2))
             return
         _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
                      saved_model=loaded.saved_model, undirected=loaded.undirected)
@@ -413,12 +501,12 @@ def _picture_format(out: str) -> str:
         raise AccelgraphError(f"--out {out}: name a .svg, .png or .json file (the suffix picks "
                               "the format)")
     if fmt in ("svg", "png"):
-        from ..dot.draw import require_graphviz
+        from ..dot.draw import SHOW_INSTEAD, require_graphviz
 
-        require_graphviz()
+        require_graphviz(SHOW_INSTEAD)
     from .. import files
 
-    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    files.check_output_file(out)  # creates nothing: the folder is made when the file is written
     return fmt
 
 
@@ -430,9 +518,18 @@ def _write_picture(model, out: str, fmt: str) -> None:
     else:
         from ..dot.draw import render_image
 
+        _warn_if_slow(model, "-o FILE.json writes the graph model at once")
         render_image(model, out, fmt)
     err_console.print(f"wrote {out} ({len(model.nodes):,} node{'s' if len(model.nodes) != 1 else ''})",
                       soft_wrap=True)
+
+
+def _warn_if_slow(model, instead: str) -> None:
+    from ..dot.draw import slow_drawing_warning
+
+    warning = slow_drawing_warning(model, instead)
+    if warning:
+        err_console.print(warning, soft_wrap=True)
 
 
 class DumpFormat(str, Enum):
@@ -487,7 +584,7 @@ def dump(
         from ..dot.draw import require_graphviz
 
         require_graphviz()
-    files.ensure_folder(os.path.dirname(os.path.abspath(out)))
+    files.check_output_file(out)  # before any GPU work; creates nothing
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = result.graphs
@@ -507,6 +604,7 @@ def dump(
         else:
             from ..dot.draw import render_image
 
+            _warn_if_slow(model, "--format dot or json writes the graph at once")
             render_image(model, target, fmt)
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
@@ -539,16 +637,45 @@ def scenarios(
 def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     """One line per scenario: its name (or path) and the first line of its docstring."""
     if json_out:
-        print(json.dumps([{"name": i.name, "path": str(i.path), "summary": i.summary,
-                           "params": i.params, "pool": i.pool, "error_mode": i.error_mode,
-                           "graphs": "steps" if i.multi_graph else "step"} for i in infos],
-                         indent=2))
+        echo(json.dumps([_scenario_json(i) for i in infos], indent=2))
         return
-    labels = [str(i.path) if paths else i.name for i in infos]
-    width = max((len(label) for label in labels), default=0)
+    _print_rows([(str(i.path) if paths else i.name, Text(f"  {i.summary}")) for i in infos])
+
+
+def _scenario_json(info) -> dict:
+    return {"name": info.name, "path": str(info.path), "summary": info.summary,
+            "params": info.params, "pool": info.pool, "error_mode": info.error_mode,
+            "graphs": "steps" if info.multi_graph else "step"}
+
+
+def _print_rows(rows) -> None:
+    """One line per (label, text): the labels in bold, padded to one width."""
+    width = max((len(label) for label, _ in rows), default=0)
     console = _stdout()
-    for label, info in zip(labels, infos):
-        console.print(Text.assemble((f"{label:<{width}}", "bold"), f"  {info.summary}"), soft_wrap=True)
+    for label, text in rows:
+        console.print(Text.assemble((f"{label:<{width}}", "bold"), text), soft_wrap=True)
+
+
+def _list_smoke(paths, json_out: bool) -> None:
+    """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
+    report it, and with the same exit code 1), the others as _print_scenarios shows them."""
+    from ..run.scenario import inspect_scenario
+
+    entries = []  # (path, ScenarioInfo or None, error or "")
+    for path in paths:
+        try:
+            entries.append((path, inspect_scenario(path), ""))
+        except AccelgraphError as exc:
+            entries.append((path, None, str(exc)))
+    if json_out:
+        echo(json.dumps([_scenario_json(info) if info else
+                         {"name": Path(path).stem, "path": str(path), "error": error}
+                         for path, info, error in entries], indent=2))
+    else:
+        _print_rows([(str(path), Text(f"  {info.summary}") if info else
+                      Text(f"  error: {error}", style="red")) for path, info, error in entries])
+    if any(error for _, _, error in entries):
+        raise typer.Exit(ExitCode.FAILED)
 
 
 @command(cls=_Command)
@@ -578,21 +705,20 @@ def smoke(
     --junit marked interrupted; exit 130.
     """
     from ..cuda import device as _cuda
-    from ..files import ensure_folder, write_text_atomic
+    from ..files import check_output_file, check_output_folder, write_text_atomic
     from ..render import run as render_run
-    from ..run import scenario as scenario_mod
     from ..run import smoke as smoke_mod
 
     files = smoke_mod.discover(paths)
     if list_only:
-        _print_scenarios([scenario_mod.inspect_scenario(f) for f in files], json_out, paths=True)
+        _list_smoke(files, json_out)
         return
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
-        ensure_folder(baseline)
+        check_output_folder(baseline)
     if junit:
-        ensure_folder(os.path.dirname(os.path.abspath(junit)))
+        check_output_file(junit)
     try:
         _cuda.require_cuda()
     except AccelgraphError as exc:
@@ -615,7 +741,7 @@ def smoke(
     if junit:
         write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted))
     if json_out:
-        print(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
+        echo(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
                           "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
     else:
         render_run.print_smoke(console, rows, len(files), interrupted)
@@ -658,11 +784,14 @@ def diff(
     from ..diff.structural import diff_models
     from ..dot.read import STDIN
     from ..render.diff import render_diff
-    from ..run.catalog import is_scenario_argument
+    from ..run.catalog import is_scenario_argument, resolve_scenario
 
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
     if a == b == STDIN:
         raise AccelgraphError("A and B are both - (standard input); give a file for one of them")
+    for side in (a, b):  # before anything is read or captured
+        if side != STDIN and not os.path.splitext(side)[1] and not os.path.exists(side):
+            resolve_scenario(side)  # neither a file nor a bundled name: the error lists them
     if not (is_scenario_argument(a) or is_scenario_argument(b)):
         given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
                                           ("--error-mode", error_mode)) if value is not None]
@@ -675,7 +804,7 @@ def diff(
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
-            print(json.dumps(result.to_json(), indent=2))
+            echo(json.dumps(result.to_json(), indent=2))
         else:
             _stdout().print(render_diff(result, limit=limit, label_a=_side_name(a),
                                         label_b=_side_name(b)))

@@ -42,4 +42,28 @@ def load_record(directory: str = ".") -> dict:
         raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
     if not isinstance(record, dict) or "scenario" not in record:
         raise AccelgraphError(f"{target}: not a capture record; capture again")
+    problem = _wrong_type(record)
+    if problem:
+        raise AccelgraphError(f"{target}: {problem}; capture again, or name the scenario")
     return record
+
+
+def _wrong_type(record: dict) -> str:
+    """What is wrong with a hand-edited record's values ("" when nothing is)."""
+    if not isinstance(record["scenario"], str) or not record["scenario"]:
+        return f'"scenario" must be the scenario file\'s path, got {record["scenario"]!r}'
+    params = record.get("params")
+    if params is not None and not isinstance(params, dict):
+        return f'"params" must be an object of parameter names and values, got {params!r}'
+    for key, kind in (("pool", PoolKind), ("error_mode", CaptureErrorMode)):
+        if record.get(key) is not None:
+            try:
+                kind.parse(record[key], f'"{key}"')
+            except ValueError as exc:
+                return str(exc)
+    return ""
+
+
+def record_path(directory: str = ".") -> Path:
+    """Where the last capture is recorded."""
+    return Path(directory) / RECORD_DIR / RECORD_FILE

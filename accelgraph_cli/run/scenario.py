@@ -671,13 +671,15 @@ def located_error(path: str | os.PathLike, error: BaseException, during: str) ->
 # --------------------------------------------------------------------------- parameters
 
 
-def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict:
+def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...],
+                 source: str = "--param") -> dict:
     """Apply ``--param key=value`` strings to ``defaults``; values parse to the default's type.
 
     int accepts ``8``, ``-3``, ``1_000`` and ``0x10``; float anything ``float()`` takes; bool
     true/false, yes/no, on/off, 1/0 (any case); str takes the text as is. A later override of
     the same key wins. Returns a new dict; raises :class:`ScenarioError` for a missing ``=``,
-    an unknown key (listing the known ones) or a value that does not parse.
+    an unknown key (listing the known ones) or a value that does not parse. ``source`` names
+    where the overrides came from in those messages.
     """
     params = dict(defaults)
     for item in overrides:
@@ -685,14 +687,14 @@ def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(
-                f"--param {item!r}: expected KEY=VALUE, e.g. --param batch=8; "
+                f"{source} {item!r}: expected KEY=VALUE, e.g. --param batch=8; "
                 f"known keys: {_known_keys(defaults)}"
             )
         if key not in defaults:
             raise ScenarioError(
-                f"--param {item!r}: unknown key {key!r}; known keys: {_known_keys(defaults)}"
+                f"{source} {item!r}: unknown key {key!r}; known keys: {_known_keys(defaults)}"
             )
-        params[key] = _parse_value(key, text, defaults[key])
+        params[key] = _parse_value(key, text, defaults[key], source)
     return params
 
 
@@ -701,7 +703,7 @@ def format_params(params: dict[str, Any]) -> str:
     return " ".join(f"{key}={value}" for key, value in params.items())
 
 
-def _parse_value(key: str, text: str, default: Any) -> Any:
+def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> Any:
     kind = type(default)
     stripped = text.strip()
     try:
@@ -727,7 +729,7 @@ def _parse_value(key: str, text: str, default: Any) -> Any:
             float: "a float (e.g. 0.5)",
         }[kind]
         raise ScenarioError(
-            f"--param {key}={text!r}: {key} expects {expected} like its default "
+            f"{source} {key}={text!r}: {key} expects {expected} like its default "
             f"{default!r}, got {text!r}"
         ) from None
 

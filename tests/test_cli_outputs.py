@@ -1,0 +1,157 @@
+"""Files the user names for output (show -o, dump --out, capture --out, smoke --junit,
+smoke --baseline): a path that cannot be written is bad input (exit 2, one line), never an
+internal error; a failed write leaves no file, no temporary file and no new empty folder."""
+
+import errno
+import json
+
+import pytest
+from _paths import SCENARIOS, recorded, requires_no_gpu
+
+from accelgraph_cli import files
+from accelgraph_cli.errors import AccelgraphError
+
+LONG = "x" * 300
+
+
+def _one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one error line, got:\n{err}"
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert lines[0].startswith("accelgraph: error:"), lines[0]
+    return lines[0]
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.rglob(".accelgraph-*"))
+
+
+OUTPUT_COMMANDS = {
+    "show -o .json": lambda target: ["show", recorded("chain_basic.dot"), "-o", f"{target}.json"],
+    "show -o .svg": lambda target: ["show", recorded("chain_basic.dot"), "-o", f"{target}.svg"],
+    "smoke --junit": lambda target: ["smoke", SCENARIOS / "saxpy.py", "--junit", f"{target}.xml"],
+    "dump --out": lambda target: ["dump", SCENARIOS / "saxpy.py", "--out", f"{target}.dot"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(OUTPUT_COMMANDS))
+def test_output_named_like_an_existing_folder_is_bad_input(cli, tmp_path, command):
+    args = OUTPUT_COMMANDS[command](tmp_path / "taken")
+    (tmp_path / args[-1].rsplit("/", 1)[-1]).mkdir()
+    code, out, err = cli(*args)
+    assert code == 2, (code, out, err)
+    assert "cannot write" in _one_line_error(err) and "folder" in err
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", sorted(OUTPUT_COMMANDS))
+def test_output_name_too_long_is_bad_input(cli, tmp_path, command):
+    code, out, err = cli(*OUTPUT_COMMANDS[command](tmp_path / LONG))
+    assert code == 2, (code, out, err)
+    assert "File name too long" in _one_line_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_capture_out_that_is_a_file_is_bad_input(cli, tmp_path):
+    (tmp_path / "afile").write_text("mine\n")
+    code, out, err = cli("capture", SCENARIOS / "saxpy.py", "--out", tmp_path / "afile" / "sub")
+    assert code == 2, (code, out, err)
+    assert "is a file, not a folder" in _one_line_error(err)
+    assert (tmp_path / "afile").read_text() == "mine\n"
+
+
+@pytest.fixture
+def disk_full(monkeypatch):
+    """Writes through accelgraph_cli.files fail half-way with ENOSPC, as on a full disk."""
+    real_open = open
+
+    class HalfWriter:
+        def __init__(self, path, mode):
+            self.fh = real_open(path, mode)
+
+        def write(self, data):
+            self.fh.write(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    monkeypatch.setattr(files, "open", HalfWriter, raising=False)
+
+
+@pytest.mark.parametrize("args", [
+    ["show", recorded("chain_basic.dot"), "-o", "out/graph.json"],
+    ["smoke", SCENARIOS / "saxpy.py", "--junit", "out/report.xml"],
+], ids=["show -o", "smoke --junit"])
+def test_disk_full_is_bad_input_and_leaves_no_file(cli, tmp_path, disk_full, args):
+    code, out, err = cli(*args)
+    assert code == 2, (code, out, err)
+    assert "No space left on device" in _one_line_error(err)
+    assert [p.name for p in (tmp_path / "out").iterdir()] == []
+
+
+def test_capture_artifacts_on_a_full_disk(tmp_path, disk_full):
+    """capture's writer (GPU-side up to here): a recorded dump stands in for debug_dump."""
+    from accelgraph_cli.run.artifacts import write_capture
+
+    text = recorded("chain_verbose.dot").read_text()
+
+    class Recorded:
+        def debug_dump(self, path, flags):
+            files.write_text_atomic(path, text)
+
+    class Captured:
+        name, graph = "step", Recorded()
+
+    class Result:
+        graphs = [Captured()]
+
+        def summary(self):
+            return {"graphs": [{"name": "step"}]}
+
+    with pytest.raises(AccelgraphError, match=r"cannot write .*step\.dot: No space left"):
+        write_capture(Result(), str(tmp_path / "art"))
+    assert list((tmp_path / "art").iterdir()) == []
+
+
+def test_atomic_output_turns_write_errors_into_one_line_errors(tmp_path):
+    target = tmp_path / "x.dot"
+    with pytest.raises(AccelgraphError, match="cannot write .*x.dot: Input/output error"):
+        with files.atomic_output(target) as tmp:
+            raise OSError(errno.EIO, "Input/output error", tmp)
+    assert list(tmp_path.iterdir()) == []
+    target.mkdir()
+    with pytest.raises(AccelgraphError, match="cannot write .*x.dot: Is a directory"):
+        files.write_text_atomic(target, "digraph {}\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.dot"]
+
+
+# -- folders are created only when a file is about to be written ----------------------------
+
+
+def test_show_that_fails_creates_no_folder(cli, tmp_path):
+    not_dot = tmp_path / "notes.txt"
+    not_dot.write_text("hello\n")
+    assert cli("show", tmp_path / "nonexist.dot", "-o", tmp_path / "newdir1" / "x.json")[0] == 2
+    assert cli("show", not_dot, "-o", tmp_path / "newdir2" / "sub" / "x.svg")[0] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_show_creates_the_folder_it_writes_into(cli, tmp_path):
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", tmp_path / "new" / "g.json")
+    assert code == 0, err
+    assert json.loads((tmp_path / "new" / "g.json").read_text())["format"] == "accelgraph-model"
+
+
+@requires_no_gpu
+def test_gpu_verbs_without_gpu_create_no_folder(cli, tmp_path):
+    assert cli("capture", "saxpy", "--out", tmp_path / "newout")[0] == 3
+    assert cli("dump", "saxpy", "--out", tmp_path / "newdump" / "g.dot")[0] == 3
+    assert cli("smoke", "saxpy", "--baseline", tmp_path / "newbase")[0] == 3
+    assert list(tmp_path.iterdir()) == []
+    # smoke --junit writes its report without a GPU: that folder is made, for the report
+    assert cli("smoke", "saxpy", "--junit", tmp_path / "ci" / "report.xml")[0] == 3
+    assert [p.name for p in (tmp_path / "ci").iterdir()] == ["report.xml"]

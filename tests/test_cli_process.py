@@ -1,0 +1,125 @@
+"""accelgraph as a process in a pipeline: standard output closed by its reader (`| head`),
+signals. Each test starts `python -m accelgraph_cli` in a temporary directory."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from _paths import ROOT, recorded
+
+
+def _run_into_closed_pipe(tmp_path, *args):
+    """Run accelgraph with its standard output a pipe nobody reads any more."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stdout now fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              timeout=120)
+    finally:
+        os.close(write_end)
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "chain1k_verbose.dot"],
+    ["show", "--json", "chain_verbose.dot"],
+    ["scenarios"],
+    ["scenarios", "--json"],
+    ["diff", "chain_verbose.dot", "forkjoin_basic.dot"],
+    ["diff", "--json", "chain_verbose.dot", "forkjoin_basic.dot"],
+    ["smoke", "--list"],
+    ["--version"],
+    ["--help"],
+    ["show", "--help"],
+], ids=" ".join)
+def test_closed_stdout_ends_quietly_with_141_not_a_verdict(tmp_path, args):
+    args = [recorded(a) if a.endswith(".dot") else a for a in args]
+    code, err = _run_into_closed_pipe(tmp_path, *args)
+    assert code == 141, (code, err)  # 128 + SIGPIPE, as Unix tools end; never 0/1, never 70
+    assert err == ""
+
+
+def test_closed_stdout_still_leaves_whole_files_and_no_temporary_ones(tmp_path):
+    code, err = _run_into_closed_pipe(tmp_path, "show", recorded("chain1k_verbose.dot"),
+                                      "-o", tmp_path / "g.json")
+    assert code == 141, err
+    assert len(json.loads((tmp_path / "g.json").read_text())["nodes"]) == 1000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.json"]
+
+
+_INTERRUPT_ON_IMPORT = """
+import sys
+
+class CtrlC:  # Ctrl-C arrives while `name` is being imported
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            raise KeyboardInterrupt
+
+sys.meta_path.insert(0, CtrlC())
+sys.argv = ["accelgraph", "--help"]
+{entry}
+"""
+
+ENTRIES = {
+    "python -m accelgraph_cli": "import runpy; runpy.run_module('accelgraph_cli', run_name='__main__')",
+    "console script": "from accelgraph_cli.cli import main; sys.exit(main())",  # what pip writes
+}
+
+
+@pytest.mark.parametrize("module", ["typer", "rich.console", "accelgraph_cli.enums"])
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, entry, module):
+    code = _INTERRUPT_ON_IMPORT.format(module=module, entry=ENTRIES[entry])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "accelgraph: interrupted\n"
+
+
+def test_importing_the_package_imports_nothing_else():
+    code = ("import sys, accelgraph_cli; "
+            "print(sorted(m for m in sys.modules if m.startswith('accelgraph_cli')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert proc.stdout.split() == ["['accelgraph_cli']"], proc.stderr
+    from accelgraph_cli import ExitCode, Graph  # loaded on first use
+
+    assert ExitCode.INTERRUPTED == 130 and Graph.__name__ == "Graph"
+
+
+def test_sigterm_while_graphviz_draws_removes_the_temporary_file(tmp_path):
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "accelgraph_cli", "show", str(recorded("forkjoin_wide_basic.dot")),
+         "-o", "fjw.svg"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".accelgraph-*.svg")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob(".accelgraph-*.svg")), "Graphviz never started drawing"
+        proc.send_signal(signal.SIGTERM)
+        err = proc.communicate(timeout=30)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err  # 128 + SIGTERM
+    assert list(tmp_path.iterdir()) == []
+    lines = err.splitlines()
+    assert lines[0].startswith("warning: drawing 22,500 nodes with Graphviz may take many minutes")
+    assert "-o FILE.json" in lines[0]
+    assert lines[1:] == ["accelgraph: terminated"]
+
+
+def test_only_large_drawings_are_announced_as_slow():
+    from accelgraph_cli.dot.draw import SLOW_DRAWING_NODES, slow_drawing_warning
+    from accelgraph_cli.dot.parse import load_model
+
+    assert slow_drawing_warning(load_model(recorded("chain1k_verbose.dot")), "x") == ""
+    assert SLOW_DRAWING_NODES < 10_000
+    assert "10,000 nodes" in slow_drawing_warning(load_model(recorded("chain10k_basic.dot")), "x")
