@@ -7,9 +7,9 @@ from operator import lt
 
 
 class Neighbourhoods:
-    """How the nodes of one graph connect, in the form ``wl_hashes`` reads every round: per
-    node, its one parent (child), or ``none`` when it has none or several; and the nodes
-    with several. Built once per graph."""
+    """How the nodes of one graph connect, in the form ``wl_hashes`` reads every round (and
+    the canonical walk goes down by): per node, its one parent (child), or ``none`` when it
+    has none or several; and the nodes with several. Built once per graph."""
 
     def __init__(self, parents: list[list[int]], children: list[list[int]]):
         self.parents, self.children = parents, children
@@ -71,7 +71,7 @@ _TIE_LOOKAHEAD = 32
 _TIE_BUDGET = 1
 
 
-def canonical_order(parents: list[list[int]], children: list[list[int]], sort_key: list) -> list[int]:
+def canonical_order(near: Neighbourhoods, sort_key: list) -> list[int]:
     """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
 
     Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
@@ -92,7 +92,7 @@ def canonical_order(parents: list[list[int]], children: list[list[int]], sort_ke
     the alignment needs. On a cycle (generic DOT only) the walk is restarted from the
     smallest unplaced node, so cyclic graphs get a structural order too.
     """
-    walk = _Walk(parents, children, sort_key)
+    walk = _Walk(near, sort_key)
     walk.from_roots()
     walk.through_cycles()
     return walk.order
@@ -117,8 +117,9 @@ class _Walk:
     look-alikes (equal keys), picked from one at a time by ``pick``.
     """
 
-    def __init__(self, parents: list[list[int]], children: list[list[int]], sort_key: list):
-        self.parents, self.children, self.sort_key = parents, children, sort_key
+    def __init__(self, near: Neighbourhoods, sort_key: list):
+        self.near, self.sort_key = near, sort_key
+        self.parents, self.children = parents, children = near.parents, near.children
         n = len(parents)
         self.indegree = [len(ps) for ps in parents]
         self.order: list[int] = []
@@ -153,7 +154,11 @@ class _Walk:
                 self.walk([i])
 
     def walk(self, stack: list) -> None:
-        """Place nodes from the stack until it is empty, pushing children as they get ready."""
+        """Place nodes from the stack until it is empty, pushing children as they get ready.
+
+        A node with one child goes down to it at once when it gets ready (what pushing it
+        and popping it again would do), through the precomputed lone child: a chain is
+        walked without reading its nodes' child lists."""
         children, indegree, sort_key, rank, order = (
             self.children,
             self.indegree,
@@ -161,6 +166,7 @@ class _Walk:
             self.rank,
             self.order,
         )
+        lone, several = self.near.down_one, self.near.none
         places, pick = self.places, self.pick
         while stack:
             item = stack.pop()
@@ -169,17 +175,26 @@ class _Walk:
                 stack.append(item if len(item) > 1 else item[0])
             else:
                 i = item
-            rank[i] = len(order)
-            order.append(i)
-            ready = []
-            for c in children[i]:
-                indegree[c] -= 1
-                if not indegree[c]:
-                    ready.append(c)
-            if len(ready) == 1:
-                stack.append(ready[0])
-            elif ready:
-                _push(stack, ready, lambda c: (sort_key[c], places(c)))
+            while True:
+                rank[i] = len(order)
+                order.append(i)
+                c = lone[i]
+                if c != several:  # one child: place it next if this was its last parent
+                    indegree[c] -= 1
+                    if indegree[c]:
+                        break
+                    i = c
+                    continue
+                ready = []
+                for c in children[i]:
+                    indegree[c] -= 1
+                    if not indegree[c]:
+                        ready.append(c)
+                if len(ready) == 1:
+                    stack.append(ready[0])
+                elif ready:
+                    _push(stack, ready, lambda c: (sort_key[c], places(c)))
+                break
 
     def places(self, i: int) -> tuple:
         """The places of node i's parents in the order, sorted."""

@@ -25,11 +25,19 @@ class Side:
         self.coarse: list[int] = coarse
         self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
         self.order: list[int] = order  # canonical topological order, as node indices
-        self.rank: list[int] = ranks(order)  # node index -> position in order
         self._tables = tables
+        self._rank: list[int] | None = None
         self._hashes: list[list[int]] | None = None
         self._edges: tuple[list[int], list[int]] | None = None
         self._edge_set: set[tuple[int, int]] | None = None
+
+    @property
+    def rank(self) -> list[int]:
+        """rank[i]: node i's position in the canonical order. Only the matching of graphs
+        that differ reads it, so an identical diff never builds it."""
+        if self._rank is None:
+            self._rank = ranks(self.order)
+        return self._rank
 
     @property
     def edges(self) -> tuple[list[int], list[int]]:
@@ -80,7 +88,7 @@ def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tabl
     near = Neighbourhoods(parents, children)
     coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
     sort_key = list(zip(coarse, coarse_shape))
-    order = canonical_order(parents, children, sort_key)
+    order = canonical_order(near, sort_key)
     return Side(model, position, near, fine, coarse, coarse_shape, order, tables)
 
 
@@ -98,7 +106,7 @@ def structural_order(side: Side, table: dict) -> Side:
     Used when a renumbered (or reshuffled) dump of the same graph did not come out
     identical because node order broke a tie differently on the two sides.
     """
-    order = canonical_order(side.parents, side.children, side.fine)  # any topological order
+    order = canonical_order(side.near, side.fine)  # any topological order
     below = [0] * len(order)
     for i in reversed(order):
         below[i] = table.setdefault(
@@ -110,4 +118,4 @@ def structural_order(side: Side, table: dict) -> Side:
             ("above", side.fine[i], tuple(sorted([above[p] for p in side.parents[i]]))), len(table)
         )
     sort_key = list(zip(side.coarse, side.coarse_shape, side.fine, side.hashes[-1], below, above))
-    return side.reordered(canonical_order(side.parents, side.children, sort_key))
+    return side.reordered(canonical_order(side.near, sort_key))
