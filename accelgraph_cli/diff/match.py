@@ -5,33 +5,40 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
 from itertools import compress, pairwise, repeat
-from operator import not_
+from operator import and_, not_
 
 from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
 
 
-def match(side_a: Side, side_b: Side) -> dict[int, int]:
-    """Node index of A -> node index of B for every matched pair (steps 3 to 6 of ``structural``)."""
+def match(side_a: Side, side_b: Side) -> tuple[dict[int, int], bool]:
+    """Node index of A -> node index of B for every matched pair (steps 3 to 6 of ``structural``),
+    and whether every edge of both graphs is known to be kept (True only when every node was
+    matched in sequence and each edge's image was found on the other side: no rewiring)."""
     order_a, order_b = side_a.order, side_b.order
-    a_to_b: dict[int, int] = {}
+
+    # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
+    fine_a = list(map(side_a.fine.__getitem__, order_a))
+    fine_b = list(map(side_b.fine.__getitem__, order_b))
+    budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
+    aligned = align(fine_a, fine_b, budget=budget)
+    if len(aligned) == len(order_a) == len(order_b):
+        # Every node matched in sequence: the k-th of A's order with the k-th of B's.
+        a_to_b = dict(zip(order_a, order_b))
+        edges = len(side_a.model.edges)
+        if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b):
+            # Nothing to find. Whether B's edges are all images of A's (duplicate edges
+            # aside, they are) tells the report whether it must look for rewired edges.
+            return a_to_b, _kept_in_sequence(side_b, side_a) == edges
+    a_to_b = {}
     b_to_a = [-1] * len(order_b)
 
     def pair(i: int, j: int) -> None:
         a_to_b[i] = j
         b_to_a[j] = i
 
-    # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
-    fine_a = [side_a.fine[i] for i in order_a]
-    fine_b = [side_b.fine[j] for j in order_b]
-    budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
-    aligned = align(fine_a, fine_b, budget=budget)
     for x, y in aligned:
         pair(order_a[x], order_b[y])
-    if len(aligned) == len(order_a) == len(order_b):
-        edges = len(side_a.model.edges)
-        if edges == len(side_b.model.edges) == _kept_edges(side_a, side_b, a_to_b):
-            return a_to_b  # every node matched in sequence, every edge kept: nothing to find
 
     # Step 4: changed nodes, by coarse label inside each gap the alignment left.
     bounds = [(-1, -1)] + aligned + [(len(order_a), len(order_b))]
@@ -65,7 +72,7 @@ def match(side_a: Side, side_b: Side) -> dict[int, int]:
     _reseat(side_a, side_b, a_to_b, b_to_a, troubled)
     if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
-    return a_to_b
+    return a_to_b, False
 
 
 def _pair_by_key(left_a: list[int], left_b: list[int], key_a: list, key_b: list, pair) -> None:
@@ -144,6 +151,22 @@ def _near(side: Side, nodes) -> set[int]:
         near.update(parents[i])
         near.update(children[i])
     return near
+
+
+def _kept_in_sequence(side_a: Side, side_b: Side) -> int:
+    """``_kept_edges`` when the k-th node of A's order is matched to the k-th of B's.
+
+    Where the next node in both orders is the lone child of this one (``Side.follows``), the
+    edge between them is kept without looking it up: on a chain, every edge. Only the edges
+    of the other places are looked up in B's edges."""
+    both = list(map(and_, side_a.follows, side_b.follows))
+    kept = both.count(True)
+    if kept < len(side_a.model.edges):
+        children_a, rank_a, order_b, edge_set = side_a.children, side_a.rank, side_b.order, side_b.edge_set
+        for s, t in compress(zip(side_a.order, order_b), map(not_, both)):
+            for d in children_a[s]:
+                kept += (t, order_b[rank_a[d]]) in edge_set
+    return kept
 
 
 def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict, troubled: set | None = None) -> int:

@@ -71,8 +71,10 @@ _TIE_LOOKAHEAD = 32
 _TIE_BUDGET = 1
 
 
-def canonical_order(near: Neighbourhoods, sort_key: list) -> list[int]:
+def canonical_order(near: Neighbourhoods, sort_key: list) -> tuple[list[int], list[bool]]:
     """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
+    Returns the order (node indices) and, per place in it, whether the next node is the lone
+    child of this one (the only edge out of it leads to its successor in the order).
 
     Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
     ids, so that two captures of one graph, however numbered, get orders that correspond
@@ -95,7 +97,7 @@ def canonical_order(near: Neighbourhoods, sort_key: list) -> list[int]:
     walk = _Walk(near, sort_key)
     walk.from_roots()
     walk.through_cycles()
-    return walk.order
+    return walk.order, walk.follows
 
 
 def _push(stack: list, ready: list, key) -> None:
@@ -124,6 +126,7 @@ class _Walk:
         self.indegree = [len(ps) for ps in parents]
         self.order: list[int] = []
         self.rank = [-1] * n  # place in the order; -1 until placed
+        self.follows = [False] * n  # per place: the next node is this one's lone child
         self.far = (n + 1,)  # lead()'s entry for a distance with no placed node
         self.budget = _TIE_BUDGET * (n + sum(map(len, children))) + 20_000  # nodes lead() may visit
 
@@ -166,7 +169,7 @@ class _Walk:
             self.rank,
             self.order,
         )
-        lone, several = self.near.down_one, self.near.none
+        lone, several, follows = self.near.down_one, self.near.none, self.follows
         places, pick = self.places, self.pick
         while stack:
             item = stack.pop()
@@ -176,13 +179,14 @@ class _Walk:
             else:
                 i = item
             while True:
-                rank[i] = len(order)
+                place = rank[i] = len(order)
                 order.append(i)
                 c = lone[i]
                 if c != several:  # one child: place it next if this was its last parent
                     indegree[c] -= 1
                     if indegree[c]:
                         break
+                    follows[place] = True
                     i = c
                     continue
                 ready = []

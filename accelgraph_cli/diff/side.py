@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..model.graph_model import GraphModel
+from collections import Counter
+
+from ..model.graph_model import GraphModel, in_kinds_order
 from .labels import Labeler
 from .order import Neighbourhoods, canonical_order, wl_hashes
 
@@ -15,7 +17,7 @@ class Side:
     """One graph prepared for matching: adjacency, labels, canonical order, and (computed
     when first needed) Weisfeiler-Lehman hashes over the fine labels."""
 
-    def __init__(self, model, position, near, fine, coarse, coarse_shape, order, tables):
+    def __init__(self, model, position, near, fine, coarse, coarse_shape, order, follows, tables):
         self.model: GraphModel = model
         self.position: dict[str, int] = position  # node id -> index in model.nodes
         self.near: Neighbourhoods = near
@@ -25,11 +27,22 @@ class Side:
         self.coarse: list[int] = coarse
         self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
         self.order: list[int] = order  # canonical topological order, as node indices
+        # follows[x]: the only edge out of order[x] goes to order[x + 1]
+        self.follows: list[bool] = follows
         self._tables = tables
         self._rank: list[int] | None = None
         self._hashes: list[list[int]] | None = None
         self._edges: tuple[list[int], list[int]] | None = None
         self._edge_set: set[tuple[int, int]] | None = None
+
+    def kind_counts(self, labeler: Labeler) -> dict[str, int]:
+        """``model.kind_counts()``, from the coarse labels (a kind and a name each): one pass
+        over small ints instead of over the nodes."""
+        heads = labeler.coarse_heads()
+        counts: Counter = Counter()
+        for label, count in Counter(self.coarse).items():
+            counts[heads[label][0]] += count
+        return in_kinds_order(counts)
 
     @property
     def rank(self) -> list[int]:
@@ -62,7 +75,7 @@ class Side:
             self._hashes = wl_hashes(self.near, self.fine, WL_ROUNDS, self._tables)
         return self._hashes
 
-    def reordered(self, order: list[int]) -> Side:
+    def reordered(self, order: list[int], follows: list[bool]) -> Side:
         """The same graph with another canonical order (hashes shared)."""
         side = Side(
             self.model,
@@ -72,6 +85,7 @@ class Side:
             self.coarse,
             self.coarse_shape,
             order,
+            follows,
             self._tables,
         )
         side._hashes, side._edges, side._edge_set = self._hashes, self._edges, self._edge_set
@@ -88,8 +102,8 @@ def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tabl
     near = Neighbourhoods(parents, children)
     coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
     sort_key = list(zip(coarse, coarse_shape))
-    order = canonical_order(near, sort_key)
-    return Side(model, position, near, fine, coarse, coarse_shape, order, tables)
+    order, follows = canonical_order(near, sort_key)
+    return Side(model, position, near, fine, coarse, coarse_shape, order, follows, tables)
 
 
 def ranks(order: list[int]) -> list[int]:
@@ -106,7 +120,7 @@ def structural_order(side: Side, table: dict) -> Side:
     Used when a renumbered (or reshuffled) dump of the same graph did not come out
     identical because node order broke a tie differently on the two sides.
     """
-    order = canonical_order(side.near, side.fine)  # any topological order
+    order, _ = canonical_order(side.near, side.fine)  # any topological order
     below = [0] * len(order)
     for i in reversed(order):
         below[i] = table.setdefault(
@@ -118,4 +132,4 @@ def structural_order(side: Side, table: dict) -> Side:
             ("above", side.fine[i], tuple(sorted([above[p] for p in side.parents[i]]))), len(table)
         )
     sort_key = list(zip(side.coarse, side.coarse_shape, side.fine, side.hashes[-1], below, above))
-    return side.reordered(canonical_order(side.near, sort_key))
+    return side.reordered(*canonical_order(side.near, sort_key))

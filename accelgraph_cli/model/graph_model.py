@@ -335,9 +335,7 @@ class GraphModel:
         counts: Counter = Counter()
         for graph in self.walk() if recursive else (self,):
             counts.update(map(_kind, graph.nodes))
-        ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
-        ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
-        return ordered
+        return in_kinds_order(counts)
 
     def walk(self):
         """Yield this graph, then every nested child graph (depth first, in node order)."""
@@ -390,6 +388,14 @@ class GraphModel:
 
 
 # ---------------------------------------------------------------------- module helpers
+
+
+def in_kinds_order(counts: Counter) -> dict[str, int]:
+    """Node counts per kind (a Counter in order of first occurrence) as ``kind_counts`` gives
+    them: KINDS order, kinds with no node left out, foreign kinds last."""
+    ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
+    ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
+    return ordered
 
 
 def is_stable_param(key: str) -> bool:
