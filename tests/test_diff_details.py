@@ -268,6 +268,16 @@ def test_pair_by_key_pairs_the_kth_with_the_kth():
     assert a_to_b == {0: 1, 1: 0, 2: 2}
 
 
+def test_are_edges_reads_lone_children_and_the_edges_of_nodes_with_several():
+    # 0 -> 1, 1 -> 2, 1 -> 3, 3 -> 4: node 1 has two children, the others one or none; -1
+    # names no node, so a pair with -1 at either end is no edge (not node 0's, not the last's).
+    nodes = [kernel(i, "k") for i in range(5)]
+    side = _side(_graph(nodes, [(0, 1), (1, 2), (1, 3), (3, 4)]))
+    sources = [0, 1, 1, 3, -1, -1, 0, 2, 4, 1, 3, 4, -1]
+    targets = [1, 2, 3, 4, 0, 1, 2, -1, 3, 0, -1, -1, -1]
+    assert side.are_edges(sources, targets) == [True] * 4 + [False] * 9
+
+
 def test_pair_unique_pairs_only_unmatched_nodes_with_a_hash_unique_on_both_sides():
     # a0 is matched to b0 already; a1 and b2 share a unique hash; a2's hash is b0's, but b0
     # is taken; a0's hash is b1's, but a0 is taken.

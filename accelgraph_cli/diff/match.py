@@ -175,7 +175,7 @@ def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict, troubled: set | None =
     ``troubled``, when given, receives both ends of every other edge of A."""
     sources, targets = side_a.edges
     image = list(map(a_to_b.get, range(len(side_a.fine)), repeat(-1))).__getitem__
-    kept = list(map(side_b.edge_set.__contains__, zip(map(image, sources), map(image, targets))))
+    kept = side_b.are_edges(list(map(image, sources)), list(map(image, targets)))
     if troubled is not None:
         for s, d in compress(zip(sources, targets), map(not_, kept)):
             troubled.add(s)

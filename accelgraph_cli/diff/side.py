@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
+from operator import eq
 
 from ..model.graph_model import GraphModel, in_kinds_order
 from .labels import Labeler
@@ -65,6 +67,22 @@ class Side:
         if self._edge_set is None:
             self._edge_set = set(zip(*self.edges))
         return self._edge_set
+
+    def are_edges(self, sources: list[int], targets: list[int]) -> list[bool]:
+        """For each k, whether sources[k] -> targets[k] is an edge of this graph (node
+        indices; -1 names no node, so such a pair is no edge).
+
+        Most nodes have one child: their pairs are compared with it (``near.down_one``, with
+        ``none`` appended for -1), and only pairs from nodes with several children are looked
+        up in ``edge_set``, which a graph without such nodes never builds."""
+        near = self.near
+        lone = [*near.down_one, near.none]
+        found = list(map(eq, map(lone.__getitem__, sources), targets))
+        if near.down_many:
+            several, edge_set = set(near.down_many), self.edge_set
+            for k in compress(range(len(found)), map(several.__contains__, sources)):
+                found[k] = (sources[k], targets[k]) in edge_set
+        return found
 
     @property
     def hashes(self) -> list[list[int]]:
