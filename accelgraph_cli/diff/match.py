@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
-from itertools import compress, pairwise, repeat
-from operator import and_, not_
+from itertools import compress, filterfalse, pairwise, repeat
+from operator import and_, gt, not_
 
 from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
@@ -40,7 +40,10 @@ def match(side_a: Side, side_b: Side) -> tuple[dict[int, int], bool]:
     for x, y in aligned:
         pair(order_a[x], order_b[y])
 
-    # Step 4: changed nodes, by coarse label inside each gap the alignment left.
+    # Step 4: changed nodes, by coarse label inside each gap the alignment left. What stays
+    # unmatched is collected here, in canonical order, for step 5.
+    left_a: list[int] = []
+    left_b: list[int] = []
     bounds = [(-1, -1)] + aligned + [(len(order_a), len(order_b))]
     for (x0, y0), (x1, y1) in pairwise(bounds):
         if x1 - x0 > 1 and y1 - y0 > 1:
@@ -51,18 +54,21 @@ def match(side_a: Side, side_b: Side) -> tuple[dict[int, int], bool]:
             for x, y in align(coarse_a, coarse_b, budget=budget):
                 pair(gap_a[x], gap_b[y])
             # Reordered inside the gap: same kind and name, out of sequence.
-            _pair_by_key(
-                [i for i in gap_a if i not in a_to_b],
-                [j for j in gap_b if b_to_a[j] < 0],
-                side_a.coarse,
-                side_b.coarse,
-                pair,
-            )
+            open_a = [i for i in gap_a if i not in a_to_b]
+            open_b = [j for j in gap_b if b_to_a[j] < 0]
+            _pair_by_key(open_a, open_b, side_a.coarse, side_b.coarse, pair)
+            left_a += [i for i in open_a if i not in a_to_b]
+            left_b += [j for j in open_b if b_to_a[j] < 0]
+        elif x1 - x0 > 1:
+            left_a += order_a[x0 + 1 : x1]
+        elif y1 - y0 > 1:
+            left_b += order_b[y0 + 1 : y1]
 
-    # Step 5: moved nodes, then propagation to their neighbourhoods.
-    if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
+    # Step 5: moved nodes, then propagation to their neighbourhoods. Only nodes still
+    # unmatched can be paired: the rest of the order is not read again.
+    if left_a and left_b:
         for r in range(len(side_a.hashes) - 1, 0, -1):
-            _pair_unique(order_a, order_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
+            _pair_unique(left_a, left_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
 
     # Step 6: among equally good alignments the sequence picked one; prefer keeping edges:
@@ -113,11 +119,13 @@ def _propagate(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> 
     Only a pair with an unmatched neighbour on both sides can pair anything, and matching
     only ever shrinks the unmatched sets, so the others are left out of the queue from the
     start (in a graph with a few changes, nearly every pair)."""
-    unmatched_a = set(range(len(side_a.fine))).difference(a_to_b)
-    unmatched_b = [j for j, i in enumerate(b_to_a) if i < 0]
+    unmatched_a = filterfalse(a_to_b.__contains__, range(len(side_a.fine)))
+    unmatched_b = compress(range(len(b_to_a)), map(gt, repeat(0), b_to_a))  # b_to_a[j] < 0
     near_a = _near(side_a, unmatched_a)
     near_b = _near(side_b, unmatched_b)
-    queue = [(i, j) for i, j in a_to_b.items() if i in near_a and j in near_b]
+    # The pairs with an unmatched neighbour on both sides, in a_to_b's order (the scan of
+    # every pair is done by built-ins; only the few next to an unmatched A node are tested).
+    queue = [(i, j) for i, j in compress(a_to_b.items(), map(near_a.__contains__, a_to_b)) if j in near_b]
     while queue:
         i, j = queue.pop()
         for near_a, near_b in (
