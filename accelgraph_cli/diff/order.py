@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import compress, repeat
 from operator import lt
 
@@ -11,17 +12,26 @@ class Neighbourhoods:
     the canonical walk goes down by): per node, its one parent (child), or ``none`` when it
     has none or several; and the nodes with several. Built once per graph."""
 
-    def __init__(self, parents: list[list[int]], children: list[list[int]]):
+    def __init__(
+        self, parents: list[list[int]], children: list[list[int]], ends: tuple[list[int], list[int]]
+    ):
+        """``ends``: (sources, targets), each edge's two node indices, the edges that
+        ``parents`` and ``children`` list."""
         self.parents, self.children = parents, children
         self.none = none = len(parents)  # index of the () appended to each round's hashes
-        self.up_one, self.up_many = _one_and_many(parents, none)
-        self.down_one, self.down_many = _one_and_many(children, none)
+        sources, targets = ends
+        self.up_one, self.up_many = _one_and_many(parents, targets, sources, none)
+        self.down_one, self.down_many = _one_and_many(children, sources, targets, none)
 
 
-def _one_and_many(near: list[list[int]], none: int) -> tuple[list[int], list[int]]:
-    """Per node its first neighbour (``none`` if it has none or several), and the nodes with
-    several; by built-ins over the whole list, since most nodes have exactly one."""
-    one = list(map(next, map(iter, near), repeat(none)))
+def _one_and_many(near: list[list[int]], ends: list[int], others: list[int], none: int):
+    """Per node its one neighbour (``none`` if it has none or several), and the nodes with
+    several; by built-ins over whole lists, since most nodes have exactly one. The
+    neighbours are written edge by edge (node ends[k] gets others[k]), not read from each
+    node's list: where nodes lie in memory in another order than their list (a shuffled
+    copy), that reads far less of it."""
+    one = [none] * len(near)
+    deque(map(one.__setitem__, ends, others), maxlen=0)
     many = list(compress(range(len(near)), map(lt, repeat(1), map(len, near))))
     for i in many:
         one[i] = none

@@ -117,7 +117,7 @@ def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tabl
     # it was among its siblings, or the alignment pairs siblings crosswise. So ready nodes are
     # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
     # (creation order in CUDA dumps) breaks the remaining ties.
-    near = Neighbourhoods(parents, children)
+    near = Neighbourhoods(parents, children, model.edge_indices())
     coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
     sort_key = list(zip(coarse, coarse_shape))
     order, follows = canonical_order(near, sort_key)
