@@ -276,6 +276,11 @@ def test_are_edges_reads_lone_children_and_the_edges_of_nodes_with_several():
     sources = [0, 1, 1, 3, -1, -1, 0, 2, 4, 1, 3, 4, -1]
     targets = [1, 2, 3, 4, 0, 1, 2, -1, 3, 0, -1, -1, -1]
     assert side.are_edges(sources, targets) == [True] * 4 + [False] * 9
+    # Most edges leave node 0 (three children): every pair is looked up in the edge set.
+    side = _side(_graph(nodes, [(0, 1), (0, 2), (0, 3), (1, 4)]))
+    sources = [0, 0, 0, 1, -1, 1, 4, 0, -1]
+    targets = [1, 2, 3, 4, 4, 2, -1, 4, -1]
+    assert side.are_edges(sources, targets) == [True] * 4 + [False] * 5
 
 
 def test_pair_unique_pairs_only_unmatched_nodes_with_a_hash_unique_on_both_sides():

@@ -166,9 +166,12 @@ def _kept_in_sequence(side_a: Side, side_b: Side) -> int:
 
     Where the next node in both orders is the lone child of this one (``Side.follows``), the
     edge between them is kept without looking it up: on a chain, every edge. Only the edges
-    of the other places are looked up in B's edges."""
+    of the other places are looked up in B's edges (all of A's edges, by built-ins, where
+    those are most of them: fork/joins)."""
     both = list(map(and_, side_a.follows, side_b.follows))
     kept = both.count(True)
+    if 2 * kept < len(side_a.model.edges):
+        return _kept_edges(side_a, side_b, dict(zip(side_a.order, side_b.order)))
     if kept < len(side_a.model.edges):
         children_a, rank_a, order_b, edge_set = side_a.children, side_a.rank, side_b.order, side_b.edge_set
         for s, t in compress(zip(side_a.order, order_b), map(not_, both)):

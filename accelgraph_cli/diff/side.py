@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from itertools import compress
 from operator import eq
 
@@ -36,6 +36,8 @@ class Side:
         self._hashes: list[list[int]] | None = None
         self._edges: tuple[list[int], list[int]] | None = None
         self._edge_set: set[tuple[int, int]] | None = None
+        self._several: set[int] | None = None  # the nodes with several children
+        self._from_several = 0  # edges leaving them
 
     def kind_counts(self, labeler: Labeler) -> dict[str, int]:
         """``model.kind_counts()``, from the coarse labels (a kind and a name each): one pass
@@ -72,16 +74,23 @@ class Side:
         """For each k, whether sources[k] -> targets[k] is an edge of this graph (node
         indices; -1 names no node, so such a pair is no edge).
 
-        Most nodes have one child: their pairs are compared with it (``near.down_one``, with
-        ``none`` appended for -1), and only pairs from nodes with several children are looked
-        up in ``edge_set``, which a graph without such nodes never builds."""
+        Where most edges leave a node with one child (chains), pairs are compared with that
+        child (``near.down_one``, with ``none`` appended for -1) and only pairs from nodes
+        with several children are looked up in ``edge_set``, which a graph without such
+        nodes never builds. Where most leave nodes with several (fork/joins), every pair is
+        looked up: comparing first would only add a pass."""
         near = self.near
+        if self._several is None:
+            self._several = set(near.down_many)
+            self._from_several = sum(map(len, map(self.children.__getitem__, near.down_many)))
+        if 2 * self._from_several > len(self.model.edges):
+            return list(map(self.edge_set.__contains__, zip(sources, targets)))
         lone = [*near.down_one, near.none]
         found = list(map(eq, map(lone.__getitem__, sources), targets))
         if near.down_many:
-            several, edge_set = set(near.down_many), self.edge_set
-            for k in compress(range(len(found)), map(several.__contains__, sources)):
-                found[k] = (sources[k], targets[k]) in edge_set
+            at = list(compress(range(len(found)), map(self._several.__contains__, sources)))
+            pairs = zip(map(sources.__getitem__, at), map(targets.__getitem__, at))
+            deque(map(found.__setitem__, at, map(self.edge_set.__contains__, pairs)), maxlen=0)
         return found
 
     @property

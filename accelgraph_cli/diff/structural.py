@@ -203,11 +203,16 @@ def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list
     """Edges of ``side`` (node indices) between matched nodes whose image is no edge of
     ``other``; ``image[i]`` is node i's partner in ``other`` (-1: none), ``back`` the same
     the other way. One entry per edge, duplicates included, in no particular order."""
-    sources, targets = side.edges
-    at = image.__getitem__
+    near = side.near
+    if near.down_many:  # the edges in the model's order
+        sources, targets = side.edges
+        ends, ends_to = list(map(image.__getitem__, sources)), list(map(image.__getitem__, targets))
+    else:
+        # Each node's lone child, in node order (no child: -1, no edge): in a shuffled copy
+        # the model's edge order would jump about the image list at every edge.
+        ends, ends_to = image, list(map([*image, -1].__getitem__, near.down_one))
     # Only the few edges that are missing go into a set, not all of them, and no tuple is
     # made for an edge that is kept (a list of 100,000 image tuples took 12 ms more).
-    ends, ends_to = list(map(at, sources)), list(map(at, targets))
     missing = set(compress(zip(ends, ends_to), map(not_, other.are_edges(ends, ends_to))))
     rewired = []
     for t, u in missing:
