@@ -81,10 +81,13 @@ _TIE_LOOKAHEAD = 32
 _TIE_BUDGET = 1
 
 
-def canonical_order(near: Neighbourhoods, sort_key: list) -> tuple[list[int], list[bool]]:
+def canonical_order(near: Neighbourhoods, sort_key) -> tuple[list[int], list[bool]]:
     """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
     Returns the order (node indices) and, per place in it, whether the next node is the lone
     child of this one (the only edge out of it leads to its successor in the order).
+
+    ``sort_key``: per node, the key ready nodes are sorted by; or a function that returns
+    that list, called only if some ready nodes are to be sorted (not on a chain).
 
     Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
     ids, so that two captures of one graph, however numbered, get orders that correspond
@@ -129,8 +132,8 @@ class _Walk:
     look-alikes (equal keys), picked from one at a time by ``pick``.
     """
 
-    def __init__(self, near: Neighbourhoods, sort_key: list):
-        self.near, self.sort_key = near, sort_key
+    def __init__(self, near: Neighbourhoods, sort_key):
+        self.near, self._sort_key = near, sort_key
         self.parents, self.children = parents, children = near.parents, near.children
         n = len(parents)
         self.indegree = [len(ps) for ps in parents]
@@ -140,13 +143,24 @@ class _Walk:
         self.far = (n + 1,)  # lead()'s entry for a distance with no placed node
         self.budget = _TIE_BUDGET * (n + sum(map(len, children))) + 20_000  # nodes lead() may visit
 
+    @property
+    def sort_key(self) -> list:
+        """The sort key of every node (see canonical_order), made when first read."""
+        if callable(self._sort_key):
+            self._sort_key = self._sort_key()
+        return self._sort_key
+
     def from_roots(self) -> None:
         """Walk from the roots. Look-alike roots, tallest first: a root that a change cut
         loose (its parent's edge removed) heads a part of the graph, and its part should
         follow the rest, not lead it."""
-        sort_key, indegree = self.sort_key, self.indegree
+        indegree = self.indegree
         roots: list = []
         sources = [i for i in range(len(indegree)) if not indegree[i]]
+        if len(sources) < 2:
+            self.walk(sources)  # one root (or none): nothing to sort
+            return
+        sort_key = self.sort_key
         if len(set(map(sort_key.__getitem__, sources))) < len(sources):
             height = _heights(self.parents, self.children)
             _push(roots, sources, lambda i: (sort_key[i], -height[i]))
@@ -157,9 +171,10 @@ class _Walk:
     def through_cycles(self) -> None:
         """Place what the walk from the roots could not reach (nodes on or after a cycle):
         restart from the smallest unplaced node by key, then node order, until none is left."""
-        n, sort_key, indegree = len(self.indegree), self.sort_key, self.indegree
+        n, indegree = len(self.indegree), self.indegree
         if len(self.order) == n:
             return
+        sort_key = self.sort_key
         placed = set(self.order)
         for i in sorted((i for i in range(n) if i not in placed), key=lambda i: (sort_key[i], i)):
             if indegree[i] > 0:  # not placed yet (placed nodes end at 0 or below)
@@ -172,13 +187,7 @@ class _Walk:
         A node with one child goes down to it at once when it gets ready (what pushing it
         and popping it again would do), through the precomputed lone child: a chain is
         walked without reading its nodes' child lists."""
-        children, indegree, sort_key, rank, order = (
-            self.children,
-            self.indegree,
-            self.sort_key,
-            self.rank,
-            self.order,
-        )
+        children, indegree, rank, order = self.children, self.indegree, self.rank, self.order
         lone, several, follows = self.near.down_one, self.near.none, self.follows
         places, pick = self.places, self.pick
         while stack:
@@ -207,7 +216,7 @@ class _Walk:
                 if len(ready) == 1:
                     stack.append(ready[0])
                 elif ready:
-                    _push(stack, ready, lambda c: (sort_key[c], places(c)))
+                    _push(stack, ready, lambda c, key=self.sort_key: (key[c], places(c)))
                 break
 
     def places(self, i: int) -> tuple:

@@ -19,7 +19,7 @@ class Side:
     """One graph prepared for matching: adjacency, labels, canonical order, and (computed
     when first needed) Weisfeiler-Lehman hashes over the fine labels."""
 
-    def __init__(self, model, position, near, fine, coarse, coarse_shape, order, follows, tables):
+    def __init__(self, model, position, near, fine, coarse, shapes, order, follows, tables):
         self.model: GraphModel = model
         self.position: dict[str, int] = position  # node id -> index in model.nodes
         self.near: Neighbourhoods = near
@@ -27,7 +27,7 @@ class Side:
         self.children: list[list[int]] = near.children
         self.fine: list[int] = fine
         self.coarse: list[int] = coarse
-        self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
+        self._shapes: tuple[CoarseShapes, int] = shapes  # where coarse_shape comes from
         self.order: list[int] = order  # canonical topological order, as node indices
         # follows[x]: the only edge out of order[x] goes to order[x + 1]
         self.follows: list[bool] = follows
@@ -47,6 +47,13 @@ class Side:
         for label, count in Counter(self.coarse).items():
             counts[heads[label][0]] += count
         return in_kinds_order(counts)
+
+    @property
+    def coarse_shape(self) -> list[int]:
+        """WL hash over kind/name only, per node: what sorts ready nodes in the canonical
+        order; computed when first needed (a chain's order never sorts any)."""
+        shapes, k = self._shapes
+        return shapes.shape(k)
 
     @property
     def rank(self) -> list[int]:
@@ -110,7 +117,7 @@ class Side:
             self.near,
             self.fine,
             self.coarse,
-            self.coarse_shape,
+            self._shapes,
             order,
             follows,
             self._tables,
@@ -119,7 +126,30 @@ class Side:
         return side
 
 
-def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables: list[dict]) -> Side:
+class CoarseShapes:
+    """The coarse shapes (WL hashes over kind/name) of the sides of one diff, computed when
+    first needed. The sides share the hash tables, which number each new neighbourhood in
+    turn, so a side's shapes are computed only after those of every side prepared before it:
+    the numbers (which sort ready nodes) are those of computing them all in that order."""
+
+    def __init__(self, tables: list[dict]):
+        self.tables = tables
+        self.sides: list[list] = []  # [near, coarse, shape or None], in order of preparation
+
+    def add(self, near: Neighbourhoods, coarse: list[int]) -> int:
+        self.sides.append([near, coarse, None])
+        return len(self.sides) - 1
+
+    def shape(self, k: int) -> list[int]:
+        for side in self.sides[: k + 1]:
+            if side[2] is None:
+                side[2] = wl_hashes(side[0], side[1], WL_ROUNDS, self.tables)[-1]
+        return self.sides[k][2]
+
+
+def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables) -> Side:
+    """One side of a diff. ``coarse_tables``: the CoarseShapes of the diff, or the coarse WL
+    tables (one dict a round) shared with the other side, then the shapes are made here."""
     position, parents, children = model.adjacency()
     fine, coarse = labeler.labels(model)
     # The order must not depend on parameters: a kernel whose grid changed has to stay where
@@ -127,10 +157,13 @@ def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tabl
     # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
     # (creation order in CUDA dumps) breaks the remaining ties.
     near = Neighbourhoods(parents, children, model.edge_indices())
-    coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
-    sort_key = list(zip(coarse, coarse_shape))
-    order, follows = canonical_order(near, sort_key)
-    return Side(model, position, near, fine, coarse, coarse_shape, order, follows, tables)
+    lazy = isinstance(coarse_tables, CoarseShapes)
+    shapes = coarse_tables if lazy else CoarseShapes(coarse_tables)
+    k = shapes.add(near, coarse)
+    if not lazy:
+        shapes.shape(k)
+    order, follows = canonical_order(near, lambda: list(zip(coarse, shapes.shape(k))))
+    return Side(model, position, near, fine, coarse, (shapes, k), order, follows, tables)
 
 
 def ranks(order: list[int]) -> list[int]:

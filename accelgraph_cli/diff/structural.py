@@ -67,7 +67,7 @@ from ..model.graph_model import GraphModel
 from .align import ALIGN_WORK_LIMIT, MAX_EDIT_DISTANCE, align
 from .labels import Labeler, param_changes, shared_param_keys
 from .match import match
-from .side import WL_ROUNDS, Side, prepare, structural_order
+from .side import WL_ROUNDS, CoarseShapes, Side, prepare, structural_order
 from .types import DIFF_JSON_FORMAT, DIFF_JSON_VERSION, GraphDiff, GraphStats, NodeChange
 
 __all__ = [
@@ -113,9 +113,9 @@ def diff_models(a: GraphModel, b: GraphModel, ignore: set[str] | frozenset = fro
 
 def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
     tables: list[dict] = [{} for _ in range(WL_ROUNDS)]
-    coarse_tables: list[dict] = [{} for _ in range(WL_ROUNDS)]
-    side_a = prepare(a, labeler, tables, coarse_tables)
-    side_b = prepare(b, labeler, tables, coarse_tables)
+    shapes = CoarseShapes([{} for _ in range(WL_ROUNDS)])
+    side_a = prepare(a, labeler, tables, shapes)
+    side_b = prepare(b, labeler, tables, shapes)
     result = _report(side_a, side_b, *match(side_a, side_b), labeler)
     if not result.identical and len(a.edges) == len(b.edges) and Counter(side_a.fine) == Counter(side_b.fine):
         # Same nodes, same number of edges, yet different: maybe only a tie in the order
