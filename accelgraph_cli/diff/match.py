@@ -11,10 +11,12 @@ from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
 
 
-def match(side_a: Side, side_b: Side) -> tuple[dict[int, int], bool]:
+def match(side_a: Side, side_b: Side) -> tuple[dict[int, int] | None, bool]:
     """Node index of A -> node index of B for every matched pair (steps 3 to 6 of ``structural``),
     and whether every edge of both graphs is known to be kept (True only when every node was
-    matched in sequence and each edge's image was found on the other side: no rewiring)."""
+    matched in sequence and each edge's image was found on the other side: no rewiring).
+    None instead of the dict when both hold: the k-th node of A's canonical order is the k-th
+    of B's (the report reads the pairs off the orders; no dict of every node is built)."""
     order_a, order_b = side_a.order, side_b.order
 
     # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
@@ -24,12 +26,13 @@ def match(side_a: Side, side_b: Side) -> tuple[dict[int, int], bool]:
     aligned = align(fine_a, fine_b, budget=budget)
     if len(aligned) == len(order_a) == len(order_b):
         # Every node matched in sequence: the k-th of A's order with the k-th of B's.
-        a_to_b = dict(zip(order_a, order_b))
         edges = len(side_a.model.edges)
         if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b):
             # Nothing to find. Whether B's edges are all images of A's (duplicate edges
             # aside, they are) tells the report whether it must look for rewired edges.
-            return a_to_b, _kept_in_sequence(side_b, side_a) == edges
+            if _kept_in_sequence(side_b, side_a) == edges:
+                return None, True
+            return dict(zip(order_a, order_b)), False
     a_to_b = {}
     b_to_a = [-1] * len(order_b)
 

@@ -138,15 +138,19 @@ def _size(diff: GraphDiff) -> int:
     )
 
 
-def _report(side_a: Side, side_b: Side, a_to_b: dict, edges_kept: bool, labeler: Labeler) -> GraphDiff:
-    """Turn a matching (node index of A -> of B) into the GraphDiff users read; ``edges_kept``:
-    the matching is known to keep every edge both ways (no rewired edge to look for)."""
+def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, labeler: Labeler) -> GraphDiff:
+    """Turn a matching (node index of A -> of B; None: the k-th node of A's canonical order
+    with the k-th of B's, every node) into the GraphDiff users read; ``edges_kept``: the
+    matching is known to keep every edge both ways (no rewired edge to look for)."""
     a, b = side_a.model, side_b.model
     nodes_a, nodes_b = a.nodes, b.nodes
     ids_a, ids_b = list(side_a.position), list(side_b.position)  # ids in node order
     topological = a.topological_indices()
-    partners = list(map(a_to_b.get, topological))
-    if len(a_to_b) == len(nodes_a):
+    if a_to_b is None:
+        partners = list(map(side_b.order.__getitem__, map(side_a.rank.__getitem__, topological)))
+    else:
+        partners = list(map(a_to_b.get, topological))
+    if a_to_b is None or len(a_to_b) == len(nodes_a):
         removed: list[str] = []
         pairs_a, pairs_b = topological, partners
     else:
