@@ -687,6 +687,37 @@ def test_the_structural_retry_finds_two_rewired_edges_the_first_order_misses():
     assert counts(diff_models(model, renumbered(moved, 35))) == (0, 0, 0, 2, 2)
 
 
+def test_an_edge_of_b_with_no_edge_of_a_behind_it_is_added_though_every_edge_of_a_is_kept():
+    # A: x -> y twice (a duplicate edge) and y -> z; B: x -> y, y -> z and x -> z. Every node
+    # matches in sequence, both graphs have three edges and each edge of A has an image in
+    # B; B's x -> z has none in A and is added all the same.
+    nodes = [kernel(0, "x"), kernel(1, "y"), kernel(2, "z")]
+    ids = [node.id for node in nodes]
+    a = GraphModel(copy.deepcopy(nodes), [(ids[0], ids[1]), (ids[0], ids[1]), (ids[1], ids[2])])
+    b = GraphModel(copy.deepcopy(nodes), [(ids[0], ids[1]), (ids[1], ids[2]), (ids[0], ids[2])])
+    diff = diff_models(a, b)
+    assert counts(diff) == (0, 0, 0, 1, 0)
+    assert diff.edges_added == [(ids[0], ids[2])]
+    assert counts(diff_models(b, a)) == (0, 0, 0, 0, 1)
+
+
+def test_the_diff_counts_kinds_as_the_model_does():
+    # Foreign kinds after the known ones, each kind in the model's order; a child graph's
+    # nodes not counted (top level only).
+    child = chain_model(3)
+    nodes = [Node("n0", "weird", "w"), kernel(1, "k"), Node("n2", "graph", "g", {}, child),
+             Node("n3", "odd", "o"), Node("n4", "memcpy", "m"), Node("n5", "weird", "w2")]
+    model = GraphModel(nodes, [("n0", nodes[1].id), (nodes[1].id, "n2")])
+    diff = diff_models(model, renumbered(model, 3))
+    assert list(diff.stats_a.kinds.items()) == list(model.kind_counts().items())
+    assert list(diff.stats_a.kinds.items()) == [("kernel", 1), ("memcpy", 1), ("graph", 1),
+                                                ("weird", 2), ("odd", 1)]
+    for name in _recorded_names():
+        recorded_model = _recorded(name)
+        kinds = diff_models(recorded_model, recorded_model).stats_b.kinds
+        assert list(kinds.items()) == list(recorded_model.kind_counts().items()), name
+
+
 # ---------------------------------------------------------------------- rendering
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from _diff_models import fork_join_model, kernel, lanes_model, modules_model
+from _diff_models import chain_model, fork_join_model, kernel, lanes_model, modules_model
 
 from accelgraph_cli.diff.align import (
     _anchors_of,
@@ -27,7 +27,7 @@ from accelgraph_cli.diff.align import (
 from accelgraph_cli.diff.labels import Labeler, shared_param_keys
 from accelgraph_cli.diff.match import _pair_by_key, _pair_unique, _propagate
 from accelgraph_cli.diff.order import _heights
-from accelgraph_cli.diff.side import WL_ROUNDS, Side, prepare, structural_order
+from accelgraph_cli.diff.side import WL_ROUNDS, CoarseShapes, Side, prepare, structural_order
 from accelgraph_cli.diff.types import GraphStats
 from accelgraph_cli.model.graph_model import GraphModel, Node
 
@@ -266,6 +266,41 @@ def test_pair_by_key_pairs_the_kth_with_the_kth():
     _pair_by_key([], [3], ["x"], ["z"] * 4, _pairing(a_to_b, b_to_a))
     _pair_by_key([0], [], ["x"], [], _pairing(a_to_b, b_to_a))
     assert a_to_b == {0: 1, 1: 0, 2: 2}
+
+
+def test_coarse_shapes_are_numbered_as_if_computed_in_order_of_preparation():
+    # A chain's order sorts no ready nodes, so its shapes wait; the fork/join's order needs
+    # its own, which must come out as when both are computed at once, the chain first.
+    a = chain_model(7, names=("cupy_multiply", "cupy_sqrt", "cupy_add"))
+    b = fork_join_model(2, 3)
+    labeler = Labeler(shared_param_keys(a, b, frozenset()), frozenset())
+    tables, coarse = [{} for _ in range(WL_ROUNDS)], [{} for _ in range(WL_ROUNDS)]
+    eager = [prepare(model, labeler, tables, coarse) for model in (a, b)]
+    shapes = CoarseShapes([{} for _ in range(WL_ROUNDS)])
+    lazy = [prepare(model, labeler, [{} for _ in range(WL_ROUNDS)], shapes) for model in (a, b)]
+    assert shapes.sides[0][2] is not None  # made for b's order, a's first
+    assert lazy[1].coarse_shape == eager[1].coarse_shape
+    assert lazy[0].coarse_shape == eager[0].coarse_shape
+    assert lazy[1].order == eager[1].order
+    shapes = CoarseShapes([{} for _ in range(WL_ROUNDS)])
+    chain = prepare(a, labeler, [{} for _ in range(WL_ROUNDS)], shapes)
+    assert shapes.sides[0][2] is None and chain.order == eager[0].order  # not needed
+    assert chain.coarse_shape == eager[0].coarse_shape  # made when read
+
+
+def test_are_edges_reads_lone_children_and_the_edges_of_nodes_with_several():
+    # 0 -> 1, 1 -> 2, 1 -> 3, 3 -> 4: node 1 has two children, the others one or none; -1
+    # names no node, so a pair with -1 at either end is no edge (not node 0's, not the last's).
+    nodes = [kernel(i, "k") for i in range(5)]
+    side = _side(_graph(nodes, [(0, 1), (1, 2), (1, 3), (3, 4)]))
+    sources = [0, 1, 1, 3, -1, -1, 0, 2, 4, 1, 3, 4, -1]
+    targets = [1, 2, 3, 4, 0, 1, 2, -1, 3, 0, -1, -1, -1]
+    assert side.are_edges(sources, targets) == [True] * 4 + [False] * 9
+    # Most edges leave node 0 (three children): every pair is looked up in the edge set.
+    side = _side(_graph(nodes, [(0, 1), (0, 2), (0, 3), (1, 4)]))
+    sources = [0, 0, 0, 1, -1, 1, 4, 0, -1]
+    targets = [1, 2, 3, 4, 4, 2, -1, 4, -1]
+    assert side.are_edges(sources, targets) == [True] * 4 + [False] * 5
 
 
 def test_pair_unique_pairs_only_unmatched_nodes_with_a_hash_unique_on_both_sides():

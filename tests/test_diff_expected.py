@@ -238,16 +238,16 @@ def _sizes(a_spec, b_spec, ignore=()) -> tuple[int, int, int]:
     """Sizes of the diff: as diff_models gives it, with stray runs dropped, with none."""
     from accelgraph_cli.diff.labels import Labeler, shared_param_keys
     from accelgraph_cli.diff.match import match
-    from accelgraph_cli.diff.side import WL_ROUNDS, prepare
+    from accelgraph_cli.diff.side import WL_ROUNDS, CoarseShapes, prepare
     from accelgraph_cli.diff.structural import _report, _size
 
     a, b = build(a_spec), build(b_spec)
     ignore = frozenset(ignore)
     labeler = Labeler(shared_param_keys(a, b, ignore), ignore)
-    tables = [{} for _ in range(WL_ROUNDS)], [{} for _ in range(WL_ROUNDS)]
-    side_a, side_b = prepare(a, labeler, *tables), prepare(b, labeler, *tables)
-    dropped = _report(side_a, side_b, match(side_a, side_b, []), labeler)
-    plain = _report(side_a, side_b, match(side_a, side_b), labeler)
+    tables, shapes = [{} for _ in range(WL_ROUNDS)], CoarseShapes([{} for _ in range(WL_ROUNDS)])
+    side_a, side_b = prepare(a, labeler, tables, shapes), prepare(b, labeler, tables, shapes)
+    dropped = _report(side_a, side_b, *match(side_a, side_b, []), labeler)
+    plain = _report(side_a, side_b, *match(side_a, side_b), labeler)
     return _size(diff_models(a, b, ignore)), _size(dropped), _size(plain)
 
 

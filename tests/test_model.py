@@ -66,6 +66,16 @@ def test_topological_order_levels_width():
     assert m.level_of("e") == 2
 
 
+def test_level_widths_are_counted_once_and_given_out_as_copies():
+    m = diamond()
+    widths = m.level_widths()
+    widths.append(7)
+    widths[0] = 9
+    assert m.level_widths() == [1, 2, 2] and m.max_width() == 2
+    m.edges.append(("d", "e"))  # one more edge: the cached views are rebuilt
+    assert m.level_widths() == [1, 2, 1, 1]
+
+
 def test_critical_path_counts_nodes_and_prefers_first():
     m = diamond()
     # a->b->d, a->c->d and a->c->e are all 3 long; the first in order wins.

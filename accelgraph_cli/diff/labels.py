@@ -7,6 +7,7 @@ and a digest of the node's child graph; a *coarse* label is kind and name only.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from itertools import islice
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -57,6 +58,8 @@ class Labeler:
         self.ignore = ignore
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
+        self._coarse_heads: list = []  # coarse label id -> (kind, name), see coarse_heads
+        self.with_child: set[int] = set()  # the fine labels of nodes with a child graph
         # id(model) -> (model, labels): the model is held so that its id cannot be reused by
         # another model while the entry exists (a stale hit would give it the wrong labels)
         self.cache: dict[int, tuple[GraphModel, tuple[list[int], list[int]]]] = {}
@@ -92,9 +95,18 @@ class Labeler:
             except TypeError:  # a parameter value that is not hashable (not per convention)
                 key = (head, repr(values), child)
                 fine.append(fine_ids.setdefault(key, len(fine_ids)))
+            if child is not None:
+                self.with_child.add(fine[-1])
         result = (fine, coarse)
         self.cache[id(model)] = (model, result)
         return result
+
+    def coarse_heads(self) -> list:
+        """Coarse label id -> its (kind, name), for every label interned so far."""
+        heads = self._coarse_heads
+        if len(heads) < len(self.coarse_ids):
+            heads.extend(islice(self.coarse_ids, len(heads), None))
+        return heads
 
     def _digest(self, child: GraphModel) -> int:
         """A child graph as the multiset of its node labels and of its labelled edges."""

@@ -4,41 +4,55 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from heapq import heappop, heappush
-from itertools import compress, count, pairwise, repeat, starmap
-from operator import add, not_, sub
+from itertools import compress, count, filterfalse, pairwise, repeat, starmap
+from operator import add, and_, gt, not_, sub
 
 from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
 
 
-def match(side_a: Side, side_b: Side, dropped: list | None = None) -> dict[int, int]:
-    """Node index of A -> node index of B for every matched pair (steps 3 to 7 of ``structural``).
+def match(side_a: Side, side_b: Side,
+          dropped: list | None = None) -> tuple[dict[int, int] | None, bool]:
+    """Node index of A -> node index of B for every matched pair (steps 3 to 7 of ``structural``),
+    and whether every edge of both graphs is known to be kept (True only when every node was
+    matched in sequence and each edge's image was found on the other side: no rewiring).
+    None instead of the dict when both hold: the k-th node of A's canonical order is the k-th
+    of B's (the report reads the pairs off the orders; no dict of every node is built).
 
     ``dropped``: a list to let step 3 drop short stray runs of unchanged pairs (see
     :func:`_drop_stray_runs`) and to append the pairs it dropped to; None keeps them all."""
     order_a, order_b = side_a.order, side_b.order
-    a_to_b: dict[int, int] = {}
+
+    # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
+    fine_a = list(map(side_a.fine.__getitem__, order_a))
+    fine_b = list(map(side_b.fine.__getitem__, order_b))
+    budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
+    aligned = align(fine_a, fine_b, budget=budget)
+    if len(aligned) == len(order_a) == len(order_b):
+        # Every node matched in sequence: the k-th of A's order with the k-th of B's.
+        edges = len(side_a.model.edges)
+        if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b):
+            # Nothing to find. Whether B's edges are all images of A's (duplicate edges
+            # aside, they are) tells the report whether it must look for rewired edges.
+            if _kept_in_sequence(side_b, side_a) == edges:
+                return None, True
+            return dict(zip(order_a, order_b)), False
+    a_to_b = {}
     b_to_a = [-1] * len(order_b)
 
     def pair(i: int, j: int) -> None:
         a_to_b[i] = j
         b_to_a[j] = i
 
-    # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
-    fine_a = [side_a.fine[i] for i in order_a]
-    fine_b = [side_b.fine[j] for j in order_b]
-    budget = [ALIGN_WORK_LIMIT]  # one budget for every alignment of this diff
-    aligned = align(fine_a, fine_b, budget=budget)
     if dropped is not None and len(aligned) < min(len(order_a), len(order_b)):
         aligned = _drop_stray_runs(aligned, side_a, side_b, budget, dropped)
     for x, y in aligned:
         pair(order_a[x], order_b[y])
-    if len(aligned) == len(order_a) == len(order_b):
-        edges = len(side_a.model.edges)
-        if edges == len(side_b.model.edges) == _kept_edges(side_a, side_b, a_to_b):
-            return a_to_b  # every node matched in sequence, every edge kept: nothing to find
 
-    # Step 4: changed nodes, by coarse label inside each gap the alignment left.
+    # Step 4: changed nodes, by coarse label inside each gap the alignment left. What stays
+    # unmatched is collected here, in canonical order, for step 5.
+    left_a: list[int] = []
+    left_b: list[int] = []
     bounds = [(-1, -1)] + aligned + [(len(order_a), len(order_b))]
     for (x0, y0), (x1, y1) in pairwise(bounds):
         if x1 - x0 > 1 and y1 - y0 > 1:
@@ -49,18 +63,21 @@ def match(side_a: Side, side_b: Side, dropped: list | None = None) -> dict[int, 
             for x, y in align(coarse_a, coarse_b, budget=budget):
                 pair(gap_a[x], gap_b[y])
             # Reordered inside the gap: same kind and name, out of sequence.
-            _pair_by_key(
-                [i for i in gap_a if i not in a_to_b],
-                [j for j in gap_b if b_to_a[j] < 0],
-                side_a.coarse,
-                side_b.coarse,
-                pair,
-            )
+            open_a = [i for i in gap_a if i not in a_to_b]
+            open_b = [j for j in gap_b if b_to_a[j] < 0]
+            _pair_by_key(open_a, open_b, side_a.coarse, side_b.coarse, pair)
+            left_a += [i for i in open_a if i not in a_to_b]
+            left_b += [j for j in open_b if b_to_a[j] < 0]
+        elif x1 - x0 > 1:
+            left_a += order_a[x0 + 1 : x1]
+        elif y1 - y0 > 1:
+            left_b += order_b[y0 + 1 : y1]
 
-    # Step 5: moved nodes, then propagation to their neighbourhoods.
-    if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
+    # Step 5: moved nodes, then propagation to their neighbourhoods. Only nodes still
+    # unmatched can be paired: the rest of the order is not read again.
+    if left_a and left_b:
         for r in range(len(side_a.hashes) - 1, 0, -1):
-            _pair_unique(order_a, order_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
+            _pair_unique(left_a, left_b, side_a.hashes[r], side_b.hashes[r], a_to_b, b_to_a, pair)
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
 
     # Step 6: among equally good alignments the sequence picked one; prefer keeping edges:
@@ -73,7 +90,7 @@ def match(side_a: Side, side_b: Side, dropped: list | None = None) -> dict[int, 
         # Step 7: a node left over on both sides whose edges changed.
         if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
             _propagate(side_a, side_b, a_to_b, b_to_a, pair)
-    return a_to_b
+    return a_to_b, False
 
 
 def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> bool:
@@ -218,11 +235,13 @@ def _propagate(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> 
     Only a pair with an unmatched neighbour on both sides can pair anything, and matching
     only ever shrinks the unmatched sets, so the others are left out of the queue from the
     start (in a graph with a few changes, nearly every pair)."""
-    unmatched_a = set(range(len(side_a.fine))).difference(a_to_b)
-    unmatched_b = [j for j, i in enumerate(b_to_a) if i < 0]
+    unmatched_a = filterfalse(a_to_b.__contains__, range(len(side_a.fine)))
+    unmatched_b = compress(range(len(b_to_a)), map(gt, repeat(0), b_to_a))  # b_to_a[j] < 0
     near_a = _near(side_a, unmatched_a)
     near_b = _near(side_b, unmatched_b)
-    queue = [(i, j) for i, j in a_to_b.items() if i in near_a and j in near_b]
+    # The pairs with an unmatched neighbour on both sides, in a_to_b's order (the scan of
+    # every pair is done by built-ins; only the few next to an unmatched A node are tested).
+    queue = [(i, j) for i, j in compress(a_to_b.items(), map(near_a.__contains__, a_to_b)) if j in near_b]
     while queue:
         i, j = queue.pop()
         for near_a, near_b in (
@@ -258,13 +277,32 @@ def _near(side: Side, nodes) -> set[int]:
     return near
 
 
+def _kept_in_sequence(side_a: Side, side_b: Side) -> int:
+    """``_kept_edges`` when the k-th node of A's order is matched to the k-th of B's.
+
+    Where the next node in both orders is the lone child of this one (``Side.follows``), the
+    edge between them is kept without looking it up: on a chain, every edge. Only the edges
+    of the other places are looked up in B's edges (all of A's edges, by built-ins, where
+    those are most of them: fork/joins)."""
+    both = list(map(and_, side_a.follows, side_b.follows))
+    kept = both.count(True)
+    if 2 * kept < len(side_a.model.edges):
+        return _kept_edges(side_a, side_b, dict(zip(side_a.order, side_b.order)))
+    if kept < len(side_a.model.edges):
+        children_a, rank_a, order_b, edge_set = side_a.children, side_a.rank, side_b.order, side_b.edge_set
+        for s, t in compress(zip(side_a.order, order_b), map(not_, both)):
+            for d in children_a[s]:
+                kept += (t, order_b[rank_a[d]]) in edge_set
+    return kept
+
+
 def _kept_edges(side_a: Side, side_b: Side, a_to_b: dict, troubled: set | None = None) -> int:
     """Edges of A whose two ends are matched to the two ends of an edge of B.
 
     ``troubled``, when given, receives both ends of every other edge of A."""
     sources, targets = side_a.edges
     image = list(map(a_to_b.get, range(len(side_a.fine)), repeat(-1))).__getitem__
-    kept = list(map(side_b.edge_set.__contains__, zip(map(image, sources), map(image, targets))))
+    kept = side_b.are_edges(list(map(image, sources)), list(map(image, targets)))
     if troubled is not None:
         for s, d in compress(zip(sources, targets), map(not_, kept)):
             troubled.add(s)

@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import compress, repeat
 from operator import lt
 
 
 class Neighbourhoods:
-    """How the nodes of one graph connect, in the form ``wl_hashes`` reads every round: per
-    node, its one parent (child), or ``none`` when it has none or several; and the nodes
-    with several. Built once per graph."""
+    """How the nodes of one graph connect, in the form ``wl_hashes`` reads every round (and
+    the canonical walk goes down by): per node, its one parent (child), or ``none`` when it
+    has none or several; and the nodes with several. Built once per graph."""
 
-    def __init__(self, parents: list[list[int]], children: list[list[int]]):
+    def __init__(
+        self, parents: list[list[int]], children: list[list[int]], ends: tuple[list[int], list[int]]
+    ):
+        """``ends``: (sources, targets), each edge's two node indices, the edges that
+        ``parents`` and ``children`` list."""
         self.parents, self.children = parents, children
         self.none = none = len(parents)  # index of the () appended to each round's hashes
-        self.up_one, self.up_many = _one_and_many(parents, none)
-        self.down_one, self.down_many = _one_and_many(children, none)
+        sources, targets = ends
+        self.up_one, self.up_many = _one_and_many(parents, targets, sources, none)
+        self.down_one, self.down_many = _one_and_many(children, sources, targets, none)
 
 
-def _one_and_many(near: list[list[int]], none: int) -> tuple[list[int], list[int]]:
-    """Per node its first neighbour (``none`` if it has none or several), and the nodes with
-    several; by built-ins over the whole list, since most nodes have exactly one."""
-    one = list(map(next, map(iter, near), repeat(none)))
+def _one_and_many(near: list[list[int]], ends: list[int], others: list[int], none: int):
+    """Per node its one neighbour (``none`` if it has none or several), and the nodes with
+    several; by built-ins over whole lists, since most nodes have exactly one. The
+    neighbours are written edge by edge (node ends[k] gets others[k]), not read from each
+    node's list: where nodes lie in memory in another order than their list (a shuffled
+    copy), that reads far less of it."""
+    one = [none] * len(near)
+    deque(map(one.__setitem__, ends, others), maxlen=0)
     many = list(compress(range(len(near)), map(lt, repeat(1), map(len, near))))
     for i in many:
         one[i] = none
@@ -71,8 +81,13 @@ _TIE_LOOKAHEAD = 32
 _TIE_BUDGET = 1
 
 
-def canonical_order(parents: list[list[int]], children: list[list[int]], sort_key: list) -> list[int]:
+def canonical_order(near: Neighbourhoods, sort_key) -> tuple[list[int], list[bool]]:
     """Depth-first Kahn order: finish a branch before starting the next, ready nodes by key.
+    Returns the order (node indices) and, per place in it, whether the next node is the lone
+    child of this one (the only edge out of it leads to its successor in the order).
+
+    ``sort_key``: per node, the key ready nodes are sorted by; or a function that returns
+    that list, called only if some ready nodes are to be sorted (not on a chain).
 
     Ties between look-alike ready nodes (equal keys) are broken by structure, not by node
     ids, so that two captures of one graph, however numbered, get orders that correspond
@@ -92,10 +107,10 @@ def canonical_order(parents: list[list[int]], children: list[list[int]], sort_ke
     the alignment needs. On a cycle (generic DOT only) the walk is restarted from the
     smallest unplaced node, so cyclic graphs get a structural order too.
     """
-    walk = _Walk(parents, children, sort_key)
+    walk = _Walk(near, sort_key)
     walk.from_roots()
     walk.through_cycles()
-    return walk.order
+    return walk.order, walk.follows
 
 
 def _push(stack: list, ready: list, key) -> None:
@@ -117,22 +132,35 @@ class _Walk:
     look-alikes (equal keys), picked from one at a time by ``pick``.
     """
 
-    def __init__(self, parents: list[list[int]], children: list[list[int]], sort_key: list):
-        self.parents, self.children, self.sort_key = parents, children, sort_key
+    def __init__(self, near: Neighbourhoods, sort_key):
+        self.near, self._sort_key = near, sort_key
+        self.parents, self.children = parents, children = near.parents, near.children
         n = len(parents)
         self.indegree = [len(ps) for ps in parents]
         self.order: list[int] = []
         self.rank = [-1] * n  # place in the order; -1 until placed
+        self.follows = [False] * n  # per place: the next node is this one's lone child
         self.far = (n + 1,)  # lead()'s entry for a distance with no placed node
         self.budget = _TIE_BUDGET * (n + sum(map(len, children))) + 20_000  # nodes lead() may visit
+
+    @property
+    def sort_key(self) -> list:
+        """The sort key of every node (see canonical_order), made when first read."""
+        if callable(self._sort_key):
+            self._sort_key = self._sort_key()
+        return self._sort_key
 
     def from_roots(self) -> None:
         """Walk from the roots. Look-alike roots, tallest first: a root that a change cut
         loose (its parent's edge removed) heads a part of the graph, and its part should
         follow the rest, not lead it."""
-        sort_key, indegree = self.sort_key, self.indegree
+        indegree = self.indegree
         roots: list = []
         sources = [i for i in range(len(indegree)) if not indegree[i]]
+        if len(sources) < 2:
+            self.walk(sources)  # one root (or none): nothing to sort
+            return
+        sort_key = self.sort_key
         if len(set(map(sort_key.__getitem__, sources))) < len(sources):
             height = _heights(self.parents, self.children)
             _push(roots, sources, lambda i: (sort_key[i], -height[i]))
@@ -143,9 +171,10 @@ class _Walk:
     def through_cycles(self) -> None:
         """Place what the walk from the roots could not reach (nodes on or after a cycle):
         restart from the smallest unplaced node by key, then node order, until none is left."""
-        n, sort_key, indegree = len(self.indegree), self.sort_key, self.indegree
+        n, indegree = len(self.indegree), self.indegree
         if len(self.order) == n:
             return
+        sort_key = self.sort_key
         placed = set(self.order)
         for i in sorted((i for i in range(n) if i not in placed), key=lambda i: (sort_key[i], i)):
             if indegree[i] > 0:  # not placed yet (placed nodes end at 0 or below)
@@ -153,14 +182,13 @@ class _Walk:
                 self.walk([i])
 
     def walk(self, stack: list) -> None:
-        """Place nodes from the stack until it is empty, pushing children as they get ready."""
-        children, indegree, sort_key, rank, order = (
-            self.children,
-            self.indegree,
-            self.sort_key,
-            self.rank,
-            self.order,
-        )
+        """Place nodes from the stack until it is empty, pushing children as they get ready.
+
+        A node with one child goes down to it at once when it gets ready (what pushing it
+        and popping it again would do), through the precomputed lone child: a chain is
+        walked without reading its nodes' child lists."""
+        children, indegree, rank, order = self.children, self.indegree, self.rank, self.order
+        lone, several, follows = self.near.down_one, self.near.none, self.follows
         places, pick = self.places, self.pick
         while stack:
             item = stack.pop()
@@ -169,17 +197,27 @@ class _Walk:
                 stack.append(item if len(item) > 1 else item[0])
             else:
                 i = item
-            rank[i] = len(order)
-            order.append(i)
-            ready = []
-            for c in children[i]:
-                indegree[c] -= 1
-                if not indegree[c]:
-                    ready.append(c)
-            if len(ready) == 1:
-                stack.append(ready[0])
-            elif ready:
-                _push(stack, ready, lambda c: (sort_key[c], places(c)))
+            while True:
+                place = rank[i] = len(order)
+                order.append(i)
+                c = lone[i]
+                if c != several:  # one child: place it next if this was its last parent
+                    indegree[c] -= 1
+                    if indegree[c]:
+                        break
+                    follows[place] = True
+                    i = c
+                    continue
+                ready = []
+                for c in children[i]:
+                    indegree[c] -= 1
+                    if not indegree[c]:
+                        ready.append(c)
+                if len(ready) == 1:
+                    stack.append(ready[0])
+                elif ready:
+                    _push(stack, ready, lambda c, key=self.sort_key: (key[c], places(c)))
+                break
 
     def places(self, i: int) -> tuple:
         """The places of node i's parents in the order, sorted."""

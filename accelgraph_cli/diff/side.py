@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from ..model.graph_model import GraphModel
+from collections import Counter, deque
+from itertools import compress
+from operator import eq
+
+from ..model.graph_model import GraphModel, in_kinds_order
 from .labels import Labeler
 from .order import Neighbourhoods, canonical_order, wl_hashes
 
@@ -15,7 +19,7 @@ class Side:
     """One graph prepared for matching: adjacency, labels, canonical order, and (computed
     when first needed) Weisfeiler-Lehman hashes over the fine labels."""
 
-    def __init__(self, model, position, near, fine, coarse, coarse_shape, order, tables):
+    def __init__(self, model, position, near, fine, coarse, shapes, order, follows, tables):
         self.model: GraphModel = model
         self.position: dict[str, int] = position  # node id -> index in model.nodes
         self.near: Neighbourhoods = near
@@ -23,13 +27,41 @@ class Side:
         self.children: list[list[int]] = near.children
         self.fine: list[int] = fine
         self.coarse: list[int] = coarse
-        self.coarse_shape: list[int] = coarse_shape  # WL hash over kind/name only
+        self._shapes: tuple[CoarseShapes, int] = shapes  # where coarse_shape comes from
         self.order: list[int] = order  # canonical topological order, as node indices
-        self.rank: list[int] = ranks(order)  # node index -> position in order
+        # follows[x]: the only edge out of order[x] goes to order[x + 1]
+        self.follows: list[bool] = follows
         self._tables = tables
+        self._rank: list[int] | None = None
         self._hashes: list[list[int]] | None = None
         self._edges: tuple[list[int], list[int]] | None = None
         self._edge_set: set[tuple[int, int]] | None = None
+        self._several: set[int] | None = None  # the nodes with several children
+        self._from_several = 0  # edges leaving them
+
+    def kind_counts(self, labeler: Labeler) -> dict[str, int]:
+        """``model.kind_counts()``, from the coarse labels (a kind and a name each): one pass
+        over small ints instead of over the nodes."""
+        heads = labeler.coarse_heads()
+        counts: Counter = Counter()
+        for label, count in Counter(self.coarse).items():
+            counts[heads[label][0]] += count
+        return in_kinds_order(counts)
+
+    @property
+    def coarse_shape(self) -> list[int]:
+        """WL hash over kind/name only, per node: what sorts ready nodes in the canonical
+        order; computed when first needed (a chain's order never sorts any)."""
+        shapes, k = self._shapes
+        return shapes.shape(k)
+
+    @property
+    def rank(self) -> list[int]:
+        """rank[i]: node i's position in the canonical order. Only the matching of graphs
+        that differ reads it, so an identical diff never builds it."""
+        if self._rank is None:
+            self._rank = ranks(self.order)
+        return self._rank
 
     @property
     def edges(self) -> tuple[list[int], list[int]]:
@@ -45,6 +77,29 @@ class Side:
             self._edge_set = set(zip(*self.edges))
         return self._edge_set
 
+    def are_edges(self, sources: list[int], targets: list[int]) -> list[bool]:
+        """For each k, whether sources[k] -> targets[k] is an edge of this graph (node
+        indices; -1 names no node, so such a pair is no edge).
+
+        Where most edges leave a node with one child (chains), pairs are compared with that
+        child (``near.down_one``, with ``none`` appended for -1) and only pairs from nodes
+        with several children are looked up in ``edge_set``, which a graph without such
+        nodes never builds. Where most leave nodes with several (fork/joins), every pair is
+        looked up: comparing first would only add a pass."""
+        near = self.near
+        if self._several is None:
+            self._several = set(near.down_many)
+            self._from_several = sum(map(len, map(self.children.__getitem__, near.down_many)))
+        if 2 * self._from_several > len(self.model.edges):
+            return list(map(self.edge_set.__contains__, zip(sources, targets)))
+        lone = [*near.down_one, near.none]
+        found = list(map(eq, map(lone.__getitem__, sources), targets))
+        if near.down_many:
+            at = list(compress(range(len(found)), map(self._several.__contains__, sources)))
+            pairs = zip(map(sources.__getitem__, at), map(targets.__getitem__, at))
+            deque(map(found.__setitem__, at, map(self.edge_set.__contains__, pairs)), maxlen=0)
+        return found
+
     @property
     def hashes(self) -> list[list[int]]:
         """hashes[r][i]: WL hash of node i after r rounds over fine labels (hashes[0] = fine).
@@ -54,7 +109,7 @@ class Side:
             self._hashes = wl_hashes(self.near, self.fine, WL_ROUNDS, self._tables)
         return self._hashes
 
-    def reordered(self, order: list[int]) -> Side:
+    def reordered(self, order: list[int], follows: list[bool]) -> Side:
         """The same graph with another canonical order (hashes shared)."""
         side = Side(
             self.model,
@@ -62,26 +117,53 @@ class Side:
             self.near,
             self.fine,
             self.coarse,
-            self.coarse_shape,
+            self._shapes,
             order,
+            follows,
             self._tables,
         )
         side._hashes, side._edges, side._edge_set = self._hashes, self._edges, self._edge_set
         return side
 
 
-def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables: list[dict]) -> Side:
+class CoarseShapes:
+    """The coarse shapes (WL hashes over kind/name) of the sides of one diff, computed when
+    first needed. The sides share the hash tables, which number each new neighbourhood in
+    turn, so a side's shapes are computed only after those of every side prepared before it:
+    the numbers (which sort ready nodes) are those of computing them all in that order."""
+
+    def __init__(self, tables: list[dict]):
+        self.tables = tables
+        self.sides: list[list] = []  # [near, coarse, shape or None], in order of preparation
+
+    def add(self, near: Neighbourhoods, coarse: list[int]) -> int:
+        self.sides.append([near, coarse, None])
+        return len(self.sides) - 1
+
+    def shape(self, k: int) -> list[int]:
+        for side in self.sides[: k + 1]:
+            if side[2] is None:
+                side[2] = wl_hashes(side[0], side[1], WL_ROUNDS, self.tables)[-1]
+        return self.sides[k][2]
+
+
+def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tables) -> Side:
+    """One side of a diff. ``coarse_tables``: the CoarseShapes of the diff, or the coarse WL
+    tables (one dict a round) shared with the other side, then the shapes are made here."""
     position, parents, children = model.adjacency()
     fine, coarse = labeler.labels(model)
     # The order must not depend on parameters: a kernel whose grid changed has to stay where
     # it was among its siblings, or the alignment pairs siblings crosswise. So ready nodes are
     # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
     # (creation order in CUDA dumps) breaks the remaining ties.
-    near = Neighbourhoods(parents, children)
-    coarse_shape = wl_hashes(near, coarse, WL_ROUNDS, coarse_tables)[-1]
-    sort_key = list(zip(coarse, coarse_shape))
-    order = canonical_order(parents, children, sort_key)
-    return Side(model, position, near, fine, coarse, coarse_shape, order, tables)
+    near = Neighbourhoods(parents, children, model.edge_indices())
+    lazy = isinstance(coarse_tables, CoarseShapes)
+    shapes = coarse_tables if lazy else CoarseShapes(coarse_tables)
+    k = shapes.add(near, coarse)
+    if not lazy:
+        shapes.shape(k)
+    order, follows = canonical_order(near, lambda: list(zip(coarse, shapes.shape(k))))
+    return Side(model, position, near, fine, coarse, (shapes, k), order, follows, tables)
 
 
 def ranks(order: list[int]) -> list[int]:
@@ -98,7 +180,7 @@ def structural_order(side: Side, table: dict) -> Side:
     Used when a renumbered (or reshuffled) dump of the same graph did not come out
     identical because node order broke a tie differently on the two sides.
     """
-    order = canonical_order(side.parents, side.children, side.fine)  # any topological order
+    order, _ = canonical_order(side.near, side.fine)  # any topological order
     below = [0] * len(order)
     for i in reversed(order):
         below[i] = table.setdefault(
@@ -110,4 +192,4 @@ def structural_order(side: Side, table: dict) -> Side:
             ("above", side.fine[i], tuple(sorted([above[p] for p in side.parents[i]]))), len(table)
         )
     sort_key = list(zip(side.coarse, side.coarse_shape, side.fine, side.hashes[-1], below, above))
-    return side.reordered(canonical_order(side.parents, side.children, sort_key))
+    return side.reordered(*canonical_order(side.near, sort_key))

@@ -68,14 +68,15 @@ hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (
 from __future__ import annotations
 
 from collections import Counter
-from itertools import filterfalse, repeat
+from itertools import compress, repeat
+from operator import is_not, ne, not_, or_
 
 from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
 from .align import ALIGN_WORK_LIMIT, MAX_EDIT_DISTANCE, align
 from .labels import Labeler, param_changes, shared_param_keys
 from .match import match
-from .side import WL_ROUNDS, Side, prepare, structural_order
+from .side import WL_ROUNDS, CoarseShapes, Side, prepare, structural_order
 from .types import DIFF_JSON_FORMAT, DIFF_JSON_VERSION, GraphDiff, GraphStats, NodeChange
 
 __all__ = [
@@ -121,9 +122,9 @@ def diff_models(a: GraphModel, b: GraphModel, ignore: set[str] | frozenset = fro
 
 def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
     tables: list[dict] = [{} for _ in range(WL_ROUNDS)]
-    coarse_tables: list[dict] = [{} for _ in range(WL_ROUNDS)]
-    side_a = prepare(a, labeler, tables, coarse_tables)
-    side_b = prepare(b, labeler, tables, coarse_tables)
+    shapes = CoarseShapes([{} for _ in range(WL_ROUNDS)])
+    side_a = prepare(a, labeler, tables, shapes)
+    side_b = prepare(b, labeler, tables, shapes)
     result = _matched(side_a, side_b, labeler)
     if not result.identical and len(a.edges) == len(b.edges) and Counter(side_a.fine) == Counter(side_b.fine):
         # Same nodes, same number of edges, yet different: maybe only a tie in the order
@@ -139,11 +140,11 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
 def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
     """Match two prepared sides (steps 3 to 7) and report."""
     dropped: list = []
-    result = _report(side_a, side_b, match(side_a, side_b, dropped), labeler)
+    result = _report(side_a, side_b, *match(side_a, side_b, dropped), labeler)
     if dropped:
         # Step 3 dropped short runs of unchanged pairs, weighing nodes alone: keep that only
         # if the whole diff, edges included, is smaller than with them.
-        kept = _report(side_a, side_b, match(side_a, side_b), labeler)
+        kept = _report(side_a, side_b, *match(side_a, side_b), labeler)
         if _size(kept) <= _size(result):
             result = kept
     return result
@@ -159,40 +160,56 @@ def _size(diff: GraphDiff) -> int:
     )
 
 
-def _report(side_a: Side, side_b: Side, a_to_b: dict[int, int], labeler: Labeler) -> GraphDiff:
-    """Turn a matching (node index of A -> of B) into the GraphDiff users read."""
+def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, labeler: Labeler) -> GraphDiff:
+    """Turn a matching (node index of A -> of B; None: the k-th node of A's canonical order
+    with the k-th of B's, every node) into the GraphDiff users read; ``edges_kept``: the
+    matching is known to keep every edge both ways (no rewired edge to look for)."""
     a, b = side_a.model, side_b.model
     nodes_a, nodes_b = a.nodes, b.nodes
-    changed: list[NodeChange] = []
-    matches: dict[str, str] = {}
+    ids_a, ids_b = list(side_a.position), list(side_b.position)  # ids in node order
+    topological = a.topological_indices()
+    if a_to_b is None:
+        partners = list(map(side_b.order.__getitem__, map(side_a.rank.__getitem__, topological)))
+    else:
+        partners = list(map(a_to_b.get, topological))
+    if a_to_b is None or len(a_to_b) == len(nodes_a):
+        removed: list[str] = []
+        pairs_a, pairs_b = topological, partners
+    else:
+        matched = list(map(is_not, partners, repeat(None)))
+        removed = list(map(ids_a.__getitem__, compress(topological, map(not_, matched))))
+        pairs_a, pairs_b = list(compress(topological, matched)), list(compress(partners, matched))
+    matches = dict(zip(map(ids_a.__getitem__, pairs_a), map(ids_b.__getitem__, pairs_b)))
+    # Pairs to look at, in A's topological order: different labels (then some parameter
+    # both carry differs), or child graphs to diff. Equal labels and no child: unchanged.
     fine_a, fine_b = side_a.fine, side_b.fine
-    removed = []
-    b_to_a = [-1] * len(nodes_b)
-    for i in a.topological_indices():
-        j = a_to_b.get(i)
-        node_a = nodes_a[i]
-        if j is None:
-            removed.append(node_a.id)
-            continue
-        b_to_a[j] = i
-        node_b = nodes_b[j]
-        matches[node_a.id] = node_b.id
-        same_label = fine_a[i] == fine_b[j]
-        if same_label and node_a.child is None:
-            continue  # equal labels: every parameter both carry is equal
-        params = {} if same_label else param_changes(node_a, node_b, labeler.ignore)
+    labels_a = list(map(fine_a.__getitem__, pairs_a))
+    look = list(map(ne, labels_a, map(fine_b.__getitem__, pairs_b)))
+    if labeler.with_child:
+        look = list(map(or_, look, map(labeler.with_child.__contains__, labels_a)))
+    changed: list[NodeChange] = []
+    for i, j in compress(zip(pairs_a, pairs_b), look):
+        node_a, node_b = nodes_a[i], nodes_b[j]
+        params = {} if fine_a[i] == fine_b[j] else param_changes(node_a, node_b, labeler.ignore)
         child = None
         if node_a.child is not None and node_b.child is not None:
             child_diff = _diff_graphs(node_a.child, node_b.child, labeler)
             child = None if child_diff.identical else child_diff
         if params or child is not None:
             changed.append(NodeChange(node_a.id, node_b.id, node_a.kind, node_a.display_name, params, child))
-    a_to_b_list = list(map(a_to_b.get, range(len(nodes_a)), repeat(-1)))
-    added = (
-        [nodes_b[j].id for j in b.topological_indices() if b_to_a[j] < 0]
-        if len(matches) < len(nodes_b)
-        else []
-    )
+    added: list[str] = []
+    edges_added: list[tuple[str, str]] = []
+    edges_removed: list[tuple[str, str]] = []
+    if len(matches) < len(nodes_b) or not edges_kept:
+        b_to_a = [-1] * len(nodes_b)
+        for i, j in zip(pairs_a, pairs_b):
+            b_to_a[j] = i
+        if len(matches) < len(nodes_b):
+            added = [ids_b[j] for j in b.topological_indices() if b_to_a[j] < 0]
+        if not edges_kept:
+            a_to_b_list = list(map(a_to_b.get, range(len(nodes_a)), repeat(-1)))
+            edges_added = _in_order(_rewired(side_b, side_a, b_to_a, a_to_b_list), b)
+            edges_removed = _in_order(_rewired(side_a, side_b, a_to_b_list, b_to_a), a)
     return GraphDiff(
         a=a,
         b=b,
@@ -201,10 +218,10 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict[int, int], labeler: Labeler
         changed=changed,
         added=added,
         removed=removed,
-        edges_added=_in_order(_rewired(side_b, side_a, b_to_a, a_to_b_list), b),
-        edges_removed=_in_order(_rewired(side_a, side_b, a_to_b_list, b_to_a), a),
-        stats_a=GraphStats.of(a),
-        stats_b=GraphStats.of(b),
+        edges_added=edges_added,
+        edges_removed=edges_removed,
+        stats_a=GraphStats.of(a, side_a.kind_counts(labeler)),
+        stats_b=GraphStats.of(b, side_b.kind_counts(labeler)),
     )
 
 
@@ -212,12 +229,17 @@ def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list
     """Edges of ``side`` (node indices) between matched nodes whose image is no edge of
     ``other``; ``image[i]`` is node i's partner in ``other`` (-1: none), ``back`` the same
     the other way. One entry per edge, duplicates included, in no particular order."""
-    sources, targets = side.edges
-    at = image.__getitem__
-    # Only the few edges that are missing go into a set, not all of them; and the images are
-    # never all in a list: zip reuses the tuple of each one found, so a graph whose edges are
-    # all kept allocates next to nothing here (a list of 100,000 image tuples took 12 ms more).
-    missing = set(filterfalse(other.edge_set.__contains__, zip(map(at, sources), map(at, targets))))
+    near = side.near
+    if near.down_many:  # the edges in the model's order
+        sources, targets = side.edges
+        ends, ends_to = list(map(image.__getitem__, sources)), list(map(image.__getitem__, targets))
+    else:
+        # Each node's lone child, in node order (no child: -1, no edge): in a shuffled copy
+        # the model's edge order would jump about the image list at every edge.
+        ends, ends_to = image, list(map([*image, -1].__getitem__, near.down_one))
+    # Only the few edges that are missing go into a set, not all of them, and no tuple is
+    # made for an edge that is kept (a list of 100,000 image tuples took 12 ms more).
+    missing = set(compress(zip(ends, ends_to), map(not_, other.are_edges(ends, ends_to))))
     rewired = []
     for t, u in missing:
         if t >= 0 and u >= 0:

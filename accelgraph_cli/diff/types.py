@@ -25,8 +25,9 @@ class GraphStats:
     kinds: dict
 
     @classmethod
-    def of(cls, model: GraphModel) -> GraphStats:
-        """Measure ``model`` (O(V+E); the model caches its order and levels)."""
+    def of(cls, model: GraphModel, kinds: dict | None = None) -> GraphStats:
+        """Measure ``model`` (O(V+E); the model caches its order and levels). ``kinds``: its
+        ``kind_counts()`` when the caller has them already."""
         widths = model.level_widths()
         return cls(
             nodes=len(model.nodes),
@@ -34,7 +35,7 @@ class GraphStats:
             levels=len(widths),
             max_width=max(widths, default=0),
             critical_path=model.critical_path_length(),
-            kinds=model.kind_counts(),
+            kinds=model.kind_counts() if kinds is None else kinds,
         )
 
     def to_json(self) -> dict:

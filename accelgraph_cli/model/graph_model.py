@@ -84,6 +84,7 @@ class _Index:
     ends: tuple  # (sources, targets): each edge's two node indices, in edge order
     order: list | None = None  # topological order, as indices
     level: list | None = None  # index -> level number
+    widths: list | None = None  # level number -> nodes on that level (see level_widths)
     chain_len: list | None = None  # index -> longest chain ending here (in nodes)
     chain_prev: list | None = None  # index -> predecessor on that chain, or -1
     acyclic: bool = True
@@ -294,10 +295,10 @@ class GraphModel:
     def level_widths(self) -> list[int]:
         """Number of nodes on each level: how many could run at once if all were ready."""
         index = self._ensure_order()
-        if not self.nodes:
-            return []
-        counts = Counter(index.level)  # every level from 0 to the highest holds a node
-        return list(map(counts.__getitem__, range(len(counts))))
+        if index.widths is None:
+            counts = Counter(index.level)  # every level from 0 to the highest holds a node
+            index.widths = list(map(counts.__getitem__, range(len(counts))))
+        return list(index.widths)
 
     def max_width(self) -> int:
         """The widest level (0 for an empty graph)."""
@@ -335,9 +336,7 @@ class GraphModel:
         counts: Counter = Counter()
         for graph in self.walk() if recursive else (self,):
             counts.update(map(_kind, graph.nodes))
-        ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
-        ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
-        return ordered
+        return in_kinds_order(counts)
 
     def walk(self):
         """Yield this graph, then every nested child graph (depth first, in node order)."""
@@ -390,6 +389,14 @@ class GraphModel:
 
 
 # ---------------------------------------------------------------------- module helpers
+
+
+def in_kinds_order(counts: Counter) -> dict[str, int]:
+    """Node counts per kind (a Counter in order of first occurrence) as ``kind_counts`` gives
+    them: KINDS order, kinds with no node left out, foreign kinds last."""
+    ordered = {kind: counts[kind] for kind in KINDS if counts[kind]}
+    ordered.update({k: v for k, v in counts.items() if k not in ordered})  # foreign kinds
+    return ordered
 
 
 def is_stable_param(key: str) -> bool:
