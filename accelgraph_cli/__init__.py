@@ -8,7 +8,16 @@ first capture, so inspection (show, diff) works on machines with no GPU.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time the names load lazily
+    from .cuda.graph import CAPTURE_ERROR_MODES, Graph
+    from .cuda.pools import graph_pool_handle
+    from .cuda.torch_graph import TorchGraph
+    from .enums import Backend, CaptureErrorMode, ExitCode, PoolKind
+    from .errors import AccelgraphError, CaptureError, CudaError, GraphStateError, NoGPUError
 
 # Every name loads on first use: importing the package runs nothing, so the `accelgraph`
 # command reaches its own Ctrl-C handler (cli.main) at once, and starts without the graph
@@ -38,6 +47,11 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AccelgraphError",

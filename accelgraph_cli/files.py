@@ -79,6 +79,17 @@ def write_error(path: str | os.PathLike, exc: OSError) -> AccelgraphError:
     return AccelgraphError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}")
 
 
+#: What writing a file can run into that is the user's to fix (bad input, exit 2): a full disk
+#: or quota, a folder in the way, a name too long, no permission, a read-only file system, a
+#: failing device. Any other OSError from the code that writes is a bug, reported as one.
+_WRITE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR",
+                                       "ENAMETOOLONG", "EACCES", "EPERM", "EROFS", "EEXIST",
+                                       "EIO")
+    if hasattr(errno, name)
+)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, suffix: str = ""):
     """Yield a temporary path beside ``path``; on success it is renamed onto ``path``, on any
@@ -100,6 +111,8 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise  # not a file that could not be written: a bug, reported as one
         raise write_error(path, exc) from None
     finally:
         if os.path.exists(tmp):

@@ -123,6 +123,11 @@ def test_atomic_output_turns_write_errors_into_one_line_errors(tmp_path):
         with files.atomic_output(target) as tmp:
             raise OSError(errno.EIO, "Input/output error", tmp)
     assert list(tmp_path.iterdir()) == []
+    # An OSError that is no trouble writing the file (here ECHILD, from the code inside) is
+    # a bug: it is not dressed up as bad input, and the temporary file still goes.
+    with pytest.raises(OSError) as raised, files.atomic_output(target):
+        raise OSError(errno.ECHILD, "No child processes")
+    assert raised.value.errno == errno.ECHILD and list(tmp_path.iterdir()) == []
     target.mkdir()
     with pytest.raises(AccelgraphError, match="cannot write .*x.dot: Is a directory"):
         files.write_text_atomic(target, "digraph {}\n")

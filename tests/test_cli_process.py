@@ -3,6 +3,7 @@ signals. Each test starts `python -m accelgraph_cli` in a temporary directory.""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -91,6 +92,32 @@ def test_importing_the_package_imports_nothing_else():
     assert ExitCode.INTERRUPTED == 130 and Graph.__name__ == "Graph"
 
 
+def test_the_package_lists_its_lazy_names_and_the_cli_its_typer_app():
+    import accelgraph_cli
+    from accelgraph_cli.cli import main  # noqa: F401 - the command module is imported now
+
+    assert {"Graph", "ExitCode", "graph_pool_handle"} <= set(dir(accelgraph_cli))
+    from accelgraph_cli.cli import app
+
+    assert type(app).__name__ == "Typer"
+    from accelgraph_cli import cli
+
+    cli.main(["--version"])  # importing the command again leaves `app` the application
+    assert type(cli.app).__name__ == "Typer"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot")), "--json"], []])
+def test_a_closed_standard_output_is_no_crash(tmp_path, args):
+    # Started with `>&-`: Python has no sys.stdout at all. Nothing to print to is not an error.
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, stdout=None, stderr=subprocess.PIPE,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          preexec_fn=lambda: os.close(1))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz (dot) not installed")
 def test_sigterm_while_graphviz_draws_removes_the_temporary_file(tmp_path):
     import signal
     import time

@@ -480,6 +480,9 @@ def test_an_edge_to_or_from_a_subgraph_joins_every_node_of_it(text, nodes, edges
         ("strict digraph { a -> b; b -> a; a -> b }", [("a", "b"), ("b", "a")]),
         ("STRICT digraph { a:p -> b; a -> b; }", [("a", "b")]),  # pydot
         ("strict graph { a -- b; b -- a; a -- a; a -- a }", [("a", "b"), ("a", "a")]),
+        # a name is no keyword: an undirected graph named mydigraph stays undirected
+        ("strict graph mydigraph { a -- b; b -- a }", [("a", "b")]),
+        ("strict digraph{ a -> b; b -> a; a -> b }", [("a", "b"), ("b", "a")]),
         ("digraph { a -> b; a -> b }", [("a", "b"), ("a", "b")]),  # not strict: both kept
         ("digraph { a:p -> b; a -> b }", [("a", "b"), ("a", "b")]),
     ],
@@ -803,3 +806,19 @@ def test_a_damaged_gzip_pipe_and_a_binary_pipe_are_named(tmp_path):
     with pytest.raises(DotParseError, match=r"pipe: binary file \(NUL bytes\)"):
         load_model(fifo)
     writer.join(5)
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_stream_is_read_from_where_it_stands(tmp_path, gzipped):
+    # Standard input redirected from a file a script has already read a line of
+    # (`exec 3<f; read -r line <&3; accelgraph show - <&3`) is seekable: going back to its
+    # very start read the line again ("not a DOT graph").
+    from accelgraph_cli.dot.load import read_stream_bytes
+
+    raw = recorded("chain_basic.dot").read_bytes()
+    body = gzip.compress(raw) if gzipped else raw
+    path = tmp_path / "with_header"
+    path.write_bytes(b"a header line a script reads first\n" + body)
+    with open(path, "rb") as handle:
+        handle.readline()
+        assert read_stream_bytes(handle, "<stdin>") == raw

@@ -85,21 +85,39 @@ class _StdoutConsole(Console):
 
 def echo(text: str) -> None:
     """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
-    the reader has gone."""
+    the reader has gone. Nothing when there is no standard output (started with ``>&-``)."""
+    out = sys.stdout
+    if out is None:
+        return
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:
+        out.write(text + "\n")
+        out.flush()
+    except (BrokenPipeError, ValueError):  # ValueError: closed inside this process
         raise StdoutClosed from None
 
 
-class Terminated(BaseException):
+class Terminated(KeyboardInterrupt):
     """SIGTERM (``timeout``, a CI job cancelled, ``kill``): raised in the main thread so the
-    command unwinds as for Ctrl-C, a Graphviz child is killed and temporary files removed."""
+    command unwinds as for Ctrl-C — what catches Ctrl-C (a capture in progress, smoke's
+    report, replay's rounds) catches it too — and ends with 143 instead of 130. ``seen``
+    remembers it for the exit code: typer turns every KeyboardInterrupt into exit 130."""
+
+    seen = False
 
 
 def _on_sigterm(signum, frame) -> None:
+    # A second SIGTERM (a cancel that is repeated) must not interrupt the cleanup this one
+    # starts: temporary files left, or a traceback from inside an except clause.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    Terminated.seen = True
     raise Terminated
+
+
+def interrupted_code(exc: BaseException) -> ExitCode:
+    """130 for Ctrl-C, 143 for SIGTERM."""
+    if isinstance(exc, Terminated) or Terminated.seen:
+        return ExitCode.TERMINATED
+    return ExitCode.INTERRUPTED
 
 
 def _silence_stdout() -> None:
@@ -133,9 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes never lie: an unexpected exception (a bug) is one line and exit 70, never 0 or 1
     (which `diff` and the checks give a meaning) and never a traceback.
     """
-    previous = _catch_sigterm()
+    previous = None
+    Terminated.seen = False
     try:
+        previous = _catch_sigterm()
         return _run(argv)
+    except Terminated:  # between the handler's install and _run's own except clauses
+        return ExitCode.TERMINATED
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -169,12 +191,12 @@ def _run(argv: list[str] | None) -> int:
             _silence_stdout()
             return ExitCode.STDOUT_CLOSED
         raise
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        if interrupted_code(exc) == ExitCode.TERMINATED:
+            err_console.print("accelgraph: terminated")
+            return ExitCode.TERMINATED
         err_console.print("accelgraph: interrupted")
         return ExitCode.INTERRUPTED
-    except Terminated:
-        err_console.print("accelgraph: terminated")
-        return ExitCode.TERMINATED
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
@@ -192,6 +214,9 @@ def _run(argv: list[str] | None) -> int:
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
+    if code == ExitCode.INTERRUPTED and Terminated.seen:  # typer's exit 130 for SIGTERM
+        err_console.print("accelgraph: terminated")
+        return ExitCode.TERMINATED
     return code if isinstance(code, int) else 0
 
 
@@ -354,12 +379,12 @@ def replay(
         try:
             eager, graph, per_graph = runner.time_replay(result, iters=iters, warmup=warmup, rounds=rounds,
                                               on_progress=progress)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             verdict = "not run" if checked is None else checked.verdict
             err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
                               f"{rounds_done[1]} timed rounds (eager and graph in turn); "
                               f"check: {verdict}")
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
+            raise typer.Exit(interrupted_code(exc)) from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
         echo(json.dumps(report.to_dict(), indent=2))
@@ -383,10 +408,10 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
     try:
         eager, graph, per_step = runner.time_unrolled(one_step, unrolled, iters=iters,
                                                       warmup=warmup, rounds=rounds)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         verdict = "not run" if checked is None else checked.verdict
         err_console.print(f"accelgraph: interrupted while timing; check: {verdict}")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        raise typer.Exit(interrupted_code(exc)) from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
     if json_out:
         echo(json.dumps(report.to_dict(), indent=2))
@@ -500,13 +525,13 @@ def _picture_format(out: str) -> str:
     if fmt is None:
         raise AccelgraphError(f"--out {out}: name a .svg, .png or .json file (the suffix picks "
                               "the format)")
+    from .. import files
+
+    files.check_output_file(out)  # creates nothing: the folder is made when the file is written
     if fmt in ("svg", "png"):
         from ..dot.draw import SHOW_INSTEAD, require_graphviz
 
         require_graphviz(SHOW_INSTEAD)
-    from .. import files
-
-    files.check_output_file(out)  # creates nothing: the folder is made when the file is written
     return fmt
 
 
@@ -580,11 +605,11 @@ def dump(
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
+    files.check_output_file(out)  # before any GPU work; creates nothing
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
 
         require_graphviz()
-    files.check_output_file(out)  # before any GPU work; creates nothing
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = result.graphs
@@ -728,7 +753,7 @@ def smoke(
                               soft_wrap=True)
         raise
     console = _stdout()
-    rows, interrupted = [], False
+    rows, interrupted = [], None
     with render_run.progress(console, "smoke", enabled=not json_out) as tick:
         try:
             for i, path in enumerate(files):
@@ -736,17 +761,18 @@ def smoke(
                 rows.append(smoke_mod.run_one(path, iters=iters, rounds=rounds, baseline=baseline,
                                               update_baseline=update_baseline))
             tick(len(files), len(files))
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: report what ran, then stop
+            interrupted = exc
     if junit:
-        write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted))
+        write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted is not None))
     if json_out:
-        echo(json.dumps({"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
-                          "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
+        echo(json.dumps({"rows": [r.to_dict() for r in rows],
+                         "interrupted": interrupted is not None,
+                         "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
     else:
-        render_run.print_smoke(console, rows, len(files), interrupted)
-    if interrupted:
-        raise typer.Exit(ExitCode.INTERRUPTED)
+        render_run.print_smoke(console, rows, len(files), interrupted is not None)
+    if interrupted is not None:
+        raise typer.Exit(interrupted_code(interrupted))
     if not all(r.ok for r in rows):
         raise typer.Exit(ExitCode.FAILED)
 

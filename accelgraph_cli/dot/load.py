@@ -55,12 +55,15 @@ def read_file_bytes(path: str | os.PathLike) -> bytes:
 def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
     """The bytes of an open binary stream, gunzipped; a pipe (not seekable) is read whole
     first. ``what`` names it in the message about damaged gzip ("file" or "data")."""
-    head = handle.read(_SNIFF_BYTES)
     seekable = handle.seekable()
+    # Where reading starts (standard input redirected from a file may already be past its
+    # beginning, and reading goes on from there, as any filter's would).
+    start = handle.tell() if seekable else 0
+    head = handle.read(_SNIFF_BYTES)
     if head.startswith(_GZIP_MAGIC):
         # make fixtures stores big dumps gzipped; read them as they are.
         if seekable:
-            handle.seek(0)
+            handle.seek(start)
         else:
             handle = io.BytesIO(head + handle.read())
         return _gunzip(handle, name, what)
@@ -68,7 +71,7 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
         raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
     if not seekable:
         return head + handle.read()
-    handle.seek(0)
+    handle.seek(start)
     return handle.read()  # not head + the rest: that is a second copy
 
 

@@ -241,7 +241,10 @@ class _Scanner:
             raise _BrokenDotError(f"{self._where(m)}: more than one graph in the file")
         self.graph_name = name
         keyword = m.group("open").lower()
-        self.strict, self.directed = keyword.startswith("strict"), "digraph" in keyword
+        # the keywords only: a graph named "mydigraph" is no digraph
+        head = keyword.split(None, 2)
+        self.strict = head[0] == "strict"
+        self.directed = head[1 if self.strict else 0].startswith("digraph")
         stack.append("")
 
     def _close(self, m: re.Match) -> None:
