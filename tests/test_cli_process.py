@@ -119,6 +119,19 @@ def test_a_closed_standard_output_is_no_crash(tmp_path, args):
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot"))],
+                                  ["show", str(recorded("chain_basic.dot")), "--json"]])
+def test_standard_output_on_a_full_device_is_bad_input_not_a_bug(tmp_path, args):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "accelgraph: error: cannot write standard output: No space left on device"]
+
+
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz (dot) not installed")
 def test_sigterm_while_graphviz_draws_removes_the_temporary_file(tmp_path):
     import signal

@@ -23,6 +23,19 @@ def test_styled_dot_colours_kinds_and_keeps_edges():
 
 
 @pytest.mark.skipif(not draw.graphviz_available(), reason="Graphviz (dot) not installed")
+def test_a_drawing_past_its_time_limit_is_one_error_line_and_no_file(tmp_path, monkeypatch):
+    from _paths import recorded
+
+    from accelgraph_cli.dot.parse import load_model
+
+    monkeypatch.setattr(draw, "RENDER_TIMEOUT_S", 0.001)
+    target = tmp_path / "g.svg"
+    with pytest.raises(AccelgraphError, match=r"did not finish drawing .*g\.svg in 0\.001 s"):
+        draw.render_image(load_model(recorded("chain1k_basic.dot")), str(target), "svg")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not draw.graphviz_available(), reason="Graphviz (dot) not installed")
 def test_svg_is_written_atomically(tmp_path):
     target = tmp_path / "g.svg"
     draw.render_image(_model(), str(target), "svg")

@@ -94,6 +94,10 @@ def echo(text: str) -> None:
         out.flush()
     except (BrokenPipeError, ValueError):  # ValueError: closed inside this process
         raise StdoutClosed from None
+    except OSError as exc:  # > /dev/full, a full disk: the user's to fix, not a bug
+        from ..files import write_error
+
+        raise write_error("standard output", exc) from None
 
 
 class Terminated(KeyboardInterrupt):
@@ -213,11 +217,23 @@ def _run(argv: list[str] | None) -> int:
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
+        if _stdout_full(exc):  # rich's console writing into > /dev/full or a full disk
+            fail(f"cannot write standard output: {exc.strerror}", ExitCode.BAD_INPUT)
+            return ExitCode.BAD_INPUT
         return internal_error(exc)
     if code == ExitCode.INTERRUPTED and Terminated.seen:  # typer's exit 130 for SIGTERM
         err_console.print("accelgraph: terminated")
         return ExitCode.TERMINATED
     return code if isinstance(code, int) else 0
+
+
+def _stdout_full(exc: BaseException) -> bool:
+    """An OSError of a full device with no file named: what writing standard output into
+    > /dev/full or onto a full disk raises (files accelgraph writes are named in theirs)."""
+    import errno
+
+    return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+            and exc.filename is None)
 
 
 def internal_error(exc: BaseException) -> int:

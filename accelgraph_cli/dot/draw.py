@@ -116,13 +116,24 @@ def _safe_id(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
+RENDER_TIMEOUT_S = 600
+"""How long a Graphviz drawing may take before it is stopped (an error, exit code 2)."""
+
+
 def render_image(model: GraphModel, path: str, fmt: str) -> str:
     """Draw ``model`` into ``path`` as ``fmt`` (svg or png) with Graphviz, atomically."""
     dot = require_graphviz()
     text = styled_dot(model)
     with atomic_output(path, suffix="." + fmt) as tmp:
-        proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=text, text=True,
-                              capture_output=True, timeout=600)
+        try:
+            proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=text, text=True,
+                                  capture_output=True, timeout=RENDER_TIMEOUT_S)
+        except subprocess.TimeoutExpired:  # run() has killed it
+            raise AccelgraphError(
+                f"Graphviz did not finish drawing {path} in {RENDER_TIMEOUT_S} s "
+                f"({len(model.nodes):,} top-level nodes): write it as JSON instead (show -o "
+                f"FILE.json, dump --format json), or draw a part of it (show --focus NODE)"
+            ) from None
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["no message"])[0]
             raise AccelgraphError(f"Graphviz failed drawing {path}: {first}")
