@@ -81,7 +81,9 @@ def write_error(path: str | os.PathLike, exc: OSError) -> AccelgraphError:
 
 #: What writing a file can run into that is the user's to fix (bad input, exit 2): a full disk
 #: or quota, a folder in the way, a name too long, no permission, a read-only file system, a
-#: failing device. Any other OSError from the code that writes is a bug, reported as one.
+#: failing device. Any error that names the file itself is one too (a bind-mounted target
+#: that cannot be replaced, its folder removed, another file system); any other OSError
+#: from the code that writes is a bug, reported as one.
 _WRITE_ERRNOS = frozenset(
     getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR",
                                        "ENAMETOOLONG", "EACCES", "EPERM", "EROFS", "EEXIST",
@@ -111,8 +113,9 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except OSError as exc:
-        if exc.errno not in _WRITE_ERRNOS:
-            raise  # not a file that could not be written: a bug, reported as one
+        names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
+        if exc.errno not in _WRITE_ERRNOS and not names & {tmp, os.fspath(path)}:
+            raise  # neither the file nor a known write failure: a bug, reported as one
         raise write_error(path, exc) from None
     finally:
         if os.path.exists(tmp):

@@ -102,9 +102,14 @@ SIGTERM = "__import__('sys').modules['accelgraph_cli.cli.app']._on_sigterm(15, N
 def test_an_interrupt_during_capture_is_not_a_capture_error(
         cli, tmp_path, monkeypatch, no_gpu_capture, interrupt, code):
     path = _scenario(tmp_path, "slow", interrupt, no_gpu_capture, monkeypatch)
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
     got, out, err = cli("capture", path)
     assert got == code, err
     assert "capture of" not in err and "raised" not in err
+    # the command's SIGTERM handler (and the default it sets after one SIGTERM) is gone
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 @pytest.mark.parametrize("interrupt, code", [(CTRL_C, 130), (SIGTERM, 143)], ids=["ctrl-c", "sigterm"])

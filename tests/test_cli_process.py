@@ -119,17 +119,28 @@ def test_a_closed_standard_output_is_no_crash(tmp_path, args):
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+UNWRITABLE_STDOUT = {
+    # opened read-only (`1</dev/null`): every write fails with EBADF
+    "read-only": (os.devnull, "r", "Bad file descriptor"),
+    "full device": ("/dev/full", "w", "No space left on device"),  # `> /dev/full`
+}
+
+
+@pytest.mark.parametrize("target", sorted(UNWRITABLE_STDOUT))
 @pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot"))],
                                   ["show", str(recorded("chain_basic.dot")), "--json"]])
-def test_standard_output_on_a_full_device_is_bad_input_not_a_bug(tmp_path, args):
-    with open("/dev/full", "w") as full:
+def test_standard_output_that_cannot_be_written_is_bad_input_not_a_bug(tmp_path, args, target):
+    # Through echo() (--version, --json) and through rich's console (the listing) alike.
+    path, mode, reason = UNWRITABLE_STDOUT[target]
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} here")
+    with open(path, mode) as stdout:
         proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
-                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "accelgraph: error: cannot write standard output: No space left on device"]
+        f"accelgraph: error: cannot write standard output: {reason}"]
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz (dot) not installed")

@@ -15,7 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run `accelgraph` with ``argv`` (default: the command line); returns the exit code."""
     try:
         from .app import main as run
-    except KeyboardInterrupt:
-        sys.stderr.write("accelgraph: interrupted\n")
-        return 130  # ExitCode.INTERRUPTED, without importing anything more
-    return run(argv)
+
+        return run(argv)
+    except KeyboardInterrupt as exc:  # during the imports, or in the instant after the run
+        terminated = type(exc).__name__ == "Terminated"
+        sys.stderr.write(f"accelgraph: {'terminated' if terminated else 'interrupted'}\n")
+        return 143 if terminated else 130  # ExitCode's, without importing anything more

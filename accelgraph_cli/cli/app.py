@@ -110,9 +110,10 @@ class Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(signum, frame) -> None:
-    # A second SIGTERM (a cancel that is repeated) must not interrupt the cleanup this one
-    # starts: temporary files left, or a traceback from inside an except clause.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # One SIGTERM unwinds the command, cleaning up on the way; a second one ends the process
+    # at once, as SIGTERM does by default (never a process that ignores it: the first
+    # Terminated may have been swallowed by code that catches everything).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     Terminated.seen = True
     raise Terminated
 
@@ -155,25 +156,37 @@ def main(argv: list[str] | None = None) -> int:
     Exit codes never lie: an unexpected exception (a bug) is one line and exit 70, never 0 or 1
     (which `diff` and the checks give a meaning) and never a traceback.
     """
-    previous = None
+    previous = _NOT_INSTALLED
     Terminated.seen = False
     try:
         previous = _catch_sigterm()
-        return _run(argv)
+        code = _run(argv)
+        if Terminated.seen and code != ExitCode.TERMINATED:
+            # SIGTERM came, and something swallowed its Terminated: the run did not finish
+            # as asked, whatever it went on to return
+            err_console.print("accelgraph: terminated")
+            return ExitCode.TERMINATED
+        return code
     except Terminated:  # between the handler's install and _run's own except clauses
         return ExitCode.TERMINATED
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if previous is not _NOT_INSTALLED:
+            # None: a handler installed from C, which Python cannot put back; the default then
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        Terminated.seen = False
+
+
+_NOT_INSTALLED = object()
 
 
 def _catch_sigterm():
-    """Turn SIGTERM into Terminated for the command's run; the handler it replaced (None
-    where signals cannot be set: outside the main thread)."""
+    """Turn SIGTERM into Terminated for the command's run; the handler it replaced (None when
+    it was installed from C), or _NOT_INSTALLED where signals cannot be set (outside the
+    main thread)."""
     try:
         return signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:
-        return None
+        return _NOT_INSTALLED
 
 
 def _run(argv: list[str] | None) -> int:
@@ -295,8 +308,42 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
 
 
+class _StdoutFile:
+    """Standard output for rich's console: a write that fails for any reason but a reader that
+    has gone (a full device, a descriptor opened read-only, a terminal hung up) is the one
+    error line "cannot write standard output", exit 2, as for echo()."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise  # rich's on_broken_pipe: exit 141
+        except OSError as exc:
+            from ..files import write_error
+
+            raise write_error("standard output", exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            from ..files import write_error
+
+            raise write_error("standard output", exc) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _stdout() -> Console:
-    return _StdoutConsole(highlight=False, markup=False)
+    out = sys.stdout
+    return _StdoutConsole(highlight=False, markup=False,
+                          file=None if out is None else _StdoutFile(out))
 
 
 @command(cls=_Command)
