@@ -125,6 +125,18 @@ def interrupted_code(exc: BaseException) -> ExitCode:
     return ExitCode.INTERRUPTED
 
 
+_interrupt_told: list[bool] = [False]  # a verb already said it was interrupted, and how far
+
+
+def interrupted_exit(exc: BaseException, message: str | None = None) -> typer.Exit:
+    """The exit for a verb that caught Ctrl-C or SIGTERM and says so itself (``message`` on
+    stderr, or its own report): main then adds no line of its own."""
+    if message is not None:
+        err_console.print(message)
+    _interrupt_told[0] = True
+    return typer.Exit(interrupted_code(exc))
+
+
 def _silence_stdout() -> None:
     """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
     buffered cannot fail again (Python's documented answer to SIGPIPE)."""
@@ -158,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     previous = _NOT_INSTALLED
     Terminated.seen = False
+    _interrupt_told[0] = False
     try:
         previous = _catch_sigterm()
         code = _run(argv)
@@ -234,9 +247,12 @@ def _run(argv: list[str] | None) -> int:
             fail(f"cannot write standard output: {exc.strerror}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
-    if code == ExitCode.INTERRUPTED and Terminated.seen:  # typer's exit 130 for SIGTERM
-        err_console.print("accelgraph: terminated")
-        return ExitCode.TERMINATED
+    if code == ExitCode.INTERRUPTED and not _interrupt_told[0]:
+        # typer's own exit 130 for a KeyboardInterrupt (Ctrl-C, or SIGTERM's Terminated):
+        # one line, as everywhere else
+        terminated = Terminated.seen
+        err_console.print(f"accelgraph: {'terminated' if terminated else 'interrupted'}")
+        return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
     return code if isinstance(code, int) else 0
 
 
@@ -444,10 +460,9 @@ def replay(
                                               on_progress=progress)
         except KeyboardInterrupt as exc:
             verdict = "not run" if checked is None else checked.verdict
-            err_console.print(f"accelgraph: interrupted after {rounds_done[0]} of "
-                              f"{rounds_done[1]} timed rounds (eager and graph in turn); "
-                              f"check: {verdict}")
-            raise typer.Exit(interrupted_code(exc)) from None
+            raise interrupted_exit(exc, f"accelgraph: interrupted after {rounds_done[0]} of "
+                                        f"{rounds_done[1]} timed rounds (eager and graph in "
+                                        f"turn); check: {verdict}") from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
         echo(json.dumps(report.to_dict(), indent=2))
@@ -473,8 +488,8 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
                                                       warmup=warmup, rounds=rounds)
     except KeyboardInterrupt as exc:
         verdict = "not run" if checked is None else checked.verdict
-        err_console.print(f"accelgraph: interrupted while timing; check: {verdict}")
-        raise typer.Exit(interrupted_code(exc)) from None
+        raise interrupted_exit(
+            exc, f"accelgraph: interrupted while timing; check: {verdict}") from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
     if json_out:
         echo(json.dumps(report.to_dict(), indent=2))
@@ -834,8 +849,8 @@ def smoke(
                          "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
     else:
         render_run.print_smoke(console, rows, len(files), interrupted is not None)
-    if interrupted is not None:
-        raise typer.Exit(interrupted_code(interrupted))
+    if interrupted is not None:  # the report above says so ("interrupted after N of M")
+        raise interrupted_exit(interrupted)
     if not all(r.ok for r in rows):
         raise typer.Exit(ExitCode.FAILED)
 
