@@ -83,21 +83,46 @@ class _StdoutConsole(Console):
         raise StdoutClosed
 
 
+class _StdoutFile:
+    """Standard output as echo() and rich's console write it: a write that fails for any
+    reason but a reader that has gone (a full device, a descriptor opened read-only, a
+    terminal hung up) is the one error line "cannot write standard output", exit 2."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._guarded(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    @staticmethod
+    def _guarded(call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise  # the reader has gone: exit 141 (echo, rich's on_broken_pipe)
+        except OSError as exc:
+            from ..files import write_error
+
+            raise write_error("standard output", exc) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def echo(text: str) -> None:
     """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
     the reader has gone. Nothing when there is no standard output (started with ``>&-``)."""
-    out = sys.stdout
-    if out is None:
+    if sys.stdout is None:
         return
+    out = _StdoutFile(sys.stdout)
     try:
         out.write(text + "\n")
         out.flush()
     except (BrokenPipeError, ValueError):  # ValueError: closed inside this process
         raise StdoutClosed from None
-    except OSError as exc:  # > /dev/full, a full disk: the user's to fix, not a bug
-        from ..files import write_error
-
-        raise write_error("standard output", exc) from None
 
 
 class Terminated(KeyboardInterrupt):
@@ -243,7 +268,7 @@ def _run(argv: list[str] | None) -> int:
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
-        if _stdout_full(exc):  # rich's console writing into > /dev/full or a full disk
+        if _stdout_full(exc):  # click's own output (--help) into > /dev/full or a full disk
             fail(f"cannot write standard output: {exc.strerror}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
@@ -257,8 +282,9 @@ def _run(argv: list[str] | None) -> int:
 
 
 def _stdout_full(exc: BaseException) -> bool:
-    """An OSError of a full device with no file named: what writing standard output into
-    > /dev/full or onto a full disk raises (files accelgraph writes are named in theirs)."""
+    """An OSError of a full device with no file named: what click's own output (--help)
+    raises into > /dev/full or onto a full disk (echo and the console name standard output
+    themselves; files accelgraph writes are named in theirs)."""
     import errno
 
     return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
@@ -312,48 +338,17 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
         error_mode = error_mode or record.get("error_mode")
     scenario_path = resolve_scenario(scenario_path)
     info = scenario_mod.inspect_scenario(scenario_path)
+    defaults = info.params
     if recorded:  # a stale record is not blamed on a --param the user never gave
         try:
-            scenario_mod.parse_params(info.params, recorded,
-                                      source=f"{record_path()}: the last capture's param")
+            defaults = scenario_mod.parse_params(
+                defaults, recorded, source=f"{record_path()}: the last capture's param")
         except scenario_mod.ScenarioError as exc:
             raise AccelgraphError(f"{exc}; capture again, or name the scenario") from None
-    values = scenario_mod.parse_params(info.params, recorded + list(params))
+    values = scenario_mod.parse_params(defaults, list(params))  # --param on top of the record
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
     _cuda.require_cuda()
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
-
-
-class _StdoutFile:
-    """Standard output for rich's console: a write that fails for any reason but a reader that
-    has gone (a full device, a descriptor opened read-only, a terminal hung up) is the one
-    error line "cannot write standard output", exit 2, as for echo()."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            raise  # rich's on_broken_pipe: exit 141
-        except OSError as exc:
-            from ..files import write_error
-
-            raise write_error("standard output", exc) from None
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            from ..files import write_error
-
-            raise write_error("standard output", exc) from None
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
 
 
 def _stdout() -> Console:

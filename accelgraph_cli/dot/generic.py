@@ -119,7 +119,7 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
                 continue  # default attributes, no node
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
-                label = label[1:-1].replace('\\"', '"')  # as _unquote reads it on the fast path
+                label = _unquote(label)  # as the fast path reads it
             add(name, label)
             members[name] = None
         for edge in g.get_edges():

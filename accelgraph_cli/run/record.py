@@ -22,7 +22,7 @@ def save_record(path: str, params: dict, pool: PoolKind | str, error_mode: Captu
                 keep_graph: bool,
                 directory: str = ".") -> Path:
     """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO."""
-    return write_text_atomic(Path(directory) / RECORD_DIR / RECORD_FILE, json.dumps({
+    return write_text_atomic(record_path(directory), json.dumps({
         "scenario": os.path.abspath(path), "params": params, "pool": pool,
         "error_mode": error_mode, "keep_graph": keep_graph,
     }, indent=2) + "\n")
@@ -30,7 +30,7 @@ def save_record(path: str, params: dict, pool: PoolKind | str, error_mode: Captu
 
 def load_record(directory: str = ".") -> dict:
     """The last capture recorded in this directory, or AccelgraphError saying to capture first."""
-    target = Path(directory) / RECORD_DIR / RECORD_FILE
+    target = record_path(directory)
     try:
         record = json.loads(target.read_text())
     except FileNotFoundError:
