@@ -687,18 +687,64 @@ def test_the_structural_retry_finds_two_rewired_edges_the_first_order_misses():
     assert counts(diff_models(model, renumbered(moved, 35))) == (0, 0, 0, 2, 2)
 
 
-def test_an_edge_of_b_with_no_edge_of_a_behind_it_is_added_though_every_edge_of_a_is_kept():
+def test_an_edge_of_b_with_no_edge_of_a_behind_it_is_added_though_every_edge_of_a_has_an_image():
     # A: x -> y twice (a duplicate edge) and y -> z; B: x -> y, y -> z and x -> z. Every node
     # matches in sequence, both graphs have three edges and each edge of A has an image in
-    # B; B's x -> z has none in A and is added all the same.
+    # B; B's x -> z has none in A and is added all the same, and A's second x -> y, which
+    # B writes once, is removed: edges are compared as a multiset.
     nodes = [kernel(0, "x"), kernel(1, "y"), kernel(2, "z")]
     ids = [node.id for node in nodes]
     a = GraphModel(copy.deepcopy(nodes), [(ids[0], ids[1]), (ids[0], ids[1]), (ids[1], ids[2])])
     b = GraphModel(copy.deepcopy(nodes), [(ids[0], ids[1]), (ids[1], ids[2]), (ids[0], ids[2])])
     diff = diff_models(a, b)
-    assert counts(diff) == (0, 0, 0, 1, 0)
+    assert counts(diff) == (0, 0, 0, 1, 1)
     assert diff.edges_added == [(ids[0], ids[2])]
-    assert counts(diff_models(b, a)) == (0, 0, 0, 0, 1)
+    assert diff.edges_removed == [(ids[0], ids[1])]
+    back = diff_models(b, a)
+    assert counts(back) == (0, 0, 0, 1, 1)
+    assert (back.edges_added, back.edges_removed) == ([(ids[0], ids[1])], [(ids[0], ids[2])])
+
+
+@pytest.mark.parametrize("times", [2, 3])
+def test_an_edge_written_again_is_an_edge_added_and_dropping_it_an_edge_removed(times):
+    # A plain DOT file can write an edge twice (Graphviz draws two arrows); CUDA's dumps
+    # never do. The two graphs differ, so the diff must not say identical.
+    model = fork_join_model(4)
+    edge = next(e for e in model.edges if model.edges.count(e) == 1)
+    doubled = clone(model)
+    doubled.edges.extend([edge] * (times - 1))
+    doubled.invalidate()
+    for b in (doubled, renumbered(doubled, 3)):
+        diff = diff_models(model, b)
+        assert not diff.identical
+        assert counts(diff) == (0, 0, 0, times - 1, 0)
+        assert counts(diff_models(b, model)) == (0, 0, 0, 0, times - 1)
+    assert diff_models(doubled, renumbered(doubled, 5)).identical
+
+
+def test_two_edges_each_written_twice_on_one_side_only_differ_though_the_counts_match():
+    # A: x -> y twice, y -> z once; B: x -> y once, y -> z twice. Same nodes, three edges
+    # each, every edge's image found: only the copies tell them apart.
+    nodes = [kernel(0, "x"), kernel(1, "y"), kernel(2, "z")]
+    ids = [node.id for node in nodes]
+    xy, yz = (ids[0], ids[1]), (ids[1], ids[2])
+    a = GraphModel(copy.deepcopy(nodes), [xy, xy, yz])
+    b = GraphModel(copy.deepcopy(nodes), [xy, yz, yz])
+    diff = diff_models(a, b)
+    assert (diff.edges_added, diff.edges_removed) == ([yz], [xy])
+
+
+def test_an_edge_of_a_recorded_dump_written_twice_is_found_inside_a_child_graph_too():
+    model = _recorded("kinds_verbose.dot")
+    parent = next(node for node in model.nodes if node.child is not None and node.child.edges)
+    doubled = clone(model)
+    node = next(n for n in doubled.nodes if n.id == parent.id)
+    edge = node.child.edges[0]
+    node.child = GraphModel(node.child.nodes, [*node.child.edges, edge], source=node.child.source)
+    diff = diff_models(model, renumbered(doubled, 7))
+    assert not diff.identical
+    (change,) = diff.changed
+    assert counts(change.child) == (0, 0, 0, 1, 0)
 
 
 def test_the_diff_counts_kinds_as_the_model_does():

@@ -32,9 +32,11 @@ def match(side_a: Side, side_b: Side,
         # Every node matched in sequence: the k-th of A's order with the k-th of B's.
         edges = len(side_a.model.edges)
         if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b):
-            # Nothing to find. Whether B's edges are all images of A's (duplicate edges
-            # aside, they are) tells the report whether it must look for rewired edges.
-            if _kept_in_sequence(side_b, side_a) == edges:
+            # Nothing to find. Whether B's edges are all images of A's tells the report
+            # whether it must look for rewired edges; so does an edge written twice, which
+            # counts as kept each time its image is found.
+            if (_kept_in_sequence(side_b, side_a) == edges
+                    and not side_a.doubled and not side_b.doubled):
                 return None, True
             return dict(zip(order_a, order_b)), False
     a_to_b = {}

@@ -38,6 +38,7 @@ class Side:
         self._edge_set: set[tuple[int, int]] | None = None
         self._several: set[int] | None = None  # the nodes with several children
         self._from_several = 0  # edges leaving them
+        self._doubled: dict[tuple[int, int], int] | None = None
 
     def kind_counts(self, labeler: Labeler) -> dict[str, int]:
         """``model.kind_counts()``, from the coarse labels (a kind and a name each): one pass
@@ -76,6 +77,23 @@ class Side:
         if self._edge_set is None:
             self._edge_set = set(zip(*self.edges))
         return self._edge_set
+
+    @property
+    def doubled(self) -> dict[tuple[int, int], int]:
+        """The edges written more than once, (source, target) node indices -> how many times.
+        Only a node with several children can have one, so only those lists are looked at;
+        a CUDA dump never writes an edge twice, a hand-written DOT file can."""
+        if self._doubled is None:
+            doubled: dict[tuple[int, int], int] = {}
+            children = self.children
+            for i in self.near.down_many:
+                kids = children[i]
+                if len(set(kids)) < len(kids):
+                    for d, n in Counter(kids).items():
+                        if n > 1:
+                            doubled[i, d] = n
+            self._doubled = doubled
+        return self._doubled
 
     def are_edges(self, sources: list[int], targets: list[int]) -> list[bool]:
         """For each k, whether sources[k] -> targets[k] is an edge of this graph (node

@@ -228,7 +228,8 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, l
 def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list[tuple[int, int]]:
     """Edges of ``side`` (node indices) between matched nodes whose image is no edge of
     ``other``; ``image[i]`` is node i's partner in ``other`` (-1: none), ``back`` the same
-    the other way. One entry per edge, duplicates included, in no particular order."""
+    the other way. One entry per edge, duplicates included, in no particular order; an edge
+    written n times whose image is written m < n times gives its n - m extra copies."""
     near = side.near
     if near.down_many:  # the edges in the model's order
         sources, targets = side.edges
@@ -245,6 +246,10 @@ def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list
         if t >= 0 and u >= 0:
             s, d = back[t], back[u]
             rewired += [(s, d)] * side.children[s].count(d)
+    for (s, d), n in side.doubled.items():
+        t, u = image[s], image[d]
+        if t >= 0 and u >= 0 and (t, u) not in missing:
+            rewired += [(s, d)] * (n - min(n, other.children[t].count(u)))
     return rewired
 
 
