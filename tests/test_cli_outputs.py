@@ -166,3 +166,28 @@ def test_gpu_verbs_without_gpu_create_no_folder(cli, tmp_path):
     # smoke --junit writes its report without a GPU: that folder is made, for the report
     assert cli("smoke", "saxpy", "--junit", tmp_path / "ci" / "report.xml")[0] == 3
     assert [p.name for p in (tmp_path / "ci").iterdir()] == ["report.xml"]
+
+
+def test_every_file_of_a_multi_graph_dump_is_checked_before_any_is_written(tmp_path):
+    # dump --out g.dot of a scenario with graphs "batch=1" and "batch=8" writes g_batch=1.dot
+    # and g_batch=8.dot; a folder in the way of the second must fail the command before the
+    # first is written. The check is in _dump_targets, which dump calls once the graphs'
+    # names are known (after capture, before any write).
+    from accelgraph_cli.cli.app import _dump_targets
+
+    out = str(tmp_path / "g.dot")
+    assert _dump_targets(out, ["step"]) == [out]
+    assert _dump_targets(out, ["batch=1", "batch 8"]) == [
+        str(tmp_path / "g_batch=1.dot"), str(tmp_path / "g_batch_8.dot")]
+    (tmp_path / "g_batch_8.dot").mkdir()
+    with pytest.raises(AccelgraphError, match=r"g_batch_8\.dot: it is a folder"):
+        _dump_targets(out, ["batch=1", "batch 8"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g_batch_8.dot"]
+
+
+def test_two_graph_names_that_make_one_file_name_are_refused(tmp_path):
+    from accelgraph_cli.cli.app import _dump_targets
+
+    with pytest.raises(AccelgraphError, match=r"'batch 8' and 'batch/8' would both be written to "
+                                              r".*g_batch_8\.dot; use --graph NAME"):
+        _dump_targets(str(tmp_path / "g.dot"), ["batch 8", "batch/8"])

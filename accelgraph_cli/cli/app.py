@@ -691,8 +691,8 @@ def dump(
         if not graphs:
             names = ", ".join(g.name for g in result.graphs)
             raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has {names}")
-    for captured in graphs:
-        target = _per_graph_path(out, captured.name, len(graphs))
+    targets = _dump_targets(out, [captured.name for captured in graphs])
+    for captured, target in zip(graphs, targets):
         text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
         if fmt is DumpFormat.DOT:
@@ -707,6 +707,26 @@ def dump(
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
+
+
+def _dump_targets(out: str, names: list[str]) -> list[str]:
+    """The file each graph goes to (``out`` itself for one graph), every one checked before
+    any is written: a folder in the way of the third file must not leave the first two
+    written and the command failed. Two graph names that make the same file name are refused."""
+    from .. import files
+
+    targets = [_per_graph_path(out, name, len(names)) for name in names]
+    seen: dict[str, str] = {}
+    for name, target in zip(names, targets):
+        key = os.path.normcase(os.path.abspath(target))
+        if key in seen:
+            raise AccelgraphError(
+                f"graphs {seen[key]!r} and {name!r} would both be written to {target}; "
+                f"use --graph NAME to dump one at a time")
+        seen[key] = name
+        if target != out:
+            files.check_output_file(target)
+    return targets
 
 
 def _per_graph_path(out: str, name: str, count: int) -> str:
