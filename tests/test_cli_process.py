@@ -2,6 +2,7 @@
 signals. Each test starts `python -m accelgraph_cli` in a temporary directory."""
 
 import json
+import contextlib
 import os
 import shutil
 import subprocess
@@ -141,6 +142,24 @@ def test_standard_output_that_cannot_be_written_is_bad_input_not_a_bug(tmp_path,
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"accelgraph: error: cannot write standard output: {reason}"]
+
+
+@pytest.mark.parametrize("stderr", ["full device", "closed"])
+@pytest.mark.parametrize("args, code", [(["show", "missing.dot"], 2), (["show", "--limit", "x", "a.dot"], 2),
+                                        (["diff", str(recorded("chain_basic.dot")),
+                                          str(recorded("chain_verbose.dot")), "--limit", "1"], 0)])
+def test_a_standard_error_that_cannot_be_written_keeps_the_exit_code(tmp_path, args, code, stderr):
+    # The error line has nowhere to go (`2>/dev/full`, `2>&-`), but the exit code still says
+    # what happened: 2 for bad input, not 1 (which diff gives a meaning) from a failed print.
+    if stderr == "full device" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with contextlib.ExitStack() as stack:
+        full = stack.enter_context(open("/dev/full", "w")) if stderr == "full device" else None
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=full, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              preexec_fn=None if full else (lambda: os.close(2)))
+    assert proc.returncode == code
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz (dot) not installed")

@@ -59,8 +59,54 @@ app = typer.Typer(
 )
 command = app.command  # every verb: @command(cls=_Command)
 
+class _StderrFile:
+    """Standard error as the error console writes it: the stream in use at each write (tests
+    swap it), and a write that fails (``2>/dev/full``, a closed descriptor) dropped, since
+    there is nowhere left to report it: the command's exit code still tells what happened."""
+
+    def write(self, text: str) -> int:
+        stream = sys.stderr
+        if stream is None:
+            return len(text)
+        try:
+            return stream.write(text)
+        except (OSError, ValueError):
+            _drop_pending(stream)
+            return len(text)
+
+    def flush(self) -> None:
+        stream = sys.stderr
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            _drop_pending(stream)
+
+    def isatty(self) -> bool:
+        stream = sys.stderr
+        try:
+            return stream is not None and stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(sys.stderr, "encoding", None) or "utf-8"
+
+
+def _drop_pending(stream) -> None:
+    """A standard stream that cannot be written: point its descriptor at the null device and
+    drop what it still holds, so the interpreter's last flush cannot fail again."""
+    _to_devnull(stream)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        stream.flush()
+
+
 # markup=False: a file named "[red]x.dot" prints as itself, and "[/]" cannot crash a print.
-err_console = Console(stderr=True, highlight=False, markup=False)
+err_console = Console(file=_StderrFile(), highlight=False, markup=False)
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
@@ -165,8 +211,12 @@ def interrupted_exit(exc: BaseException, message: str | None = None) -> typer.Ex
 def _silence_stdout() -> None:
     """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
     buffered cannot fail again (Python's documented answer to SIGPIPE)."""
+    _to_devnull(sys.stdout)
+
+
+def _to_devnull(stream) -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        fd = sys.stdout.fileno()
+        fd = stream.fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
