@@ -1,8 +1,8 @@
 """accelgraph as a process in a pipeline: standard output closed by its reader (`| head`),
 signals. Each test starts `python -m accelgraph_cli` in a temporary directory."""
 
-import json
 import contextlib
+import json
 import os
 import shutil
 import subprocess
