@@ -25,8 +25,11 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    unchanged nodes — except a short run of them with unmatched nodes on both sides, which is
    dropped when aligning the stretch around it by kind and name gives a smaller diff (a
    batch sweep where one node's new grid equals another's old one would otherwise pair those
-   two and leave the rest of the chain on the wrong sides of them); the diff keeps that only
-   if the whole result, edges included, comes out smaller.
+   two and leave the rest of the chain on the wrong sides of them), and a run of look-alikes
+   paired a place off is slid along them until what is left over on the two sides meets in
+   one gap (two kernels of a chain of one kernel with new grids are two changed nodes, not a
+   node added, one removed and one changed); the diff keeps either only if the whole result,
+   edges included, comes out smaller.
 4. **Changed nodes.** Inside each gap left by step 3, the remaining nodes are aligned by
    coarse label: same kind and name, different parameters.
 5. **Moved nodes.** A node still unmatched whose Weisfeiler-Lehman hash over fine labels
@@ -142,8 +145,8 @@ def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
     dropped: list = []
     result = _report(side_a, side_b, *match(side_a, side_b, dropped), labeler)
     if dropped:
-        # Step 3 dropped short runs of unchanged pairs, weighing nodes alone: keep that only
-        # if the whole diff, edges included, is smaller than with them.
+        # Step 3 dropped short runs of unchanged pairs or slid runs along look-alikes,
+        # weighing nodes alone: keep that only if the whole diff, edges included, is smaller.
         kept = _report(side_a, side_b, *match(side_a, side_b), labeler)
         if _size(kept) <= _size(result):
             result = kept
