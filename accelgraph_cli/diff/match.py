@@ -113,6 +113,7 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
         if fine_b[j] in left_a:
             left_b[fine_b[j]].append(j)
     paired = False
+    tries = _LEFTOVER_RESEATS
     for label, js in left_b.items():
         candidates = left_a[label]
         if len(candidates) == 1 and len(js) == 1:
@@ -120,7 +121,46 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
             if _edges_lost(side_a, side_b, i, j, a_to_b, b_to_a) < 2:
                 pair(i, j)
                 paired = True
+            elif tries:
+                # Its look-alike neighbours may have been paired crosswise while it was
+                # unmatched (nothing placed told them apart): paired, it tells them, and
+                # re-seating them may keep the edges that pairing it alone would break.
+                tries -= 1
+                saved_a, saved_b = dict(a_to_b), b_to_a[:]
+                before = _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a)
+                pair(i, j)
+                _reseat(side_a, side_b, a_to_b, b_to_a, {i, *side_a.parents[i], *side_a.children[i]})
+                if _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a) < before:
+                    paired = True
+                else:
+                    a_to_b.clear()
+                    a_to_b.update(saved_a)
+                    b_to_a[:] = saved_b
     return paired
+
+
+# Leftovers that _pair_leftovers tries with their neighbours re-seated, at most (each try
+# copies the matching and counts every edge).
+_LEFTOVER_RESEATS = 8
+
+
+def _rewired_and_unmatched(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> int:
+    """What a diff with this matching would list, changed nodes aside: nodes unmatched on
+    either side and edges between matched nodes whose image is no edge of the other graph."""
+    from_b = dict(compress(enumerate(b_to_a), map((-1).__lt__, b_to_a)))
+    unmatched = len(side_a.fine) - len(a_to_b) + len(side_b.fine) - len(from_b)
+    return unmatched + _between_matched_lost(side_a, side_b, a_to_b) + _between_matched_lost(
+        side_b, side_a, from_b)
+
+
+def _between_matched_lost(side: Side, other: Side, image: dict) -> int:
+    """Edges of ``side`` between two matched nodes whose image is no edge of ``other``."""
+    sources, targets = side.edges
+    ends = list(map(image.get, sources, repeat(-1)))
+    ends_to = list(map(image.get, targets, repeat(-1)))
+    both = list(map(and_, map((-1).__lt__, ends), map((-1).__lt__, ends_to)))
+    kept = other.are_edges(ends, ends_to)
+    return sum(both) - sum(map(and_, both, kept))
 
 
 def _edges_lost(side_a: Side, side_b: Side, i: int, j: int, a_to_b: dict, b_to_a: list) -> int:

@@ -46,7 +46,9 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    exactly once on each side is paired with its twin when fewer of the pair's edges come out
    rewired than the two nodes would count as removed and added (an edge removed next to a
    node moves it in the order and changes its hashes; a look-alike that moved to another
-   branch keeps none of its edges and stays removed and added).
+   branch keeps none of its edges and stays removed and added), or when, paired, its
+   neighbours re-seated around it (``_reseat``) leave fewer nodes unmatched and edges
+   rewired in all (look-alike neighbours paired crosswise while it was unmatched).
 8. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
