@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
 from accelgraph_cli.enums import ExitCode
-from accelgraph_cli.model.graph_model import GraphModel, Node
+from accelgraph_cli.model.graph_model import GraphModel, Node, node_signature
 from accelgraph_cli.render.diff import render_diff
 
 # ------------------------------------------------------------------------- helpers
@@ -1133,6 +1133,21 @@ def test_recorded_forkjoin_mutations():
     assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 2)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_recorded_dependency_dropped_between_look_alikes_is_one_edge_whatever_the_numbering(seed):
+    # sgemm -> bias_gelu -> sgemm, the dependency of the second sgemm dropped. With the two
+    # sgemms paired crosswise (nothing placed told them apart) bias_gelu kept none of its
+    # edges and came out removed and added, depending on the node numbering of B.
+    model = _recorded("scenario_buckets_batch1_basic.dot")
+    order = model.topological_order()
+    assert [model.node(i).name for i in order] == ["sgemm_tiled", "bias_gelu", "sgemm_tiled"]
+    dropped = clone(model)
+    dropped.edges.remove((order[1], order[2]))
+    diff = diff_models(model, renumbered(dropped, seed))
+    assert counts(diff) == (0, 0, 0, 0, 1)
+    assert diff.edges_removed == [(order[1], order[2])]
+
+
 def test_recorded_memops_copy_size_change():
     model = _recorded("memops_verbose.dot")
     copies = [n for n in model.nodes if n.kind == "memcpy" and isinstance(n.params.get("bytes"), int)]
@@ -1168,6 +1183,23 @@ def test_recorded_10k_chain_with_a_change_and_a_removal():
     diff = diff_models(model, b)
     assert counts(diff) == (0, 1, 1, 1, 0)
     assert diff.removed == [order[7500]]
+
+
+@pytest.mark.parametrize("renumber", [False, True])
+@pytest.mark.parametrize("first, second", [(10, 20), (68, 143), (100, 101), (5, 900)])
+def test_two_kernels_changed_in_a_chain_of_one_kernel_are_two_changes(first, second, renumber):
+    # A thousand launches of one kernel; two of them get other launch dimensions. Between
+    # the two, a longest common subsequence can pair the look-alikes one place off (A's 11th
+    # with B's 12th...), which left one of the changed nodes added, a look-alike removed and
+    # an edge rewired at each end of the shifted run: +1 -1 ~1 and two edges, not ~2.
+    model = _recorded("scenario_elementwise_chain_verbose.dot")
+    order = model.topological_order()
+    assert len({node_signature(model.node(i)) for i in order}) == 1
+    b = set_param(model, order[first], "grid", (8, 1, 1))
+    b.node(order[second]).params["block"] = (128, 1, 1)
+    diff = diff_models(model, renumbered(b, seed=first) if renumber else b)
+    assert counts(diff) == (0, 0, 2, 0, 0)
+    assert {c.a_id for c in diff.changed} == {order[first], order[second]}
 
 
 def test_batch_sweep_of_a_chain_is_changes_not_replacements():

@@ -20,7 +20,8 @@ def match(side_a: Side, side_b: Side,
     of B's (the report reads the pairs off the orders; no dict of every node is built).
 
     ``dropped``: a list to let step 3 drop short stray runs of unchanged pairs (see
-    :func:`_drop_stray_runs`) and to append the pairs it dropped to; None keeps them all."""
+    :func:`_drop_stray_runs`) or slide runs along look-alikes (:func:`_slide_runs`), and to
+    append the pairs it dropped or moved to; None keeps the alignment as it is."""
     order_a, order_b = side_a.order, side_b.order
 
     # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
@@ -48,6 +49,7 @@ def match(side_a: Side, side_b: Side,
 
     if dropped is not None and len(aligned) < min(len(order_a), len(order_b)):
         aligned = _drop_stray_runs(aligned, side_a, side_b, budget, dropped)
+        aligned = _slide_runs(aligned, fine_a, fine_b, side_a, side_b, budget, dropped)
     for x, y in aligned:
         pair(order_a[x], order_b[y])
 
@@ -113,6 +115,7 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
         if fine_b[j] in left_a:
             left_b[fine_b[j]].append(j)
     paired = False
+    tries = _LEFTOVER_RESEATS
     for label, js in left_b.items():
         candidates = left_a[label]
         if len(candidates) == 1 and len(js) == 1:
@@ -120,7 +123,46 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
             if _edges_lost(side_a, side_b, i, j, a_to_b, b_to_a) < 2:
                 pair(i, j)
                 paired = True
+            elif tries:
+                # Its look-alike neighbours may have been paired crosswise while it was
+                # unmatched (nothing placed told them apart): paired, it tells them, and
+                # re-seating them may keep the edges that pairing it alone would break.
+                tries -= 1
+                saved_a, saved_b = dict(a_to_b), b_to_a[:]
+                before = _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a)
+                pair(i, j)
+                _reseat(side_a, side_b, a_to_b, b_to_a, {i, *side_a.parents[i], *side_a.children[i]})
+                if _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a) < before:
+                    paired = True
+                else:
+                    a_to_b.clear()
+                    a_to_b.update(saved_a)
+                    b_to_a[:] = saved_b
     return paired
+
+
+# Leftovers that _pair_leftovers tries with their neighbours re-seated, at most (each try
+# copies the matching and counts every edge).
+_LEFTOVER_RESEATS = 8
+
+
+def _rewired_and_unmatched(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> int:
+    """What a diff with this matching would list, changed nodes aside: nodes unmatched on
+    either side and edges between matched nodes whose image is no edge of the other graph."""
+    from_b = dict(compress(enumerate(b_to_a), map((-1).__lt__, b_to_a)))
+    unmatched = len(side_a.fine) - len(a_to_b) + len(side_b.fine) - len(from_b)
+    return unmatched + _between_matched_lost(side_a, side_b, a_to_b) + _between_matched_lost(
+        side_b, side_a, from_b)
+
+
+def _between_matched_lost(side: Side, other: Side, image: dict) -> int:
+    """Edges of ``side`` between two matched nodes whose image is no edge of ``other``."""
+    sources, targets = side.edges
+    ends = list(map(image.get, sources, repeat(-1)))
+    ends_to = list(map(image.get, targets, repeat(-1)))
+    both = list(map(and_, map((-1).__lt__, ends), map((-1).__lt__, ends_to)))
+    kept = other.are_edges(ends, ends_to)
+    return sum(both) - sum(map(and_, both, kept))
 
 
 def _edges_lost(side_a: Side, side_b: Side, i: int, j: int, a_to_b: dict, b_to_a: list) -> int:
@@ -197,6 +239,90 @@ def _drop_stray_runs(aligned: list, side_a: Side, side_b: Side, budget: list, dr
         kept.extend(aligned[first : first + length])
         last_a, last_b = ya, yb
     return kept
+
+
+def _slide_runs(aligned: list, seq_a: list, seq_b: list, side_a: Side, side_b: Side, budget: list,
+                moved: list) -> list:
+    """Step 3's alignment with runs of unchanged pairs slid along look-alikes, so that what
+    is left over on one side meets what is left over on the other in one gap.
+
+    Among look-alikes (a chain of a thousand launches of one kernel) a longest common
+    subsequence may pair the nodes between two changed ones one place off: A's 11th to 19th
+    with B's 12th to 20th, which leaves B's 11th alone before the run and A's 20th and 21st
+    with B's 21st after it — one node added, one removed, one changed and an edge rewired at
+    each end of the run, for two nodes whose parameters changed. Slid by one place, the run
+    pairs A's 12th to 20th with B's 12th to 20th and leaves one node of each side in each
+    gap, which step 4 pairs as changed.
+
+    The gaps between runs hold ``a_k`` nodes of A and ``b_k`` of B; sliding a run's A side
+    by s places forward (or its B side by s back) moves s of A's leftovers from the gap after
+    it to the gap before it. Runs are slid so that every gap but the last holds as many
+    nodes of A as of B (the flow across run r is what the gaps before it lack), where the
+    labels along the run allow it and no gap would hold fewer than no nodes; a run that
+    cannot slide that far stays. ``seq_a``, ``seq_b``: the fine labels in canonical order.
+    The pairs of every run that slid are appended to ``moved``; like dropped runs, the
+    caller keeps the result only if the whole diff comes out smaller."""
+    if not aligned:
+        return aligned
+    sums = list(starmap(add, aligned))
+    starts = [0, *compress(count(1), map((2).__ne__, map(sub, sums[1:], sums))), len(aligned)]
+    runs = [(aligned[s][0], aligned[s][1], e - s) for s, e in pairwise(starts)]  # (x, y, length)
+    # Leftovers per gap: gap k lies before run k (the last one after the last run).
+    ends = [(-1, -1), *((x + n - 1, y + n - 1) for x, y, n in runs)]
+    begins = [*((x, y) for x, y, _ in runs), (len(side_a.order), len(side_b.order))]
+    a_left = [x1 - x0 - 1 for (x0, _), (x1, _) in zip(ends, begins)]
+    b_left = [y1 - y0 - 1 for (_, y0), (_, y1) in zip(ends, begins)]
+    # Flow across run r: A's leftovers to move from after it to before it (negative: back).
+    flows, lacking = [], 0
+    for r in range(len(runs)):
+        lacking += a_left[r] - b_left[r]
+        flows.append(-lacking)
+    if not any(flows):
+        return aligned
+    # A run slides its A side by the flow where the labels allow, else its B side the other
+    # way; one that can slide neither way, or would leave a gap with fewer than no nodes,
+    # stays (and the gaps beside it are weighed again).
+    shift_a = [0] * len(runs)
+    shift_b = [0] * len(runs)
+    for _ in range(len(runs)):
+        settled = True
+        for r, (x, y, n) in enumerate(runs):
+            f = flows[r]
+            if not f or shift_a[r] == f or shift_b[r] == -f:
+                continue
+            if budget[0] < n:
+                flows[r] = 0
+                continue
+            budget[0] -= n
+            if 0 <= x + f and x + f + n <= len(seq_a) and seq_a[x + f : x + f + n] == seq_b[y : y + n]:
+                shift_a[r] = f
+            elif 0 <= y - f and y - f + n <= len(seq_b) and seq_b[y - f : y - f + n] == seq_a[x : x + n]:
+                shift_b[r] = -f
+            else:
+                flows[r] = 0
+                settled = False
+        # Leftovers per gap after the slides; a run whose slide empties a gap too far stays.
+        for r in range(len(runs)):
+            if not flows[r]:
+                continue
+            before_a = a_left[r] + shift_a[r] - (shift_a[r - 1] if r else 0)
+            before_b = b_left[r] + shift_b[r] - (shift_b[r - 1] if r else 0)
+            after_a = a_left[r + 1] - shift_a[r] + (shift_a[r + 1] if r + 1 < len(runs) else 0)
+            after_b = b_left[r + 1] - shift_b[r] + (shift_b[r + 1] if r + 1 < len(runs) else 0)
+            if min(before_a, before_b, after_a, after_b) < 0:
+                flows[r] = shift_a[r] = shift_b[r] = 0
+                settled = False
+        if settled:
+            break
+    if not any(shift_a) and not any(shift_b):
+        return aligned
+    slid = []
+    for (x, y, n), sa, sb in zip(runs, shift_a, shift_b):
+        pairs = [(x + sa + t, y + sb + t) for t in range(n)]
+        if sa or sb:
+            moved.extend(pairs)
+        slid += pairs
+    return slid
 
 
 def _pair_by_key(left_a: list[int], left_b: list[int], key_a: list, key_b: list, pair) -> None:

@@ -25,8 +25,11 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    unchanged nodes — except a short run of them with unmatched nodes on both sides, which is
    dropped when aligning the stretch around it by kind and name gives a smaller diff (a
    batch sweep where one node's new grid equals another's old one would otherwise pair those
-   two and leave the rest of the chain on the wrong sides of them); the diff keeps that only
-   if the whole result, edges included, comes out smaller.
+   two and leave the rest of the chain on the wrong sides of them), and a run of look-alikes
+   paired a place off is slid along them until what is left over on the two sides meets in
+   one gap (two kernels of a chain of one kernel with new grids are two changed nodes, not a
+   node added, one removed and one changed); the diff keeps either only if the whole result,
+   edges included, comes out smaller.
 4. **Changed nodes.** Inside each gap left by step 3, the remaining nodes are aligned by
    coarse label: same kind and name, different parameters.
 5. **Moved nodes.** A node still unmatched whose Weisfeiler-Lehman hash over fine labels
@@ -43,7 +46,9 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    exactly once on each side is paired with its twin when fewer of the pair's edges come out
    rewired than the two nodes would count as removed and added (an edge removed next to a
    node moves it in the order and changes its hashes; a look-alike that moved to another
-   branch keeps none of its edges and stays removed and added).
+   branch keeps none of its edges and stays removed and added), or when, paired, its
+   neighbours re-seated around it (``_reseat``) leave fewer nodes unmatched and edges
+   rewired in all (look-alike neighbours paired crosswise while it was unmatched).
 8. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
@@ -142,8 +147,8 @@ def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
     dropped: list = []
     result = _report(side_a, side_b, *match(side_a, side_b, dropped), labeler)
     if dropped:
-        # Step 3 dropped short runs of unchanged pairs, weighing nodes alone: keep that only
-        # if the whole diff, edges included, is smaller than with them.
+        # Step 3 dropped short runs of unchanged pairs or slid runs along look-alikes,
+        # weighing nodes alone: keep that only if the whole diff, edges included, is smaller.
         kept = _report(side_a, side_b, *match(side_a, side_b), labeler)
         if _size(kept) <= _size(result):
             result = kept
