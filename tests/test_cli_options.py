@@ -192,6 +192,24 @@ def test_help_has_no_type_placeholders(cli, verb):
     assert "<bool>" not in out and "{" not in out.splitlines()[0]
     usage = out.splitlines()[0]
     assert usage.startswith(f"Usage: accelgraph {verb} [OPTIONS]")
+    # Arguments are named as the usage line names them, with no Python type after them
+    # (newer typer writes `SCENARIO <str>`, `PATHS <list[str]>`).
+    section = out.split("Arguments:\n", 1)[1].split("\n\n", 1)[0] if "Arguments:" in out else ""
+    assert "<" not in section, section
+
+
+@pytest.mark.parametrize("args, option, choices", [
+    (["capture", "saxpy", "--pool", "bogus"], "'--pool'", "'private', 'shared', 'async'"),
+    (["replay", "saxpy", "--error-mode", "strict"], "'--error-mode'",
+     "'default', 'global', 'thread_local', 'relaxed'"),
+    (["dump", "saxpy", "-o", "g.dot", "--format", "gif"], "'--format' / '-f'",
+     "'dot', 'json', 'svg', 'png'"),
+])
+def test_a_bad_choice_is_one_plain_line(cli, args, option, choices):
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert err == (f"accelgraph: error: Invalid value for {option}: {args[-1]!r} is not one of "
+                   f"{choices}. (see accelgraph {args[0]} --help)\n")
 
 
 @pytest.mark.parametrize("options, message", [

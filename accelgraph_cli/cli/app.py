@@ -43,6 +43,23 @@ class _Command(TyperCommand):
                 pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
 
+    def format_options(self, ctx, formatter) -> None:
+        """Arguments listed as the usage line names them (`SCENARIO`, `PATHS...`), without the
+        Python type newer typer appends (`SCENARIO <str>`, `PATHS <list[str]>`)."""
+        sections: dict[str, list] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                record = (name + ("..." if param.nargs != 1 else ""), record[1])
+            sections["Arguments" if isinstance(param, TyperArgument) else "Options"].append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
 
 app = typer.Typer(
     name="accelgraph",
@@ -255,7 +272,9 @@ def _run(argv: list[str] | None) -> int:
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
-            message = exc.format_message()
+            # Newer typer validates through pydantic, which puts "Value error, " before the
+            # choice's own message ("--pool: Value error, 'x' is not one of ..."): noise.
+            message = exc.format_message().replace(": Value error, ", ": ")
             if type(exc).__name__ == "NoArgsIsHelpError":
                 # Bare `accelgraph`: the help is the answer, not an error.
                 try:
