@@ -185,6 +185,25 @@ def test_bare_accelgraph_prints_help(cli):
     assert out.startswith("Usage: accelgraph [OPTIONS] COMMAND [ARGS]...")
 
 
+def test_top_level_help_says_what_needs_a_gpu_in_whole_lines(cli):
+    code, out, err = cli("--help")
+    assert (code, err) == (0, "")
+    commands = out.split("Commands:\n", 1)[1].splitlines()
+    listed = {line.split()[0]: line for line in commands if line.strip()}
+    assert sorted(listed) == ["capture", "diff", "dump", "replay", "scenarios", "show", "smoke"]
+    for verb, line in listed.items():
+        assert not line.endswith("..."), line  # a summary cut short by click
+        assert ("(GPU)" in line) == (verb in ("capture", "replay", "dump", "smoke")), line
+    assert "smoke --list, scenarios, and show and diff" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("verb", ["capture", "replay", "dump"])
+def test_gpu_verbs_help_says_they_need_a_gpu(cli, verb):
+    code, out, err = cli(verb, "--help")
+    assert code == 0
+    assert "Needs a CUDA GPU (exit 3 without one" in " ".join(out.split())
+
+
 @pytest.mark.parametrize("verb", ["capture", "replay", "show", "dump", "scenarios", "smoke", "diff"])
 def test_help_has_no_type_placeholders(cli, verb):
     code, out, err = cli(verb, "--help")

@@ -65,8 +65,9 @@ app = typer.Typer(
     name="accelgraph",
     help=(
         "Capture, inspect and replay CUDA graphs.\n\n"
-        "GPU verbs (capture, replay, dump, smoke) need a CUDA GPU and CuPy; "
-        "show and diff work on saved dumps anywhere."
+        "GPU verbs (capture, replay, dump, smoke) need a CUDA GPU and CuPy (exit 3 "
+        "without one). On any machine: smoke --list, scenarios, and show and diff of saved "
+        "dumps."
     ),
     no_args_is_help=True,
     # Plain click help: rewrapped docstrings, defaults shown, no `<bool>` type column.
@@ -376,7 +377,7 @@ def _stdout() -> Console:
                           file=None if out is None else _StdoutFile(out))
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")
 def capture(
     scenario: str = typer.Argument(..., metavar="SCENARIO",
         help="Scenario file (Python), or the name of a bundled "
@@ -397,7 +398,8 @@ def capture(
     Warms up (compiles kernels, grows the pool), captures each of the scenario's steps with
     the chosen pool and error mode, instantiates, and prints nodes per kind, capture and
     instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
-    SCENARIO use it.
+    SCENARIO use it. Needs a CUDA GPU (exit 3 without one; the scenario file and the options
+    are checked first).
     """
     from .. import files
     from ..render import run as render_run
@@ -417,7 +419,7 @@ def capture(
         render_run.print_capture(_stdout(), result, folder)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Time graph replay against eager, and check it (GPU).")
 def replay(
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
@@ -447,7 +449,7 @@ def replay(
     GPU time per iteration (CUDA events), host submit time and wall time, as the median and
     spread over rounds, and the speedup. The check runs eager from one fresh state and
     capture+replay from another and compares outputs bitwise (or within --rtol/--atol).
-    Exit 1 when the check fails.
+    Exit 1 when the check fails. Needs a CUDA GPU (exit 3 without one).
     """
     from ..render import run as render_run
     from ..run import protocol as runner
@@ -565,7 +567,7 @@ def _resolve_node(model, focus: str) -> tuple:
                           f"(as the listing shows it) or a full id such as {example}")
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Render a saved CUDA graph dump (no GPU needed).")
 def show(
     file: str = typer.Argument(..., metavar="FILE", help="A graph dump (.dot from any CUDA "
                                "program) or an accelgraph .json model; gzipped (.gz) is fine; "
@@ -582,7 +584,8 @@ def show(
     """Render a saved CUDA graph dump in the terminal. No GPU needed.
 
     Reads DOT written by cudaGraphDebugDotPrint (CuPy, PyTorch's debug_dump, cuda.core, C++)
-    in its basic or verbose form, or a model saved with --format json. Prints a summary (nodes
+    in its basic or verbose form, or a JSON model (show -o FILE.json, dump --format json).
+    Prints a summary (nodes
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
@@ -661,7 +664,7 @@ class DumpFormat(str, Enum):
         return self.value
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture a scenario and write its graph to a file (GPU).")
 def dump(
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
@@ -686,7 +689,8 @@ def dump(
     """Capture a scenario and write its graph: CUDA's DOT, a JSON model or a drawing.
 
     Captures with the same pool and mode options as `capture`, writes the file atomically and
-    renders the graph in the terminal.
+    renders the graph in the terminal. Needs a CUDA GPU (exit 3 without one); `show` reads a
+    saved dump anywhere.
     """
     from .. import files
     from ..cuda import graph as graph_mod
@@ -737,7 +741,7 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
     return f"{root}_{safe_name(name)}{ext}"
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="List the bundled scenarios (no GPU needed).")
 def scenarios(
     json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
@@ -795,7 +799,7 @@ def _list_smoke(paths, json_out: bool) -> None:
         raise typer.Exit(ExitCode.FAILED)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture, replay and check every scenario: CI (GPU).")
 def smoke(
     paths: list[str] = typer.Argument(None, metavar="PATHS",
         help="Scenario files, folders or bundled scenario "
@@ -869,7 +873,7 @@ def smoke(
         raise typer.Exit(ExitCode.FAILED)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="What changed between two graphs (saved: no GPU).")
 def diff(
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
                             "scenario .py, or a bundled scenario's name; - reads standard input "
