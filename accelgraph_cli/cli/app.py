@@ -701,6 +701,7 @@ def dump(
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
+    _check_dump_suffix(out, fmt)
     files.check_output_file(out)  # before any GPU work; creates nothing
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
@@ -730,6 +731,21 @@ def dump(
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
+
+
+_DUMP_SUFFIXES = {".dot": DumpFormat.DOT, ".gv": DumpFormat.DOT, ".json": DumpFormat.JSON,
+                  ".svg": DumpFormat.SVG, ".png": DumpFormat.PNG}
+
+
+def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:
+    """Refuse, before any GPU work, a file whose suffix names another format than --format
+    writes (`-o graph.svg` with the default dot would be DOT text in a .svg file)."""
+    named = _DUMP_SUFFIXES.get(os.path.splitext(out)[1].lower())
+    if named is not None and named is not fmt:
+        raise AccelgraphError(
+            f"--out {out}: the suffix names {named} but --format is {fmt}; add --format {named}, "
+            f"or name a .{fmt} file"
+        )
 
 
 def _per_graph_path(out: str, name: str, count: int) -> str:
