@@ -273,6 +273,13 @@ def test_recorded_chain10k_lists_as_one_row():
     assert text_of(render_graph(model)).count("┌") == 1
 
 
+def test_recorded_chain10k_keeps_both_names_of_its_block_on_a_narrow_terminal():
+    model = load_model(recorded("chain10k_verbose.dot"))
+    row = text_of(render_listing(model), width=80).splitlines()[1]
+    assert "× 5,000" in row and "cupy_add" in row and "→ cupy_mul" in row, row
+    assert len(row) <= 80
+
+
 def test_recorded_forkjoin_draws_three_branches_side_by_side():
     model = load_model(recorded("forkjoin_verbose.dot"))
     lines = text_of(render_graph(model)).splitlines()

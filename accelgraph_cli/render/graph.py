@@ -296,8 +296,29 @@ class _Listing:
                 style="dim" if c in (0, 6) else None,
             )
         for row in self.rows:
+            if isinstance(row[4], _BlockName):
+                row = (*row[:4], row[4].fitted(widths[4]), *row[5:])
             table.add_row(*row)
         yield table
+
+
+class _BlockName(Text):
+    """The name cell of a repeated block ("cupy_add → cupy_multiply"): where the column is too
+    narrow, each name is shortened in turn, so the row never reads as a run of the first
+    kernel alone ("cupy_add__float32_fl…" beside "× 5,000")."""
+
+    def __init__(self, prefix: str, names: list[str]):
+        super().__init__(prefix + " → ".join(names))
+        self.prefix, self.names = prefix, names
+
+    def fitted(self, width: int) -> Text:
+        if self.cell_len <= width:
+            return self
+        arrows = 3 * (len(self.names) - 1)
+        each = max(2, (width - len(self.prefix) - arrows) // len(self.names))
+        return Text(self.prefix + " → ".join(
+            name if len(name) <= each else name[: each - 1] + "…" for name in self.names
+        ))
 
 
 def run_labels(model: GraphModel, run: Run, max_len: int = 60) -> tuple[str, str, str]:
@@ -309,16 +330,17 @@ def run_labels(model: GraphModel, run: Run, max_len: int = 60) -> tuple[str, str
     block = [model.node(i) for i in run.block]
     kinds = list(dict.fromkeys(n.kind for n in block))
     kind = kinds[0] if len(kinds) == 1 else "/".join(kinds)
-    each = max(8, max_len // len(block) - 3) if len(block) > 1 else max_len
-    names = (
-        [node_name(n, max_len=each) or n.kind for n in block]
-        if len(block) > 1
-        else [node_name(block[0], max_len=max_len)]
-    )
-    name = " → ".join(names)
     details = {node_detail(n) for n in block}
     detail = details.pop() if len(details) == 1 else ""
-    return kind, name, detail
+    return kind, " → ".join(_block_names(block, max_len)), detail
+
+
+def _block_names(block: list[Node], max_len: int) -> list[str]:
+    """The name of each node of a Run's block, shortened to share ``max_len`` between them."""
+    if len(block) == 1:
+        return [node_name(block[0], max_len=max_len)]
+    each = max(8, max_len // len(block) - 3)
+    return [node_name(n, max_len=each) or n.kind for n in block]
 
 
 def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
@@ -340,7 +362,11 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
         if len(run.ids) > 1:
             ids += "…" + short_id(last_id, with_graph)
         kind, label, detail = run_labels(model, run)
-        name = Text(indent + ("└ " if nested else "") + label)
+        prefix = indent + ("└ " if nested else "")
+        if len(run.block) > 1:
+            name = _BlockName(prefix, _block_names([model.node(i) for i in run.block], 60))
+        else:
+            name = Text(prefix + label)
         count = Text(f"× {run.repeats:,}", style="bold") if len(run.ids) > 1 else ""
         parents = model.parents(first_id)
         after = ", ".join(short_id(p, with_graph) for p in parents[:3])
