@@ -350,13 +350,22 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run.record import load_record, record_path
 
     recorded: list[str] = []
-    if scenario_path is None:
+    from_record = scenario_path is None
+    if from_record:
         record = load_record()
         scenario_path = record["scenario"]
         recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()]
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
-    scenario_path = resolve_scenario(scenario_path)
+    try:
+        scenario_path = resolve_scenario(scenario_path)
+    except scenario_mod.ScenarioError:
+        if not from_record:
+            raise
+        # the user named no file: say where the name came from
+        raise AccelgraphError(
+            f"{record_path()}: the last capture's scenario {scenario_path} no longer exists; "
+            "capture again, or name the scenario") from None
     info = scenario_mod.inspect_scenario(scenario_path)
     defaults = info.params
     if recorded:  # a stale record is not blamed on a --param the user never gave
