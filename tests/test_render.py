@@ -354,6 +354,16 @@ Critical path  6 nodes
 """
 
 
+def test_straight_lines_take_no_rows_of_their_own():
+    # The demo graph: four branches each straight down from an sgemm to its bias_gelu, and
+    # an edge past them on the right: one row between the two layers, not one per line.
+    lines = text_of(render_graph(load_model(recorded("scenario_fork_join_verbose.dot"))),
+                    width=80).splitlines()
+    sgemm = max(i for i, line in enumerate(lines) if "sgemm_tiled" in line)
+    gelu = min(i for i, line in enumerate(lines) if "bias_gelu" in line)
+    assert gelu - sgemm == 5  # sgemm's bottom border, one row of lines, gelu's top border, title
+
+
 def test_drawing_of_a_recorded_fork_join_box_for_box():
     # Boxes, their borders and widths, where lines leave and join, and the run of three adds.
     model = load_model(recorded("forkjoin_basic.dot"))
@@ -363,14 +373,12 @@ def test_drawing_of_a_recorded_fork_join_box_for_box():
          │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │
          └───────────┬───────────┘  └───────────┬───────────┘  └───────────┬───────────┘
                ┌─────┘                          │                          │
-               │                                │                          │
                │                                │                          └─────┐
 ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐
 │ #1 kernel                   │  │ #3 kernel                   │  │ #5 kernel                   │
 │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │
 └──────────────┬──────────────┘  └──────────────┬──────────────┘  └──────────────┬──────────────┘
                └────────────────────────────────┤                                │
-                                                │                                │
                                                 ├────────────────────────────────┘
                               ┌─────────────────┴─────────────────┐
                               │ #6…#8 kernel × 3                  │
