@@ -86,10 +86,12 @@ def styled_dot(model: GraphModel) -> str:
 
 def _add(graph, model, prefix, pydot, render, top) -> None:
     node_name, node_detail = render.node_name, render.node_detail
+    # numbered as the listing and the terminal drawing number them (#3, g12#0), so a box can
+    # be found in the listing or given to --focus; whether ids name their graph is one
+    # question per graph (node_label would ask it again for every node)
+    with_graph = model is not top or render.names_graphs(top)
     for node in model.nodes:
-        # numbered as the listing and the terminal drawing number it (#3, g12#0), so a box
-        # can be found in the listing or given to --focus
-        number = render.node_label(top, model, node.id)
+        number = render.short_id(node.id, with_graph)
         label_lines = [f"{number} {node.kind.upper()}"]
         name = node_name(node, 48)
         if name and name != node.kind:
