@@ -252,7 +252,11 @@ def test_drawing_box_limit_is_inclusive():
         "(render_focus / --focus NODE)"
     )
     assert len(box_titles(text_of(render_graph_or_listing(distinct_chain(40)), width=100))) == 40
-    assert "┌" not in text_of(render_graph_or_listing(distinct_chain(41)), width=100)
+    over_listed = text_of(render_graph_or_listing(distinct_chain(41)), width=100)
+    assert "┌" not in over_listed
+    # the listing alone says why there is no drawing, and how to draw a part of the graph
+    assert over_listed.splitlines()[0] == (
+        "Not drawn: 41 boxes (40 at most); show --focus NODE draws a neighbourhood.")
     # a caller's own limit is inclusive too
     assert len(box_titles(text_of(render_graph(distinct_chain(3), max_boxes=3)))) == 3
     assert text_of(render_graph(distinct_chain(3), max_boxes=2), width=200).startswith("3 boxes")

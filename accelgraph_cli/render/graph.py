@@ -503,9 +503,13 @@ def render_graph_or_listing(model: GraphModel, limit: int | None = None):
     one line for a graph with no nodes."""
     if not model.nodes:
         return Text("The graph has no nodes.")
-    if len(chain_runs(model)) <= DRAW_MAX_BOXES:
+    boxes = len(chain_runs(model))
+    if boxes <= DRAW_MAX_BOXES:
         return Group(render_graph(model), Text(), render_listing(model, limit=limit))
-    return render_listing(model, limit=limit)
+    # Say why there is no drawing, and how to get one, rather than leave the reader to guess.
+    note = Text(f"Not drawn: {boxes:,} boxes ({DRAW_MAX_BOXES} at most); show --focus NODE draws "
+                "a neighbourhood.", style="dim")
+    return Group(note, Text(), render_listing(model, limit=limit))
 
 
 __all__ = [
