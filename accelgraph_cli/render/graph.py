@@ -296,10 +296,29 @@ class _Listing:
                 style="dim" if c in (0, 6) else None,
             )
         for row in self.rows:
-            if isinstance(row[4], _BlockName):
-                row = (*row[:4], row[4].fitted(widths[4]), *row[5:])
-            table.add_row(*row)
+            table.add_row(*(cell.fitted(widths[c]) if isinstance(cell, (_BlockName, _Parents))
+                            else cell for c, cell in enumerate(row)))
         yield table
+
+
+class _Parents(Text):
+    """The "after" cell: where the column is too narrow for "#0, #2, #4 +2", fewer ids and a
+    larger count ("#0 +4"), never an id cut in half with the count lost ("#0, #2, #…")."""
+
+    def __init__(self, ids: list[str], total: int):
+        self.ids, self.total = ids[:3], total  # the first three ids, of ``total``
+        super().__init__(self._joined(len(self.ids)) if total else "—")
+
+    def _joined(self, shown: int) -> str:
+        text = ", ".join(self.ids[:shown])
+        return text + (f" +{self.total - shown}" if self.total > shown else "")
+
+    def fitted(self, width: int) -> Text:
+        for shown in range(len(self.ids), 0, -1):
+            text = self._joined(shown)
+            if len(text) <= width:
+                return self if shown == len(self.ids) else Text(text)
+        return self
 
 
 class _BlockName(Text):
@@ -369,9 +388,7 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             name = Text(prefix + label)
         count = Text(f"× {run.repeats:,}", style="bold") if len(run.ids) > 1 else ""
         parents = model.parents(first_id)
-        after = ", ".join(short_id(p, with_graph) for p in parents[:3])
-        if len(parents) > 3:
-            after += f" +{len(parents) - 3}"
+        after = _Parents([short_id(p, with_graph) for p in parents[:3]], len(parents))
         # Every cell is Text: ids, names and details come from the dump, never markup.
         yield (
             Text(level_text),
@@ -380,7 +397,7 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             Text(kind, style=kind_style(kind)),
             name,
             Text(detail),
-            Text(after or "—"),
+            after,
         )
         first = model.node(first_id)
         if first.child is not None and len(run.ids) == 1:
