@@ -141,7 +141,9 @@ def test_listing_limit_adds_more_line():
     model = fork_join_model()
     lines = text_of(render_listing(model, limit=2)).splitlines()
     assert len(lines) == 4
-    assert lines[-1].strip() == "… 3 more"
+    assert lines[-1].strip() == "… 3 more rows (--limit N)"
+    assert text_of(render_listing(model, limit=4)).splitlines()[-1].strip() == (
+        "… 1 more row (--limit N)")
 
 
 def test_listing_limit_counts_the_rows_not_shown_nested_ones_included():
@@ -154,7 +156,8 @@ def test_listing_limit_counts_the_rows_not_shown_nested_ones_included():
         for limit in sorted({1, 2, total - 1}):
             lines = text_of(render_listing(model, limit=limit)).splitlines()
             assert len(lines) == 1 + limit + 1
-            assert lines[-1].strip() == f"… {total - limit:,} more"
+            rest = total - limit
+            assert lines[-1].strip() == f"… {rest:,} more row{'s' if rest != 1 else ''} (--limit N)"
         assert "more" not in text_of(render_listing(model, limit=total))
 
 

@@ -240,7 +240,8 @@ def render_listing(model: GraphModel, limit: int | None = None):
     shown = list(rows if limit is None else islice(rows, max(limit, 0)))
     hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
     if hidden > 0:
-        more = Text(f"… {hidden:,} more", style="dim")
+        # rows, not nodes (a row may stand for thousands), and how to see them
+        more = Text(f"… {hidden:,} more row{'s' if hidden != 1 else ''} (--limit N)", style="dim")
         shown.append(("", "", "", "", more, "", ""))
     return _Listing(shown)
 
