@@ -231,7 +231,7 @@ def render_listing(model: GraphModel, limit: int | None = None):
     launch dims or bytes, parents. A block of nodes repeating along a simple chain prints
     once with "× N" (see model.chain_runs): a 10,000-kernel chain is one row.
     Nested graphs are listed under their node, indented. ``limit`` caps the rows, ending with
-    "… N more". Column widths are fitted to the console at render time: the name column
+    "… N more rows (--limit N)". Column widths are fitted to the console at render time: the name column
     gives way first, then the parents, then the launch column.
     """
     # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
