@@ -4,7 +4,7 @@ no partial output file. Runs without a GPU (GPU verbs fail on bad input before n
 import gzip
 
 import pytest
-from _paths import DUMPS, ROOT, SCENARIOS, recorded
+from _paths import DUMPS, ROOT, SCENARIOS, recorded, requires_no_gpu
 
 BAD = ROOT / "tests" / "bad_scenarios"
 
@@ -113,6 +113,29 @@ def test_bad_options(cli, args, words):
     code, out, err = cli(*args)
     assert code == 2, (code, out, err)
     assert words.lower() in _one_line_error(err).lower()
+
+
+@pytest.mark.parametrize("name, fmt, message", [
+    ("g.svg", [], "--out g.svg: the suffix names svg but --format is dot; add --format svg, or "
+                  "name a .dot file"),
+    ("g.dot", ["--format", "json"], "--out g.dot: the suffix names dot but --format is json; add "
+                                    "--format dot, or name a .json file"),
+])
+def test_dump_refuses_a_suffix_of_another_format_before_any_gpu_work(cli, tmp_path, name, fmt,
+                                                                     message):
+    code, out, err = cli("dump", "saxpy", "--out", tmp_path / "new" / name, *fmt)
+    assert (code, out) == (2, "")
+    assert _one_line_error(err) == f"accelgraph: error: {message}".replace(
+        f"--out {name}", f"--out {tmp_path / 'new' / name}")
+    assert not (tmp_path / "new").exists()
+
+
+@requires_no_gpu
+@pytest.mark.parametrize("name, fmt", [("g.txt", []), ("g.json", ["-f", "json"]),
+                                       ("g.dot", [])])
+def test_dump_takes_a_matching_or_unknown_suffix_as_far_as_the_gpu(cli, tmp_path, name, fmt):
+    code, out, err = cli("dump", "saxpy", "--out", tmp_path / name, *fmt)
+    assert code == 3, err  # the arguments are right: it stops only for want of a GPU
 
 
 def test_unwritable_out(cli, tmp_path):

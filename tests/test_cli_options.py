@@ -185,6 +185,25 @@ def test_bare_accelgraph_prints_help(cli):
     assert out.startswith("Usage: accelgraph [OPTIONS] COMMAND [ARGS]...")
 
 
+def test_top_level_help_says_what_needs_a_gpu_in_whole_lines(cli):
+    code, out, err = cli("--help")
+    assert (code, err) == (0, "")
+    commands = out.split("Commands:\n", 1)[1].splitlines()
+    listed = {line.split()[0]: line for line in commands if line.strip()}
+    assert sorted(listed) == ["capture", "diff", "dump", "replay", "scenarios", "show", "smoke"]
+    for verb, line in listed.items():
+        assert not line.endswith("..."), line  # a summary cut short by click
+        assert ("(GPU)" in line) == (verb in ("capture", "replay", "dump", "smoke")), line
+    assert "smoke --list, scenarios, and show and diff" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("verb", ["capture", "replay", "dump"])
+def test_gpu_verbs_help_says_they_need_a_gpu(cli, verb):
+    code, out, err = cli(verb, "--help")
+    assert code == 0
+    assert "Needs a CUDA GPU (exit 3 without one" in " ".join(out.split())
+
+
 @pytest.mark.parametrize("verb", ["capture", "replay", "show", "dump", "scenarios", "smoke", "diff"])
 def test_help_has_no_type_placeholders(cli, verb):
     code, out, err = cli(verb, "--help")
@@ -192,6 +211,24 @@ def test_help_has_no_type_placeholders(cli, verb):
     assert "<bool>" not in out and "{" not in out.splitlines()[0]
     usage = out.splitlines()[0]
     assert usage.startswith(f"Usage: accelgraph {verb} [OPTIONS]")
+    # Arguments are named as the usage line names them, with no Python type after them
+    # (newer typer writes `SCENARIO <str>`, `PATHS <list[str]>`).
+    section = out.split("Arguments:\n", 1)[1].split("\n\n", 1)[0] if "Arguments:" in out else ""
+    assert "<" not in section, section
+
+
+@pytest.mark.parametrize("args, option, choices", [
+    (["capture", "saxpy", "--pool", "bogus"], "'--pool'", "'private', 'shared', 'async'"),
+    (["replay", "saxpy", "--error-mode", "strict"], "'--error-mode'",
+     "'default', 'global', 'thread_local', 'relaxed'"),
+    (["dump", "saxpy", "-o", "g.dot", "--format", "gif"], "'--format' / '-f'",
+     "'dot', 'json', 'svg', 'png'"),
+])
+def test_a_bad_choice_is_one_plain_line(cli, args, option, choices):
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert err == (f"accelgraph: error: Invalid value for {option}: {args[-1]!r} is not one of "
+                   f"{choices}. (see accelgraph {args[0]} --help)\n")
 
 
 @pytest.mark.parametrize("options, message", [

@@ -610,6 +610,21 @@ def test_a_recorded_dump_cut_inside_a_label_is_an_unterminated_string():
     assert str(caught.value) == f"t.dot:{line}: unterminated string (file truncated?)"
 
 
+@pytest.mark.parametrize("after, rest", [
+    ('"graph_35_node_6" -> ', "-> "),  # cut after an edge's arrow
+    ('"graph_35_node_0"[style=', "[style="),  # cut inside a node's attribute list
+])
+def test_a_recorded_dump_cut_mid_statement_says_truncated(after, rest):
+    text = _text("scenario_fork_join_verbose.dot")
+    cut = text.index(after) + len(after)
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text[:cut], filename="t.dot")
+    line = _line_of(text, after)
+    assert str(caught.value) == (
+        f"t.dot:{line}: the file ends inside a statement, after {rest!r} (file truncated?)"
+    )
+
+
 def test_dot_parse_errors_are_one_line():
     assert str(DotParseError("a\r\nb\nc")) == "a\\r\\nb\\nc"
 

@@ -22,6 +22,18 @@ def test_styled_dot_colours_kinds_and_keeps_edges():
     assert "KERNEL" in text and "MEMCPY" in text
 
 
+def test_boxes_are_numbered_as_the_listing_numbers_them():
+    from _paths import recorded
+
+    from accelgraph_cli.dot.parse import load_model
+
+    text = draw.styled_dot(load_model(recorded("kinds_verbose.dot")))  # #5 holds CUDA graph 10
+    assert 'label="#0 KERNEL\\ncupy_add__float32_float_float32' in text
+    assert 'label="#4 EMPTY"' in text
+    assert 'label="child of #5"' in text
+    assert 'label="g10#0 KERNEL\\ncupy_multiply__float32_float_float32' in text
+
+
 @pytest.mark.skipif(not draw.graphviz_available(), reason="Graphviz (dot) not installed")
 def test_a_drawing_past_its_time_limit_is_one_error_line_and_no_file(tmp_path, monkeypatch):
     from _paths import recorded

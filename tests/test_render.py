@@ -141,7 +141,9 @@ def test_listing_limit_adds_more_line():
     model = fork_join_model()
     lines = text_of(render_listing(model, limit=2)).splitlines()
     assert len(lines) == 4
-    assert lines[-1].strip() == "… 3 more"
+    assert lines[-1].strip() == "… 3 more rows (--limit N)"
+    assert text_of(render_listing(model, limit=4)).splitlines()[-1].strip() == (
+        "… 1 more row (--limit N)")
 
 
 def test_listing_limit_counts_the_rows_not_shown_nested_ones_included():
@@ -154,7 +156,8 @@ def test_listing_limit_counts_the_rows_not_shown_nested_ones_included():
         for limit in sorted({1, 2, total - 1}):
             lines = text_of(render_listing(model, limit=limit)).splitlines()
             assert len(lines) == 1 + limit + 1
-            assert lines[-1].strip() == f"… {total - limit:,} more"
+            rest = total - limit
+            assert lines[-1].strip() == f"… {rest:,} more row{'s' if rest != 1 else ''} (--limit N)"
         assert "more" not in text_of(render_listing(model, limit=total))
 
 
@@ -252,7 +255,11 @@ def test_drawing_box_limit_is_inclusive():
         "(render_focus / --focus NODE)"
     )
     assert len(box_titles(text_of(render_graph_or_listing(distinct_chain(40)), width=100))) == 40
-    assert "┌" not in text_of(render_graph_or_listing(distinct_chain(41)), width=100)
+    over_listed = text_of(render_graph_or_listing(distinct_chain(41)), width=100)
+    assert "┌" not in over_listed
+    # the listing alone says why there is no drawing, and how to draw a part of the graph
+    assert over_listed.splitlines()[0] == (
+        "Not drawn: 41 boxes (40 at most); show --focus NODE draws a neighbourhood.")
     # a caller's own limit is inclusive too
     assert len(box_titles(text_of(render_graph(distinct_chain(3), max_boxes=3)))) == 3
     assert text_of(render_graph(distinct_chain(3), max_boxes=2), width=200).startswith("3 boxes")
@@ -271,6 +278,13 @@ def test_recorded_chain10k_lists_as_one_row():
     # both names of the repeated pair, the second cut to the column width
     assert "× 5,000" in lines[1] and "cupy_add" in lines[1] and "→ cupy_multi" in lines[1]
     assert text_of(render_graph(model)).count("┌") == 1
+
+
+def test_recorded_chain10k_keeps_both_names_of_its_block_on_a_narrow_terminal():
+    model = load_model(recorded("chain10k_verbose.dot"))
+    row = text_of(render_listing(model), width=80).splitlines()[1]
+    assert "× 5,000" in row and "cupy_add" in row and "→ cupy_mul" in row, row
+    assert len(row) <= 80
 
 
 def test_recorded_forkjoin_draws_three_branches_side_by_side():
@@ -347,6 +361,27 @@ Critical path  6 nodes
 """
 
 
+def test_a_narrow_after_column_keeps_the_count_of_parents():
+    # The demo's axpby run follows #0 and the four bias_gelu: five parents. At 80 columns
+    # the column fits two ids, and the count of the rest stays ("#0, #2, #…" lost it).
+    lines = text_of(render_listing(load_model(recorded("scenario_fork_join_verbose.dot"))),
+                    width=80).splitlines()
+    assert lines[-1].endswith("  #0, #2 +3"), lines[-1]
+    wide = text_of(render_listing(load_model(recorded("scenario_fork_join_verbose.dot"))),
+                   width=120).splitlines()
+    assert wide[-1].endswith("  #0, #2, #4 +2"), wide[-1]
+
+
+def test_straight_lines_take_no_rows_of_their_own():
+    # The demo graph: four branches each straight down from an sgemm to its bias_gelu, and
+    # an edge past them on the right: one row between the two layers, not one per line.
+    lines = text_of(render_graph(load_model(recorded("scenario_fork_join_verbose.dot"))),
+                    width=80).splitlines()
+    sgemm = max(i for i, line in enumerate(lines) if "sgemm_tiled" in line)
+    gelu = min(i for i, line in enumerate(lines) if "bias_gelu" in line)
+    assert gelu - sgemm == 5  # sgemm's bottom border, one row of lines, gelu's top border, title
+
+
 def test_drawing_of_a_recorded_fork_join_box_for_box():
     # Boxes, their borders and widths, where lines leave and join, and the run of three adds.
     model = load_model(recorded("forkjoin_basic.dot"))
@@ -356,14 +391,12 @@ def test_drawing_of_a_recorded_fork_join_box_for_box():
          │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │
          └───────────┬───────────┘  └───────────┬───────────┘  └───────────┬───────────┘
                ┌─────┘                          │                          │
-               │                                │                          │
                │                                │                          └─────┐
 ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐
 │ #1 kernel                   │  │ #3 kernel                   │  │ #5 kernel                   │
 │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │
 └──────────────┬──────────────┘  └──────────────┬──────────────┘  └──────────────┬──────────────┘
                └────────────────────────────────┤                                │
-                                                │                                │
                                                 ├────────────────────────────────┘
                               ┌─────────────────┴─────────────────┐
                               │ #6…#8 kernel × 3                  │

@@ -43,13 +43,31 @@ class _Command(TyperCommand):
                 pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
 
+    def format_options(self, ctx, formatter) -> None:
+        """Arguments listed as the usage line names them (`SCENARIO`, `PATHS...`), without the
+        Python type newer typer appends (`SCENARIO <str>`, `PATHS <list[str]>`)."""
+        sections: dict[str, list] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                record = (name + ("..." if param.nargs != 1 else ""), record[1])
+            sections["Arguments" if isinstance(param, TyperArgument) else "Options"].append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
 
 app = typer.Typer(
     name="accelgraph",
     help=(
         "Capture, inspect and replay CUDA graphs.\n\n"
-        "GPU verbs (capture, replay, dump, smoke) need a CUDA GPU and CuPy; "
-        "show and diff work on saved dumps anywhere."
+        "GPU verbs (capture, replay, dump, smoke) need a CUDA GPU and CuPy (exit 3 "
+        "without one). On any machine: smoke --list, scenarios, and show and diff of saved "
+        "dumps."
     ),
     no_args_is_help=True,
     # Plain click help: rewrapped docstrings, defaults shown, no `<bool>` type column.
@@ -305,7 +323,9 @@ def _run(argv: list[str] | None) -> int:
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
-            message = exc.format_message()
+            # Newer typer validates through pydantic, which puts "Value error, " before the
+            # choice's own message ("--pool: Value error, 'x' is not one of ..."): noise.
+            message = exc.format_message().replace(": Value error, ", ": ")
             if type(exc).__name__ == "NoArgsIsHelpError":
                 # Bare `accelgraph`: the help is the answer, not an error.
                 try:
@@ -380,13 +400,22 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     from ..run.record import load_record, record_path
 
     recorded: list[str] = []
-    if scenario_path is None:
+    from_record = scenario_path is None
+    if from_record:
         record = load_record()
         scenario_path = record["scenario"]
         recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()]
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
-    scenario_path = resolve_scenario(scenario_path)
+    try:
+        scenario_path = resolve_scenario(scenario_path)
+    except scenario_mod.ScenarioError:
+        if not from_record:
+            raise
+        # the user named no file: say where the name came from
+        raise AccelgraphError(
+            f"{record_path()}: the last capture's scenario {scenario_path} no longer exists; "
+            "capture again, or name the scenario") from None
     info = scenario_mod.inspect_scenario(scenario_path)
     defaults = info.params
     if recorded:  # a stale record is not blamed on a --param the user never gave
@@ -407,7 +436,7 @@ def _stdout() -> Console:
                           file=None if out is None else _StdoutFile(out))
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")
 def capture(
     scenario: str = typer.Argument(..., metavar="SCENARIO",
         help="Scenario file (Python), or the name of a bundled "
@@ -428,7 +457,8 @@ def capture(
     Warms up (compiles kernels, grows the pool), captures each of the scenario's steps with
     the chosen pool and error mode, instantiates, and prints nodes per kind, capture and
     instantiate time and pool bytes. Records the capture so `replay` and `dump` without a
-    SCENARIO use it.
+    SCENARIO use it. Needs a CUDA GPU (exit 3 without one; the scenario file and the options
+    are checked first).
     """
     from .. import files
     from ..render import run as render_run
@@ -448,7 +478,7 @@ def capture(
         render_run.print_capture(_stdout(), result, folder)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Time graph replay against eager, and check it (GPU).")
 def replay(
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
@@ -478,7 +508,7 @@ def replay(
     GPU time per iteration (CUDA events), host submit time and wall time, as the median and
     spread over rounds, and the speedup. The check runs eager from one fresh state and
     capture+replay from another and compares outputs bitwise (or within --rtol/--atol).
-    Exit 1 when the check fails.
+    Exit 1 when the check fails. Needs a CUDA GPU (exit 3 without one).
     """
     from ..render import run as render_run
     from ..run import protocol as runner
@@ -596,7 +626,7 @@ def _resolve_node(model, focus: str) -> tuple:
                           f"(as the listing shows it) or a full id such as {example}")
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Render a saved CUDA graph dump (no GPU needed).")
 def show(
     file: str = typer.Argument(..., metavar="FILE", help="A graph dump (.dot from any CUDA "
                                "program) or an accelgraph .json model; gzipped (.gz) is fine; "
@@ -613,7 +643,8 @@ def show(
     """Render a saved CUDA graph dump in the terminal. No GPU needed.
 
     Reads DOT written by cudaGraphDebugDotPrint (CuPy, PyTorch's debug_dump, cuda.core, C++)
-    in its basic or verbose form, or a model saved with --format json. Prints a summary (nodes
+    in its basic or verbose form, or a JSON model (show -o FILE.json, dump --format json).
+    Prints a summary (nodes
     per kind, edges, levels, width, critical path, memory), then a drawing for small graphs
     and a listing in topological order with long runs of identical nodes collapsed.
     """
@@ -692,7 +723,7 @@ class DumpFormat(str, Enum):
         return self.value
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture a scenario and write its graph to a file (GPU).")
 def dump(
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
@@ -717,7 +748,8 @@ def dump(
     """Capture a scenario and write its graph: CUDA's DOT, a JSON model or a drawing.
 
     Captures with the same pool and mode options as `capture`, writes the file atomically and
-    renders the graph in the terminal.
+    renders the graph in the terminal. Needs a CUDA GPU (exit 3 without one); `show` reads a
+    saved dump anywhere.
     """
     from .. import files
     from ..cuda import graph as graph_mod
@@ -728,6 +760,7 @@ def dump(
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
+    _check_dump_suffix(out, fmt)
     files.check_output_file(out)  # before any GPU work; creates nothing
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
@@ -779,6 +812,21 @@ def _dump_targets(out: str, names: list[str]) -> list[str]:
     return targets
 
 
+_DUMP_SUFFIXES = {".dot": DumpFormat.DOT, ".gv": DumpFormat.DOT, ".json": DumpFormat.JSON,
+                  ".svg": DumpFormat.SVG, ".png": DumpFormat.PNG}
+
+
+def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:
+    """Refuse, before any GPU work, a file whose suffix names another format than --format
+    writes (`-o graph.svg` with the default dot would be DOT text in a .svg file)."""
+    named = _DUMP_SUFFIXES.get(os.path.splitext(out)[1].lower())
+    if named is not None and named is not fmt:
+        raise AccelgraphError(
+            f"--out {out}: the suffix names {named} but --format is {fmt}; add --format {named}, "
+            f"or name a .{fmt} file"
+        )
+
+
 def _per_graph_path(out: str, name: str, count: int) -> str:
     if count == 1:
         return out
@@ -788,7 +836,7 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
     return f"{root}_{safe_name(name)}{ext}"
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="List the bundled scenarios (no GPU needed).")
 def scenarios(
     json_out: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
@@ -846,7 +894,7 @@ def _list_smoke(paths, json_out: bool) -> None:
         raise typer.Exit(ExitCode.FAILED)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="Capture, replay and check every scenario: CI (GPU).")
 def smoke(
     paths: list[str] = typer.Argument(None, metavar="PATHS",
         help="Scenario files, folders or bundled scenario "
@@ -920,7 +968,7 @@ def smoke(
         raise typer.Exit(ExitCode.FAILED)
 
 
-@command(cls=_Command)
+@command(cls=_Command, short_help="What changed between two graphs (saved: no GPU).")
 def diff(
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
                             "scenario .py, or a bundled scenario's name; - reads standard input "

@@ -75,18 +75,24 @@ def styled_dot(model: GraphModel) -> str:
     """DOT text for drawing: one box per node (kind colour, name, launch dims or bytes)."""
     import pydot
 
-    from ..render.graph import node_detail, node_name
+    from ..render import graph as render
 
     graph = pydot.Dot("accelgraph", graph_type="digraph", rankdir="TB")
     graph.set_node_defaults(shape="box", style="filled,rounded", fontname="Helvetica",
                             fontsize="10")
-    _add(graph, model, prefix="", pydot=pydot, node_name=node_name, node_detail=node_detail)
+    _add(graph, model, prefix="", pydot=pydot, render=render, top=model)
     return graph.to_string()
 
 
-def _add(graph, model, prefix, pydot, node_name, node_detail) -> None:
+def _add(graph, model, prefix, pydot, render, top) -> None:
+    node_name, node_detail = render.node_name, render.node_detail
+    # numbered as the listing and the terminal drawing number them (#3, g12#0), so a box can
+    # be found in the listing or given to --focus; whether ids name their graph is one
+    # question per graph (node_label would ask it again for every node)
+    with_graph = model is not top or render.names_graphs(top)
     for node in model.nodes:
-        label_lines = [node.kind.upper()]
+        number = render.short_id(node.id, with_graph)
+        label_lines = [f"{number} {node.kind.upper()}"]
         name = node_name(node, 48)
         if name and name != node.kind:
             label_lines.append(name)
@@ -98,9 +104,9 @@ def _add(graph, model, prefix, pydot, node_name, node_detail) -> None:
             fillcolor=_quote(KIND_COLOURS.get(node.kind, "#ffffff")),
         ))
         if node.child is not None:
-            sub = pydot.Cluster(_safe_id(prefix + node.id), label=_quote(f"child of {node.id}"),
+            sub = pydot.Cluster(_safe_id(prefix + node.id), label=_quote(f"child of {number}"),
                                 style="dashed")
-            _add(sub, node.child, prefix + node.id + "/", pydot, node_name, node_detail)
+            _add(sub, node.child, prefix + node.id + "/", pydot, render, top)
             graph.add_subgraph(sub)
     for a, b in model.edges:
         graph.add_edge(pydot.Edge(_quote(prefix + a), _quote(prefix + b)))

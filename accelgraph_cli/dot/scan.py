@@ -176,6 +176,13 @@ class _Scanner:
             raise _BrokenDotError(
                 f"{self.filename}:{_line_of(text, tail)}: unterminated string (file truncated?)"
             )
+        if self.stack and "}" not in text[tail:]:
+            # A statement left unfinished with a graph still open and nothing after it that
+            # could close one: the file stops there ("a -> ", 'a [style='), it is not foreign DOT.
+            raise _BrokenDotError(
+                f"{self.filename}:{_line_of(text, tail)}: the file ends inside a statement, "
+                f"after {snippet!r} (file truncated?)"
+            )
         raise DotParseError(
             f"{self.filename}:{_line_of(text, tail)}: unexpected text {snippet!r} "
             "(not the DOT that CUDA writes)"

@@ -228,6 +228,10 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
     canvas_width = min(width, canvas_width | 1)
     for row in rows:
         _place_row([boxes[s] for s in row], ups, canvas_width)
+    # A source whose every target lies straight below it draws no horizontal line, so it
+    # needs no track row of its own: its line crosses the channel on the first one.
+    straight = {s for s, targets in downs.items()
+                if all(t.center == boxes[s].center for t in targets)}
     y = 0
     layer_y = []
     for i, row in enumerate(rows):
@@ -235,7 +239,7 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
         layer_y.append((y, height))
         y += height
         if i < len(rows) - 1:
-            y += max(sum(1 for s in row if s in downs), 1)
+            y += max(sum(1 for s in row if s in downs and s not in straight), 1)
     canvas = Canvas(max(canvas_width, 1), max(y, 1))
     layout.canvas = canvas
     for i, row in enumerate(rows):
@@ -246,9 +250,10 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
             _paint_box(canvas, boxes[slot], top)
     for i, row in enumerate(rows[:-1]):
         top, height = layer_y[i]
-        sources = [s for s in row if s in downs]
+        sources = [s for s in row if s in downs and s not in straight]
+        sources += [s for s in row if s in straight]
         for t, src in enumerate(sources):
-            track = top + height + t
+            track = top + height + (0 if src in straight else t)
             layout.tracks[src] = track
             box = boxes[src]
             canvas.vline(box.center, layout.bottoms[src], track)

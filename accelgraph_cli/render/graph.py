@@ -231,7 +231,7 @@ def render_listing(model: GraphModel, limit: int | None = None):
     launch dims or bytes, parents. A block of nodes repeating along a simple chain prints
     once with "× N" (see model.chain_runs): a 10,000-kernel chain is one row.
     Nested graphs are listed under their node, indented. ``limit`` caps the rows, ending with
-    "… N more". Column widths are fitted to the console at render time: the name column
+    "… N more rows (--limit N)". Column widths are fitted to the console at render time: the name column
     gives way first, then the parents, then the launch column.
     """
     # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
@@ -240,7 +240,8 @@ def render_listing(model: GraphModel, limit: int | None = None):
     shown = list(rows if limit is None else islice(rows, max(limit, 0)))
     hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
     if hidden > 0:
-        more = Text(f"… {hidden:,} more", style="dim")
+        # rows, not nodes (a row may stand for thousands), and how to see them
+        more = Text(f"… {hidden:,} more row{'s' if hidden != 1 else ''} (--limit N)", style="dim")
         shown.append(("", "", "", "", more, "", ""))
     return _Listing(shown)
 
@@ -296,8 +297,48 @@ class _Listing:
                 style="dim" if c in (0, 6) else None,
             )
         for row in self.rows:
-            table.add_row(*row)
+            table.add_row(*(cell.fitted(widths[c]) if isinstance(cell, (_BlockName, _Parents))
+                            else cell for c, cell in enumerate(row)))
         yield table
+
+
+class _Parents(Text):
+    """The "after" cell: where the column is too narrow for "#0, #2, #4 +2", fewer ids and a
+    larger count ("#0 +4"), never an id cut in half with the count lost ("#0, #2, #…")."""
+
+    def __init__(self, ids: list[str], total: int):
+        self.ids, self.total = ids[:3], total  # the first three ids, of ``total``
+        super().__init__(self._joined(len(self.ids)) if total else "—")
+
+    def _joined(self, shown: int) -> str:
+        text = ", ".join(self.ids[:shown])
+        return text + (f" +{self.total - shown}" if self.total > shown else "")
+
+    def fitted(self, width: int) -> Text:
+        for shown in range(len(self.ids), 0, -1):
+            text = self._joined(shown)
+            if len(text) <= width:
+                return self if shown == len(self.ids) else Text(text)
+        return self
+
+
+class _BlockName(Text):
+    """The name cell of a repeated block ("cupy_add → cupy_multiply"): where the column is too
+    narrow, each name is shortened in turn, so the row never reads as a run of the first
+    kernel alone ("cupy_add__float32_fl…" beside "× 5,000")."""
+
+    def __init__(self, prefix: str, names: list[str]):
+        super().__init__(prefix + " → ".join(names))
+        self.prefix, self.names = prefix, names
+
+    def fitted(self, width: int) -> Text:
+        if self.cell_len <= width:
+            return self
+        arrows = 3 * (len(self.names) - 1)
+        each = max(2, (width - len(self.prefix) - arrows) // len(self.names))
+        return Text(self.prefix + " → ".join(
+            name if len(name) <= each else name[: each - 1] + "…" for name in self.names
+        ))
 
 
 def run_labels(model: GraphModel, run: Run, max_len: int = 60) -> tuple[str, str, str]:
@@ -309,16 +350,17 @@ def run_labels(model: GraphModel, run: Run, max_len: int = 60) -> tuple[str, str
     block = [model.node(i) for i in run.block]
     kinds = list(dict.fromkeys(n.kind for n in block))
     kind = kinds[0] if len(kinds) == 1 else "/".join(kinds)
-    each = max(8, max_len // len(block) - 3) if len(block) > 1 else max_len
-    names = (
-        [node_name(n, max_len=each) or n.kind for n in block]
-        if len(block) > 1
-        else [node_name(block[0], max_len=max_len)]
-    )
-    name = " → ".join(names)
     details = {node_detail(n) for n in block}
     detail = details.pop() if len(details) == 1 else ""
-    return kind, name, detail
+    return kind, " → ".join(_block_names(block, max_len)), detail
+
+
+def _block_names(block: list[Node], max_len: int) -> list[str]:
+    """The name of each node of a Run's block, shortened to share ``max_len`` between them."""
+    if len(block) == 1:
+        return [node_name(block[0], max_len=max_len)]
+    each = max(8, max_len // len(block) - 3)
+    return [node_name(n, max_len=each) or n.kind for n in block]
 
 
 def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
@@ -340,12 +382,14 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
         if len(run.ids) > 1:
             ids += "…" + short_id(last_id, with_graph)
         kind, label, detail = run_labels(model, run)
-        name = Text(indent + ("└ " if nested else "") + label)
+        prefix = indent + ("└ " if nested else "")
+        if len(run.block) > 1:
+            name = _BlockName(prefix, _block_names([model.node(i) for i in run.block], 60))
+        else:
+            name = Text(prefix + label)
         count = Text(f"× {run.repeats:,}", style="bold") if len(run.ids) > 1 else ""
         parents = model.parents(first_id)
-        after = ", ".join(short_id(p, with_graph) for p in parents[:3])
-        if len(parents) > 3:
-            after += f" +{len(parents) - 3}"
+        after = _Parents([short_id(p, with_graph) for p in parents[:3]], len(parents))
         # Every cell is Text: ids, names and details come from the dump, never markup.
         yield (
             Text(level_text),
@@ -354,7 +398,7 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             Text(kind, style=kind_style(kind)),
             name,
             Text(detail),
-            Text(after or "—"),
+            after,
         )
         first = model.node(first_id)
         if first.child is not None and len(run.ids) == 1:
@@ -477,9 +521,13 @@ def render_graph_or_listing(model: GraphModel, limit: int | None = None):
     one line for a graph with no nodes."""
     if not model.nodes:
         return Text("The graph has no nodes.")
-    if len(chain_runs(model)) <= DRAW_MAX_BOXES:
+    boxes = len(chain_runs(model))
+    if boxes <= DRAW_MAX_BOXES:
         return Group(render_graph(model), Text(), render_listing(model, limit=limit))
-    return render_listing(model, limit=limit)
+    # Say why there is no drawing, and how to get one, rather than leave the reader to guess.
+    note = Text(f"Not drawn: {boxes:,} boxes ({DRAW_MAX_BOXES} at most); show --focus NODE draws "
+                "a neighbourhood.", style="dim")
+    return Group(note, Text(), render_listing(model, limit=limit))
 
 
 __all__ = [
