@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import compress, count, filterfalse, pairwise, repeat, starmap
 from operator import add, and_, gt, not_, sub
 
@@ -89,6 +89,9 @@ def match(side_a: Side, side_b: Side,
     # nodes are re-seated.
     troubled = _follow(side_a, side_b, a_to_b, b_to_a)
     _reseat(side_a, side_b, a_to_b, b_to_a, troubled)
+    for _ in range(_REMATCH_ROUNDS):
+        if not _rematch(side_a, side_b, a_to_b, b_to_a, troubled):
+            break
     if len(a_to_b) < len(order_a) and len(a_to_b) < len(order_b):
         _propagate(side_a, side_b, a_to_b, b_to_a, pair)
         # Step 7: a node left over on both sides whose edges changed.
@@ -696,3 +699,259 @@ def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: se
             if k in a_to_b and k not in queued:
                 queued.add(k)
                 work.append(k)
+
+
+# Nodes of A one troubled part may hold at most (a larger one is left as it is); nodes with
+# more neighbours than this join a part without bringing their neighbours along.
+_REGION_MAX_NODES = 512
+_REGION_MAX_DEGREE = 64
+
+# Edges a part reaches out from the ends of the edges not kept (through any nodes).
+_REGION_RADIUS = 2
+
+# Rounds of _rematch at most (it stops when no part comes out smaller).
+_REMATCH_ROUNDS = 3
+
+
+def _rematch(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: set[int]) -> bool:
+    """Match troubled parts of A again as a whole where that makes the diff smaller; returns
+    whether any part was.
+
+    ``_follow`` and ``_reseat`` move one node at a time (or swap two) and keep a move only
+    when it keeps more edges at once. Look-alike modules that the alignment paired half with
+    one module and half with another need several nodes moved together: each single move
+    breaks as many edges as it mends. (The canonical order of B places a module whose edges
+    changed elsewhere among its look-alike siblings, so the pairs in sequence cross modules.)
+    So the nodes of A within ``_REGION_RADIUS`` edges of an edge not kept (either way) form
+    parts, each a connected piece; a part is matched again onto its partners in B and the
+    unmatched B nodes next to them (``_rematch_part``), and kept only if its own diff — its
+    unmatched and changed nodes, and its edges not kept both ways — comes out smaller.
+    ``troubled`` holds every node of A at an edge not kept (see ``_follow``); the nodes of
+    the parts join it.
+    """
+    parents_a, children_a = side_a.parents, side_a.children
+    parents_b, children_b = side_b.parents, side_b.children
+
+    # Both ends of every edge not kept, either way, around the troubled nodes.
+    ends: set[int] = set()
+    for x in troubled:
+        y = a_to_b.get(x)
+        if y is None:
+            continue
+        for d in children_a[x]:
+            t = a_to_b.get(d)
+            if t is not None and not _linked(side_b, y, t):
+                ends.add(x)
+                ends.add(d)
+        for z in children_b[y] if len(children_b[y]) <= _REGION_MAX_DEGREE else ():
+            w = b_to_a[z]
+            if w >= 0 and not _linked(side_a, x, w):
+                ends.add(x)
+                ends.add(w)
+        for z in parents_b[y] if len(parents_b[y]) <= _REGION_MAX_DEGREE else ():
+            w = b_to_a[z]
+            if w >= 0 and not _linked(side_a, w, x):
+                ends.add(x)
+                ends.add(w)
+    if not ends:
+        return False
+    region = set(ends)
+    level = list(ends)
+    for _ in range(_REGION_RADIUS):
+        below = []
+        for u in level:
+            if len(parents_a[u]) + len(children_a[u]) <= _REGION_MAX_DEGREE:
+                for v in (*parents_a[u], *children_a[u]):
+                    if v not in region:
+                        region.add(v)
+                        below.append(v)
+        level = below
+    troubled.update(region)
+    # Connected parts, each matched again on its own (no edge of A joins two of them).
+    rank_a = side_a.rank
+    seen: set[int] = set()
+    better = False
+    for start in sorted(region, key=rank_a.__getitem__):
+        if start in seen:
+            continue
+        part, stack = [], [start]
+        seen.add(start)
+        while stack:
+            u = stack.pop()
+            part.append(u)
+            for v in (*parents_a[u], *children_a[u]):
+                if v in region and v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        if len(part) <= _REGION_MAX_NODES:
+            better |= _rematch_part(side_a, side_b, a_to_b, b_to_a, part)
+    return better
+
+
+def _linked(side: Side, s: int, d: int) -> bool:
+    """Whether s -> d is an edge of the side's graph."""
+    out = side.children[s]
+    return d in out if len(out) <= 16 else (s, d) in side.edge_set
+
+
+def _part_cost(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: list[int],
+               pool: list[int]) -> int:
+    """The diff of a part of A and its pool of B nodes: their unmatched and changed nodes,
+    the edges touching the part not kept in B and those touching the pool not kept in A
+    (each once; edges to unmatched nodes go with the node)."""
+    fine_a, fine_b = side_a.fine, side_b.fine
+    cost = 0
+    for side, other, image, nodes, fine in ((side_a, side_b, a_to_b.get, part, fine_a),
+                                            (side_b, side_a, b_to_a.__getitem__, pool, None)):
+        inside = set(nodes)
+        for x in nodes:
+            y = image(x)
+            if y is None or y < 0:
+                cost += 1
+                continue
+            if fine is not None and fine[x] != fine_b[y]:
+                cost += 1
+            for d in side.children[x]:
+                t = image(d)
+                cost += t is not None and t >= 0 and not _linked(other, y, t)
+            for p in side.parents[x]:
+                if p not in inside:
+                    t = image(p)
+                    cost += t is not None and t >= 0 and not _linked(other, t, y)
+    return cost
+
+
+def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: list[int]) -> bool:
+    """Match the A nodes of ``part`` again onto their partners and the unmatched B nodes next
+    to those; keep that if the part's diff comes out smaller (see ``_rematch``), and say so.
+
+    From the matched nodes around the part inwards: the node next to placed nodes whose
+    images have the fewest neighbours (where its partner must be) goes first, so a module is
+    matched from one placed node on before the next module is started; it goes to the free
+    B node of its fine label next to most of their images (ties: the one whose neighbourhood
+    hashes agree with its own furthest, then its partner so far, then canonical order)."""
+    parents_a, children_a = side_a.parents, side_a.children
+    parents_b, children_b = side_b.parents, side_b.children
+    fine_a, fine_b, rank_a, rank_b = side_a.fine, side_b.fine, side_a.rank, side_b.rank
+    saved = {x: a_to_b[x] for x in part if x in a_to_b}
+    pool = list(saved.values())
+    pooled = set(pool)
+    for y in saved.values():
+        for z in (*parents_b[y], *children_b[y]):
+            if b_to_a[z] < 0 and z not in pooled:
+                pooled.add(z)
+                pool.append(z)
+    before = _part_cost(side_a, side_b, a_to_b, b_to_a, part, pool)
+    for y in saved.values():
+        b_to_a[y] = -1
+    for x in saved:
+        del a_to_b[x]
+    free: dict = defaultdict(set)  # fine label -> free B nodes of the pool
+    for y in pool:
+        free[fine_b[y]].add(y)
+    hashes_a, hashes_b = side_a.hashes[:0:-1], side_b.hashes[:0:-1]  # widest first
+
+    def unlike(x: int, y: int) -> int:
+        """How far apart the neighbourhoods of x and y look: 0 when their widest hashes
+        agree, one more for each radius less that they agree at."""
+        for r, (h_a, h_b) in enumerate(zip(hashes_a, hashes_b)):
+            if h_a[x] == h_b[y]:
+                return r
+        return len(hashes_a)
+
+    def alike(x: int, y: int) -> int:
+        """Neighbours of x and of y with equal fine labels, parents with parents and children
+        with children, counted as pairs (0 past ``_REGION_MAX_DEGREE`` neighbours)."""
+        common = 0
+        for near_a, near_b in ((parents_a[x], parents_b[y]), (children_a[x], children_b[y])):
+            if len(near_a) + len(near_b) <= _REGION_MAX_DEGREE:
+                common += sum((Counter(map(fine_a.__getitem__, near_a))
+                               & Counter(map(fine_b.__getitem__, near_b))).values())
+        return common
+
+    # Per node, how many of its neighbours are placed, and the fewest B nodes next to one
+    # of their images.
+    placed: dict[int, int] = dict.fromkeys(part, 0)
+    bound: dict[int, int] = dict.fromkeys(part, len(fine_b) + 1)
+    heap: list = []
+
+    def touch(x: int, y: int) -> None:
+        """x of A is placed on y of B: its neighbours in the part are closer to placed."""
+        for near_a, width in ((children_a[x], len(children_b[y])), (parents_a[x], len(parents_b[y]))):
+            for u in near_a:
+                if u in placed and u not in a_to_b:
+                    placed[u] += 1
+                    if width < bound[u]:
+                        bound[u] = width
+                    heappush(heap, (bound[u], -placed[u], rank_a[u], u))
+
+    for x in part:
+        for p in parents_a[x]:
+            q = a_to_b.get(p)
+            if q is not None:
+                placed[x] += 1
+                bound[x] = min(bound[x], len(children_b[q]))
+        for c in children_a[x]:
+            q = a_to_b.get(c)
+            if q is not None:
+                placed[x] += 1
+                bound[x] = min(bound[x], len(parents_b[q]))
+        heap.append((bound[x], -placed[x], rank_a[x], x))
+    heapify(heap)
+    waiting = []  # nodes with no free B node of their fine label next to their neighbours
+    while heap:
+        width, score, _, x = heappop(heap)
+        if x in a_to_b or width != bound[x] or -score != placed[x]:
+            continue  # placed already, or queued again closer to placed nodes
+        pool_x = free.get(fine_a[x])
+        if not pool_x:
+            waiting.append(x)
+            continue
+        ups = [a_to_b[p] for p in parents_a[x] if p in a_to_b]
+        downs = [a_to_b[c] for c in children_a[x] if c in a_to_b]
+        if ups or downs:
+            # Candidates: free nodes of the label next to one image (the one with fewest
+            # neighbours, or the free nodes when they are fewer).
+            nearest = min([children_b[q] for q in ups] + [parents_b[q] for q in downs], key=len)
+            if len(nearest) <= len(pool_x):
+                candidates = [c for c in nearest if c in pool_x]
+            else:
+                candidates = [c for c in pool_x if c in set(nearest)]
+        else:
+            candidates = list(pool_x)
+        if not candidates:
+            waiting.append(x)
+            continue
+        was = saved.get(x, -1)
+        best, best_key = candidates[0], None
+        for c in candidates if len(candidates) > 1 else ():
+            into, out = set(parents_b[c]), set(children_b[c])
+            agree = sum(1 for q in ups if q in into) + sum(1 for q in downs if q in out)
+            key = (-agree, unlike(x, c), -alike(x, c), c != was, rank_b[c])
+            if best_key is None or key < best_key:
+                best, best_key = c, key
+        a_to_b[x] = best
+        b_to_a[best] = x
+        pool_x.discard(best)
+        touch(x, best)
+    if waiting:
+        left_b = sorted((y for ys in free.values() for y in ys), key=rank_b.__getitem__)
+        waiting.sort(key=rank_a.__getitem__)
+
+        def pair(i: int, j: int) -> None:
+            a_to_b[i] = j
+            b_to_a[j] = i
+
+        _pair_by_key(waiting, left_b, fine_a, fine_b, pair)
+        _pair_by_key([x for x in waiting if x not in a_to_b], [y for y in left_b if b_to_a[y] < 0],
+                     side_a.coarse, side_b.coarse, pair)
+    if _part_cost(side_a, side_b, a_to_b, b_to_a, part, pool) < before:
+        return True
+    for x in part:
+        y = a_to_b.pop(x, None)
+        if y is not None:
+            b_to_a[y] = -1
+    for x, y in saved.items():
+        a_to_b[x] = y
+        b_to_a[y] = x
+    return False

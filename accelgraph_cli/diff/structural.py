@@ -41,7 +41,14 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    nodes follow their matched parents, then children, onto look-alikes when more of their
    edges line up there (``_follow``, whole passes kept only when they keep more edges); then
    a matched node is moved onto another B node of its kind and name, or swapped with one,
-   whenever that keeps more of its edges (``_reseat``).
+   whenever that keeps more of its edges (``_reseat``). Last, what those single moves
+   cannot mend — look-alike modules paired half with one module and half with another,
+   where each move breaks as many edges as it mends — is matched again part by part
+   (``_rematch``): the nodes within two edges of an edge not kept, each connected piece
+   onto its partners and the unmatched B nodes next to them, inwards from the matched
+   nodes around it (most constrained node first, onto the look-alike that keeps most of
+   its edges, then whose neighbourhood looks most like its own); a piece's new matching is
+   kept only if its own diff comes out smaller.
 7. **Edges changed around a node.** A node still unmatched whose fine label is left over
    exactly once on each side is paired with its twin when fewer of the pair's edges come out
    rewired than the two nodes would count as removed and added (an edge removed next to a
