@@ -14,7 +14,7 @@ from ..errors import CudaError, NoGPUError
 NO_GPU_HINT = (
     "capture, replay, dump and smoke need a CUDA GPU and CuPy "
     "(pip install 'accelgraph[cuda12]' or 'accelgraph[cuda13]'); "
-    "show and diff work without a GPU"
+    "show and diff of saved dumps, scenarios and smoke --list work without a GPU"
 )
 
 
@@ -23,7 +23,9 @@ def require_cuda():
     """Import and return the ``cupy`` module, or raise NoGPUError saying what works without one."""
     try:
         import cupy
-    except Exception as exc:  # ImportError, or a CuPy that fails to load its CUDA libraries
+    except ModuleNotFoundError as exc:
+        raise NoGPUError(f"CuPy is not installed: {NO_GPU_HINT}") from exc
+    except Exception as exc:  # a CuPy that fails to load its CUDA libraries
         raise NoGPUError(f"CuPy is not usable ({type(exc).__name__}): {NO_GPU_HINT}") from exc
     try:
         count = cupy.cuda.runtime.getDeviceCount()
