@@ -1,5 +1,7 @@
 """smoke's CPU parts: discovering scenarios, the JUnit report, and errors without a GPU."""
 
+import json
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
@@ -48,6 +50,20 @@ def test_smoke_without_gpu_is_one_line_exit_3(cli):
     code, out, err = cli("smoke", SCENARIOS)
     assert code == 3
     assert "show and diff of saved dumps, scenarios and smoke --list work without a GPU" in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+
+
+@requires_no_gpu
+def test_smoke_json_without_gpu_still_prints_every_scenario_skipped(cli):
+    # A CI job that parses the JSON gets a report, as --junit gets one, and the exit code 3.
+    code, out, err = cli("smoke", SCENARIOS, "--json")
+    assert code == 3
+    report = json.loads(out)
+    names = sorted(p.name for p in SCENARIOS.glob("*.py") if not p.name.startswith("_"))
+    assert sorted(Path(r["scenario"]).name for r in report["rows"]) == names
+    assert {r["status"] for r in report["rows"]} == {"skipped"}
+    assert report["passed"] == 0 and report["total"] == len(names)
+    assert "CuPy is not installed" in report["not_run"] == report["rows"][0]["message"]
     assert len([line for line in err.splitlines() if line.strip()]) == 1
 
 

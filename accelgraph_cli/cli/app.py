@@ -942,6 +942,10 @@ def smoke(
             write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc)))
             err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
                               soft_wrap=True)
+        if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
+            echo(json.dumps({"rows": [r.to_dict() for r in smoke_mod.rows_not_run(files, str(exc))],
+                             "interrupted": False, "passed": 0, "total": len(files),
+                             "not_run": str(exc)}, indent=2))
         raise
     console = _stdout()
     rows, interrupted = [], None

@@ -165,6 +165,11 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     return verdict, lines
 
 
+def rows_not_run(files: list[Path], reason: str) -> list[SmokeRow]:
+    """One skipped row per scenario, for a run that could not start (no GPU)."""
+    return [SmokeRow(str(path), "skipped", message=reason) for path in files]
+
+
 def junit_not_run(files: list[Path], reason: str) -> str:
     """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why."""
     suite = ElementTree.Element(
