@@ -838,7 +838,7 @@ def _edited_chain() -> tuple[GraphModel, GraphModel]:
 EDITED_CHAIN_DIFF = """\
 A a.dot
 B b.dot
-different: +3 added · -1 removed · ~2 changed · 5 unchanged · edges +0 -1 between matched nodes
+different: +3 added · -1 removed · ~2 changed · 5 unchanged · edges +0 -1
                  A     B     Δ
 nodes            8    10    +2
   kernel         8    10    +2
@@ -872,7 +872,7 @@ def test_render_diff_with_ignore_and_limit_word_for_word():
     a, b = _edited_chain()
     diff = diff_models(a, b, ignore={"shared_mem"})
     out = text_of(render_diff(diff, label_a="a.dot", label_b="b.dot", limit=1))
-    verdict = "between matched nodes\n"
+    verdict = "edges +0 -1\n"
     both = (
         "~  kernel cupy_add  grid 4 -> 16          #2->#2\n"
         "~  kernel cupy_multiply  block 256 -> 128 #3->#3\n"
@@ -913,7 +913,7 @@ def test_render_diff_colours():
         ("A", "bold"), ("B", "bold"),
         ("different: ", "bold yellow"), ("+3 added", "bold green"), (" · ", "bold yellow"),
         ("-1 removed", "bold red"),
-        (" · ~2 changed · 5 unchanged · edges +0 -1 between matched nodes", "bold yellow"),
+        (" · ~2 changed · 5 unchanged · edges +0 -1", "bold yellow"),
         ("A B Δ", "bold"), ("+2", "bold green"), ("  kernel     ", "cyan"), *[("+2", "bold green")] * 4,
         ("Changed (2)", "bold yellow"),
         ("~", "yellow"), ("kernel", "cyan"), ("4", "red"), ("16", "green"), ("#2->#2", "dim"),

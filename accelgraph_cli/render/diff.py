@@ -82,8 +82,9 @@ def render_verdict(diff: GraphDiff) -> Text:
         text.append(piece, style=style)
     if diff.edges_added or diff.edges_removed:
         added, removed = len(diff.edges_added), len(diff.edges_removed)
-        text.append(f" · edges +{added:,} -{removed:,} between matched nodes")
-    text.append(_ignore_note(diff))
+        text.append(f" · edges +{added:,} -{removed:,}")  # detailed under "Edges between matched nodes"
+    if diff.ignore:  # a line of its own: the counts above may fill the width
+        text.append("\n" + _ignore_note(diff).strip())
     return text
 
 
