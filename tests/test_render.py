@@ -409,7 +409,7 @@ def test_focus_drawing_of_a_node_and_its_child():
     model = load_model(recorded("forkjoin_basic.dot"))
     assert text_of(render_focus(model, model.nodes[2].id, 1), width=100) + "\n" == """\
 ┌───────────────────────────────────────┐
-│ #2 kernel                             │
+│ #2 kernel  ◀ focus                    │
 │ cupy_multiply__float32_float_float32  │
 └───────────────────┬───────────────────┘
                     │
@@ -445,11 +445,12 @@ def test_listing_and_summary_colours():
 
 
 def test_focus_drawing_colours():
-    # The focused box's title is reversed, its border bold; launch lines are dim.
+    # The focused box's title is reversed and says "◀ focus" (seen with no colour), its
+    # border bold; launch lines are dim.
     assert styles_of(render_focus(fork_join_model(), "graph_0_node_2", 1)) == [
         ("#0 kernel      ", "cyan"), ("<<<4, 256, 0>>>", "dim"),
         ("┌───────────────┴───────────────┐", "bold"),
-        ("│", "bold"), ("#2 kernel                    ", "reverse cyan"),
+        ("│", "bold"), ("#2 kernel  ◀ focus           ", "reverse cyan"),
         *[("│", "bold")] * 4, ("<<<(8,4,4), (32,4,1), 256>>> ", "dim"), ("│", "bold"),
         ("└───────────────┬───────────────┘", "bold"),
         ("#3 memcpy      ", "magenta"), ("DtoH · 2.0 KiB ", "dim"),

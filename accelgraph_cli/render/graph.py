@@ -488,7 +488,10 @@ class GraphDrawing:
                 ids += "…" + short_id(run.ids[-1], self.with_graph)
             kind, name, detail = run_labels(model, run, max_len=name_len)
             count = f" × {run.repeats:,}" if len(run.ids) > 1 else ""
-            lines = [(f"{ids} {kind}{count}", kind_style(kind))]
+            # the focused box says so in words too: its bold border and reversed title are
+            # lost in a pipe or with NO_COLOR
+            mark = "  ◀ focus" if key == focus_box else ""
+            lines = [(f"{ids} {kind}{count}{mark}", kind_style(kind))]
             if name:
                 lines.append((name, ""))
             if detail and with_detail and len(detail) <= name_len + 10:
