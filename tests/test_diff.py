@@ -1183,6 +1183,24 @@ def test_recorded_dependency_dropped_between_look_alikes_is_one_edge_whatever_th
     assert diff.edges_removed == [(order[1], order[2])]
 
 
+@pytest.mark.parametrize("seed", [None, 0, 1, 2, 3])
+def test_the_join_dropped_above_a_chain_of_its_copies_is_one_node_removed(seed):
+    # fork_join: four branches join in an axpby, followed by two more axpbys. The join
+    # removed (with its edges, nothing reconnected) was matched from the roots down: the
+    # join's place went to the first copy below it, the last copy came out removed, and the
+    # five edges into the join came out removed as well (6 items for a 1-node edit). Matched
+    # again from the sinks up, each copy takes its partner below and the join is left over.
+    model = _recorded("scenario_fork_join_verbose.dot")
+    join = next(n.id for n in model.nodes if len(model.parents(n.id)) == 5)
+    dropped = clone(model)
+    dropped.nodes = [n for n in dropped.nodes if n.id != join]
+    dropped.edges = [e for e in dropped.edges if join not in e]
+    dropped.invalidate()
+    diff = diff_models(model, dropped if seed is None else renumbered(dropped, seed))
+    assert counts(diff) == (0, 1, 0, 0, 0)
+    assert diff.removed == [join]
+
+
 def test_recorded_memops_copy_size_change():
     model = _recorded("memops_verbose.dot")
     copies = [n for n in model.nodes if n.kind == "memcpy" and isinstance(n.params.get("bytes"), int)]

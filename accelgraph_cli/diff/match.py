@@ -771,6 +771,7 @@ def _rematch(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: s
     rank_a = side_a.rank
     seen: set[int] = set()
     better = False
+    upward = None
     for start in sorted(region, key=rank_a.__getitem__):
         if start in seen:
             continue
@@ -784,8 +785,50 @@ def _rematch(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: s
                     seen.add(v)
                     stack.append(v)
         if len(part) <= _REGION_MAX_NODES:
-            better |= _rematch_part(side_a, side_b, a_to_b, b_to_a, part)
+            # Matched from the roots down first; where that finds nothing smaller, from the
+            # sinks up: a node dropped above a run of look-alikes (the join of a fork/join
+            # before a chain of copies of itself) is left over only when the run is matched
+            # from its far end, each copy taking its partner below.
+            if _rematch_part(side_a, side_b, a_to_b, b_to_a, part):
+                better = True
+                continue
+            if upward is None:
+                upward = _Upward(side_a), _Upward(side_b)
+            better |= _rematch_part(*upward, a_to_b, b_to_a, part)
     return better
+
+
+class _Upward:
+    """A side seen with its edges reversed (parents and children swapped, the canonical order
+    read backwards), for matching a part from the sinks up: what ``_rematch_part`` and
+    ``_part_cost`` read of a side, with nothing copied (the rank and the edge set are read
+    through, a lookup at a time)."""
+
+    def __init__(self, side: Side):
+        self.parents, self.children = side.children, side.parents
+        self.fine, self.coarse, self.hashes = side.fine, side.coarse, side.hashes
+        self.rank = _Backwards(side.rank)
+        self.edge_set = _Reversed(side)
+
+
+class _Backwards:
+    """rank[i] read from the other end: the last node first."""
+
+    def __init__(self, rank: list[int]):
+        self._rank, self._last = rank, len(rank) - 1
+
+    def __getitem__(self, i: int) -> int:
+        return self._last - self._rank[i]
+
+
+class _Reversed:
+    """(s, d) in it when d -> s is an edge of the side."""
+
+    def __init__(self, side: Side):
+        self._side = side
+
+    def __contains__(self, edge: tuple[int, int]) -> bool:
+        return (edge[1], edge[0]) in self._side.edge_set
 
 
 def _linked(side: Side, s: int, d: int) -> bool:

@@ -48,7 +48,9 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    onto its partners and the unmatched B nodes next to them, inwards from the matched
    nodes around it (most constrained node first, onto the look-alike that keeps most of
    its edges, then whose neighbourhood looks most like its own); a piece's new matching is
-   kept only if its own diff comes out smaller.
+   kept only if its own diff comes out smaller. Where matching from the roots down finds
+   nothing smaller, the piece is matched from the sinks up (the join of a fork/join dropped
+   above a chain of copies of itself is left over only that way).
 7. **Edges changed around a node.** A node still unmatched whose fine label is left over
    exactly once on each side is paired with its twin when fewer of the pair's edges come out
    rewired than the two nodes would count as removed and added (an edge removed next to a
