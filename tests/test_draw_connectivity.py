@@ -63,6 +63,17 @@ def check_layout(layout, drawing, edges=True):
     downs = {}
     for a, b in layout.links:
         downs.setdefault(a, set()).add(b)
+    # Along a source's horizontal line, a column where it joins nothing (neither the source
+    # nor a target) that another line crosses is drawn as the crossing line alone, and a
+    # column where it joins shows the join: a "┼" always means joined.
+    for a, targets in downs.items():
+        joins = {layout.boxes[a].center} | {layout.boxes[b].center for b in targets}
+        y = layout.tracks[a]
+        for x in range(min(joins) + 1, max(joins)):
+            if x not in joins and canvas.bits[y][x] & (UP | DOWN):
+                assert canvas.chars[y][x] == "│", f"a crossing drawn as a join at {x},{y}"
+            elif x in joins:
+                assert canvas.chars[y][x] in "┬┴┼├┤", f"a join not drawn at {x},{y}"
 
     def reaches(a, b):
         stack, seen = [layout.folded.get(a, a)], set()
@@ -153,3 +164,24 @@ def test_edges_between_boxes_of_a_graph_with_cycles():
     model = GraphModel(nodes, edges, source="dot-generic")
     runs = {run.ids[0]: run for run in chain_runs(model)}
     assert _run_edges(model, runs) == reference_run_edges(model, runs)
+
+
+def test_lines_that_cross_are_not_drawn_joined():
+    # a -> d, e; b -> c, f; g -> d. a's line crosses b's on its way to d, and b's crosses
+    # a's and g's: drawn "─│─", each line keeps its own joins ("┴", "├", "┘").
+    from accelgraph_cli.render.boxes import draw
+
+    layout = draw(list("abcdefg"), [("a", "d"), ("a", "e"), ("b", "c"), ("b", "f"), ("g", "d")],
+                  lambda key, level: [(f"box {key}", "")], 1, 100)
+    check_layout(layout, None, edges=False)
+    assert [row.plain for row in layout.canvas.rows()] == [
+        "      ┌───────┐  ┌───────┐  ┌───────┐",
+        "      │ box a │  │ box b │  │ box g │",
+        "      └───┬───┘  └───┬───┘  └───┬───┘",
+        "     ┌────┴──────────│─────┐    │",
+        "     │          ┌────┴─────│────│─────┐",
+        "     │          │          ├────┘     │",
+        " ┌───┴───┐  ┌───┴───┐  ┌───┴───┐  ┌───┴───┐",
+        " │ box e │  │ box c │  │ box d │  │ box f │",
+        " └───────┘  └───────┘  └───────┘  └───────┘",
+    ]

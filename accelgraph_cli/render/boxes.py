@@ -248,6 +248,7 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
             layout.tops[slot] = top
             layout.bottoms[slot] = top + boxes[slot].height - 1
             _paint_box(canvas, boxes[slot], top)
+    spans: list[tuple[int, int, int, set[int]]] = []  # each horizontal line: row, ends, joins
     for i, row in enumerate(rows[:-1]):
         top, height = layer_y[i]
         sources = [s for s in row if s in downs and s not in straight]
@@ -261,6 +262,9 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
             canvas.hline(min(xs), max(xs), track)
             for target in downs[src]:
                 canvas.vline(target.center, track, layout.tops[target.key])
+            if src not in straight:
+                spans.append((track, min(xs), max(xs), set(xs)))
+    _mark_crossings(canvas, spans)
     # Box borders touched by lines get a tee.
     for row in rows:
         for slot in row:
@@ -294,6 +298,18 @@ def _place_row(row: list[Box], ups: dict, canvas_width: int) -> None:
     for b in reversed(row):
         b.x = max(min(b.x, right - b.width), 0)
         right = b.x - GAP
+
+
+def _mark_crossings(canvas: Canvas, spans: list[tuple[int, int, int, set[int]]]) -> None:
+    """Where another line's vertical passes through a source's horizontal line at a column
+    where that line joins nothing (neither its source nor one of its targets), draw the
+    vertical alone ("─│─"): a "┼" there would read as the two lines joined. The bits stay as
+    they are (both lines do pass through the cell)."""
+    for y, lo, hi, joins in spans:
+        bits = canvas.bits[y]
+        for x in range(lo + 1, hi):
+            if x not in joins and bits[x] & (UP | DOWN):
+                canvas.chars[y][x] = JOIN[UP | DOWN]
 
 
 def _paint_box(canvas: Canvas, box: Box, top: int) -> None:
