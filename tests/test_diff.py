@@ -769,6 +769,26 @@ def test_two_edges_each_written_twice_on_one_side_only_differ_though_the_counts_
     assert (diff.edges_added, diff.edges_removed) == ([yz], [xy])
 
 
+@pytest.mark.parametrize("seed", [None, 0, 1, 2])
+def test_an_edge_written_twice_among_look_alikes_is_that_one_edge(seed):
+    # Five launches of one kernel: 0 -> 1, 2 -> 3, 2 -> 4; B writes 0 -> 1 twice. Counted as
+    # two children, the copy made node 0 look like node 2, and the two were paired crosswise
+    # (+2 -1 edges). Matching sees each edge once; only the report counts the copies.
+    nodes = [kernel(i, "k") for i in range(5)]
+    ids = [node.id for node in nodes]
+    edges = [(ids[0], ids[1]), (ids[2], ids[3]), (ids[2], ids[4])]
+    a = GraphModel(copy.deepcopy(nodes), list(edges))
+    b = GraphModel(copy.deepcopy(nodes), [edges[0], *edges])
+    diff = diff_models(a, b if seed is None else renumbered(b, seed))
+    assert counts(diff) == (0, 0, 0, 1, 0)
+    assert diff.edges_added == [(ids[0], ids[1])] if seed is None else len(diff.edges_added) == 1
+    # two copies against three: one added, none removed
+    c = GraphModel(copy.deepcopy(nodes[:4]), [edges[0], edges[0], edges[1]])
+    d = GraphModel(copy.deepcopy(nodes[:4]), [edges[0]] * 3 + [edges[1]])
+    assert counts(diff_models(c, d)) == (0, 0, 0, 1, 0)
+    assert counts(diff_models(d, c)) == (0, 0, 0, 0, 1)
+
+
 def test_an_edge_of_a_recorded_dump_written_twice_is_found_inside_a_child_graph_too():
     model = _recorded("kinds_verbose.dot")
     parent = next(node for node in model.nodes if node.child is not None and node.child.edges)

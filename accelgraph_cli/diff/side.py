@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter, deque
-from itertools import compress
-from operator import eq
+from itertools import compress, repeat
+from operator import eq, itemgetter, lt
 
 from ..model.graph_model import GraphModel, in_kinds_order
 from .labels import Labeler
@@ -19,7 +19,8 @@ class Side:
     """One graph prepared for matching: adjacency, labels, canonical order, and (computed
     when first needed) Weisfeiler-Lehman hashes over the fine labels."""
 
-    def __init__(self, model, position, near, fine, coarse, shapes, order, follows, tables):
+    def __init__(self, model, position, near, fine, coarse, shapes, order, follows, tables,
+                 doubled=None):
         self.model: GraphModel = model
         self.position: dict[str, int] = position  # node id -> index in model.nodes
         self.near: Neighbourhoods = near
@@ -38,7 +39,11 @@ class Side:
         self._edge_set: set[tuple[int, int]] | None = None
         self._several: set[int] | None = None  # the nodes with several children
         self._from_several = 0  # edges leaving them
-        self._doubled: dict[tuple[int, int], int] | None = None
+        # The edges written more than once, (source, target) -> how many times (a CUDA dump
+        # never writes an edge twice, a hand-written DOT file can). ``near`` and the
+        # adjacency lists hold each edge once: matching sees the graph's shape, the report
+        # counts the copies.
+        self.doubled: dict[tuple[int, int], int] = doubled or {}
 
     def kind_counts(self, labeler: Labeler) -> dict[str, int]:
         """``model.kind_counts()``, from the coarse labels (a kind and a name each): one pass
@@ -77,23 +82,6 @@ class Side:
         if self._edge_set is None:
             self._edge_set = set(zip(*self.edges))
         return self._edge_set
-
-    @property
-    def doubled(self) -> dict[tuple[int, int], int]:
-        """The edges written more than once, (source, target) node indices -> how many times.
-        Only a node with several children can have one, so only those lists are looked at;
-        a CUDA dump never writes an edge twice, a hand-written DOT file can."""
-        if self._doubled is None:
-            doubled: dict[tuple[int, int], int] = {}
-            children = self.children
-            for i in self.near.down_many:
-                kids = children[i]
-                if len(set(kids)) < len(kids):
-                    for d, n in Counter(kids).items():
-                        if n > 1:
-                            doubled[i, d] = n
-            self._doubled = doubled
-        return self._doubled
 
     def are_edges(self, sources: list[int], targets: list[int]) -> list[bool]:
         """For each k, whether sources[k] -> targets[k] is an edge of this graph (node
@@ -139,6 +127,7 @@ class Side:
             order,
             follows,
             self._tables,
+            self.doubled,
         )
         side._hashes, side._edges, side._edge_set = self._hashes, self._edges, self._edge_set
         return side
@@ -169,19 +158,46 @@ def prepare(model: GraphModel, labeler: Labeler, tables: list[dict], coarse_tabl
     """One side of a diff. ``coarse_tables``: the CoarseShapes of the diff, or the coarse WL
     tables (one dict a round) shared with the other side, then the shapes are made here."""
     position, parents, children = model.adjacency()
+    ends = model.edge_indices()
+    doubled = _doubled(children)
+    if doubled:
+        parents, children, ends = _once_each(parents, children, ends)
     fine, coarse = labeler.labels(model)
     # The order must not depend on parameters: a kernel whose grid changed has to stay where
     # it was among its siblings, or the alignment pairs siblings crosswise. So ready nodes are
     # sorted by kind/name and by neighbourhood hashes over kind/name only; node order
     # (creation order in CUDA dumps) breaks the remaining ties.
-    near = Neighbourhoods(parents, children, model.edge_indices())
+    near = Neighbourhoods(parents, children, ends)
     lazy = isinstance(coarse_tables, CoarseShapes)
     shapes = coarse_tables if lazy else CoarseShapes(coarse_tables)
     k = shapes.add(near, coarse)
     if not lazy:
         shapes.shape(k)
     order, follows = canonical_order(near, lambda: list(zip(coarse, shapes.shape(k))))
-    return Side(model, position, near, fine, coarse, (shapes, k), order, follows, tables)
+    return Side(model, position, near, fine, coarse, (shapes, k), order, follows, tables, doubled)
+
+
+def _doubled(children: list[list[int]]) -> dict[tuple[int, int], int]:
+    """The edges written more than once, (source, target) node indices -> how many times.
+    Only a node with several children can have one, so only those lists are looked at."""
+    doubled: dict[tuple[int, int], int] = {}
+    for i in compress(range(len(children)), map(lt, repeat(1), map(len, children))):
+        kids = children[i]
+        if len(set(kids)) < len(kids):
+            for d, n in Counter(kids).items():
+                if n > 1:
+                    doubled[i, d] = n
+    return doubled
+
+
+def _once_each(parents, children, ends):
+    """The adjacency lists and edge ends with each edge once (copies: the model's stay as
+    they are), for the matching, where a doubled edge would look like two children and
+    pair look-alikes crosswise."""
+    once = [list(dict.fromkeys(kids)) if len(kids) > 1 else kids for kids in children]
+    above = [list(dict.fromkeys(ups)) if len(ups) > 1 else ups for ups in parents]
+    pairs = list(dict.fromkeys(zip(*ends)))
+    return above, once, (list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
 
 
 def ranks(order: list[int]) -> list[int]:

@@ -259,11 +259,11 @@ def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list
     for t, u in missing:
         if t >= 0 and u >= 0:
             s, d = back[t], back[u]
-            rewired += [(s, d)] * side.children[s].count(d)
+            rewired += [(s, d)] * side.doubled.get((s, d), 1)
     for (s, d), n in side.doubled.items():
         t, u = image[s], image[d]
         if t >= 0 and u >= 0 and (t, u) not in missing:
-            rewired += [(s, d)] * (n - min(n, other.children[t].count(u)))
+            rewired += [(s, d)] * (n - min(n, other.doubled.get((t, u), 1)))
     return rewired
 
 
