@@ -287,36 +287,42 @@ def _slide_runs(aligned: list, seq_a: list, seq_b: list, side_a: Side, side_b: S
     # stays (and the gaps beside it are weighed again).
     shift_a = [0] * len(runs)
     shift_b = [0] * len(runs)
-    for _ in range(len(runs)):
-        settled = True
-        for r, (x, y, n) in enumerate(runs):
-            f = flows[r]
-            if not f or shift_a[r] == f or shift_b[r] == -f:
-                continue
-            if budget[0] < n:
-                flows[r] = 0
-                continue
-            budget[0] -= n
-            if 0 <= x + f and x + f + n <= len(seq_a) and seq_a[x + f : x + f + n] == seq_b[y : y + n]:
-                shift_a[r] = f
-            elif 0 <= y - f and y - f + n <= len(seq_b) and seq_b[y - f : y - f + n] == seq_a[x : x + n]:
-                shift_b[r] = -f
-            else:
-                flows[r] = 0
-                settled = False
-        # Leftovers per gap after the slides; a run whose slide empties a gap too far stays.
-        for r in range(len(runs)):
-            if not flows[r]:
-                continue
-            before_a = a_left[r] + shift_a[r] - (shift_a[r - 1] if r else 0)
-            before_b = b_left[r] + shift_b[r] - (shift_b[r - 1] if r else 0)
-            after_a = a_left[r + 1] - shift_a[r] + (shift_a[r + 1] if r + 1 < len(runs) else 0)
-            after_b = b_left[r + 1] - shift_b[r] + (shift_b[r + 1] if r + 1 < len(runs) else 0)
-            if min(before_a, before_b, after_a, after_b) < 0:
-                flows[r] = shift_a[r] = shift_b[r] = 0
-                settled = False
-        if settled:
-            break
+    for r, (x, y, n) in enumerate(runs):
+        f = flows[r]
+        if not f:
+            continue
+        if budget[0] < n:
+            flows[r] = 0
+            continue
+        budget[0] -= n
+        if 0 <= x + f and x + f + n <= len(seq_a) and seq_a[x + f : x + f + n] == seq_b[y : y + n]:
+            shift_a[r] = f
+        elif 0 <= y - f and y - f + n <= len(seq_b) and seq_b[y - f : y - f + n] == seq_a[x : x + n]:
+            shift_b[r] = -f
+        else:
+            flows[r] = 0  # it stays: its shifts are 0, which its neighbours' gaps assume
+    # Leftovers per gap after the slides; a run whose slide empties a gap too far stays, and
+    # the gaps beside it are weighed again (a worklist: each run stays at most once, so this
+    # is linear in the runs, where passes over all of them until none changed were not).
+    last = len(runs) - 1
+    work = [r for r in range(len(runs)) if flows[r]]
+    heapify(work)
+    queued = set(work)
+    while work:
+        r = heappop(work)
+        queued.discard(r)
+        if not flows[r]:
+            continue
+        before_a = a_left[r] + shift_a[r] - (shift_a[r - 1] if r else 0)
+        before_b = b_left[r] + shift_b[r] - (shift_b[r - 1] if r else 0)
+        after_a = a_left[r + 1] - shift_a[r] + (shift_a[r + 1] if r < last else 0)
+        after_b = b_left[r + 1] - shift_b[r] + (shift_b[r + 1] if r < last else 0)
+        if min(before_a, before_b, after_a, after_b) < 0:
+            flows[r] = shift_a[r] = shift_b[r] = 0
+            for near in (r - 1, r + 1):
+                if 0 <= near <= last and flows[near] and near not in queued:
+                    queued.add(near)
+                    heappush(work, near)
     if not any(shift_a) and not any(shift_b):
         return aligned
     slid = []
