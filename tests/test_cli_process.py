@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from _paths import ROOT, recorded
+from _paths import ROOT, recorded, requires_no_gpu
 
 
 def _run_into_closed_pipe(tmp_path, *args):
@@ -142,6 +142,20 @@ def test_standard_output_that_cannot_be_written_is_bad_input_not_a_bug(tmp_path,
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"accelgraph: error: cannot write standard output: {reason}"]
+
+
+@requires_no_gpu
+def test_smoke_json_without_a_gpu_into_a_full_stdout_still_exits_3(tmp_path):
+    # The report cannot be written, but no GPU is what the run has to say.
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "--json"],
+                              cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("accelgraph: error: CuPy is not installed"), line
 
 
 @pytest.mark.parametrize("stderr", ["full device", "closed"])

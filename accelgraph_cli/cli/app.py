@@ -943,9 +943,15 @@ def smoke(
             err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
                               soft_wrap=True)
         if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
-            echo(json.dumps({"rows": [r.to_dict() for r in smoke_mod.rows_not_run(files, str(exc))],
-                             "interrupted": False, "passed": 0, "total": len(files),
-                             "not_run": str(exc)}, indent=2))
+            report = {"rows": [r.to_dict() for r in smoke_mod.rows_not_run(files, str(exc))],
+                      "interrupted": False, "passed": 0, "total": len(files),
+                      "not_run": str(exc)}
+            try:  # no GPU is the news (exit 3), also where the report cannot be written
+                echo(json.dumps(report, indent=2))
+            except StdoutClosed:
+                _silence_stdout()
+            except AccelgraphError:
+                pass
         raise
     console = _stdout()
     rows, interrupted = [], None
