@@ -34,6 +34,13 @@ def test_boxes_are_numbered_as_the_listing_numbers_them():
     assert 'label="g10#0 KERNEL\\ncupy_multiply__float32_float_float32' in text
 
 
+def test_a_generic_dot_node_is_labelled_with_its_id_once():
+    from accelgraph_cli.dot.parse import parse_dot
+
+    text = draw.styled_dot(parse_dot("digraph { start -> end; }", filename="g.dot"))
+    assert 'label="start UNKNOWN"' in text and 'label="end UNKNOWN"' in text
+
+
 @pytest.mark.skipif(not draw.graphviz_available(), reason="Graphviz (dot) not installed")
 def test_a_drawing_past_its_time_limit_is_one_error_line_and_no_file(tmp_path, monkeypatch):
     from _paths import recorded

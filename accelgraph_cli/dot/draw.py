@@ -94,7 +94,7 @@ def _add(graph, model, prefix, pydot, render, top) -> None:
         number = render.short_id(node.id, with_graph)
         label_lines = [f"{number} {node.kind.upper()}"]
         name = node_name(node, 48)
-        if name and name != node.kind:
+        if name and name not in (node.kind, number):  # a generic DOT node's id is its name
             label_lines.append(name)
         detail = node_detail(node)
         if detail:
