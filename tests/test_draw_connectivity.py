@@ -7,6 +7,7 @@ at several widths, on seeded random graphs, and on the diff's narrow output."""
 
 from __future__ import annotations
 
+import io
 import random
 
 import pytest
@@ -307,3 +308,33 @@ def test_lines_that_cross_are_not_drawn_joined():
         " │ box e │  │ box c │  │ box d │  │ box f │",
         " └───────┘  └───────┘  └───────┘  └───────┘",
     ]
+
+
+@pytest.mark.parametrize(("dot", "hidden"), [
+    ("digraph { a -> b; b -> a; }", 1),
+    ("digraph { a -> b; b -> c; c -> a; c -> d; d -> d; }", 2),
+    ("digraph { a -> b; b -> c; }", 0),
+])
+def test_an_edge_back_up_a_cycle_is_counted_not_hidden(tmp_path, dot, hidden):
+    # Lines run down only, so an edge back up a cycle (generic DOT) has no line: no stub of
+    # one dangles, and a line above the drawing says how many edges it lacks.
+    path = tmp_path / "cycle.dot"
+    path.write_text(dot)
+    model = load_model(path)
+    drawing = GraphDrawing(model, None, focus=None)
+    layout = drawing.layout(80)
+    check_layout(layout, drawing, edges=False)
+    drawn = sum(len(targets) for targets in drawn_edges(layout).values())
+    assert layout.undrawn_edges == hidden
+    assert drawn + hidden == len(model.edges)
+    from rich.console import Console
+
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(drawing)
+    first = console.export_text().splitlines()[0]
+    if hidden == 1:
+        assert first == "1 edge is not drawn (back up a cycle); the listing has it."
+    elif hidden:
+        assert first == f"{hidden} edges are not drawn (back up a cycle); the listing has them."
+    else:
+        assert first.startswith("┌")

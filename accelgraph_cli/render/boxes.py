@@ -128,6 +128,7 @@ class Layout:
         self.merged: set[Hashable] = set()  # boxes too narrow for a column per line in
         # edges not drawn: each goes back up to a box drawn above or beside its source (a cycle)
         self.undrawn: list[tuple[Hashable, Hashable]] = []
+        self.undrawn_edges = 0  # the caller's count of the graph's edges the picture lacks
         self.folded: dict[Hashable, Hashable] = {}  # slot -> the "+N more" box standing for it
         self.canvas: Canvas | None = None
 
