@@ -381,8 +381,9 @@ def _ports(box: Box, sources: list[Box], drops: list[int], merged: set) -> dict:
 
 def _order_tracks(tracked: list, boxes: dict, downs: dict, ports: dict) -> list:
     """The order, top to bottom, of the track rows of the channel below a layer: the fewest
-    crossings a local search finds, and never one line's tee column running into or beside
-    another's line down (``_above``)."""
+    crossings a local search finds, never one line's tee column running into another's line
+    down (``_above``), and as rarely as it can two lines side by side through a track that
+    crosses both ("─││─", which still reads, but less plainly than "─│─")."""
     if len(tracked) < 2:
         return list(tracked)
     info = {}
@@ -391,9 +392,17 @@ def _order_tracks(tracked: list, boxes: dict, downs: dict, ports: dict) -> list:
         centre = boxes[s].center
         info[s] = (centre, cols, min(cols + [centre]), max(cols + [centre]))
     cost = {(a, b): _above(info[a], info[b]) for a in tracked for b in tracked if a != b}
+    # Pairs (x, y) where a line down from x's track runs beside y's line down to its track:
+    # with x above y, each track between that crosses both columns draws them side by side.
+    beside = [(x, y, min(p, info[y][0]), max(p, info[y][0])) for x in tracked for y in tracked
+              if x != y for p in info[x][1] if abs(p - info[y][0]) == 1]
+
+    def spans(c, lo, hi) -> int:
+        return _BESIDE * int(info[c][2] < lo and hi < info[c][3])
+
     # Start from an order that keeps every such rule where the rules allow (a topological
     # order of "must be above", left to right otherwise), then swap neighbours while that
-    # lowers the crossings.
+    # lowers the cost.
     must: dict = {s: set() for s in tracked}
     for (a, b), c in cost.items():
         if c >= _HARD and cost[(b, a)] < _HARD:
@@ -406,10 +415,22 @@ def _order_tracks(tracked: list, boxes: dict, downs: dict, ports: dict) -> list:
         done.add(pick)
     for _ in range(len(order)):
         changed = False
+        at = {s: i for i, s in enumerate(order)}
         for i in range(len(order) - 1):
             a, b = order[i], order[i + 1]
-            if cost[(b, a)] < cost[(a, b)]:
+            delta = cost[(b, a)] - cost[(a, b)]
+            for x, y, lo, hi in beside:
+                if x == a and at[y] > i + 1:
+                    delta -= spans(b, lo, hi)  # b leaves the rows between x and y
+                elif y == a and at[x] < i:
+                    delta += spans(b, lo, hi)  # b comes between
+                elif x == b and at[y] > i + 1:
+                    delta += spans(a, lo, hi)
+                elif y == b and at[x] < i:
+                    delta -= spans(a, lo, hi)
+            if delta < 0:
                 order[i], order[i + 1] = b, a
+                at[a], at[b] = i + 1, i
                 changed = True
         if not changed:
             break
@@ -417,18 +438,18 @@ def _order_tracks(tracked: list, boxes: dict, downs: dict, ports: dict) -> list:
 
 
 _HARD = 10**6
+_BESIDE = 50  # the cost of two lines side by side through a track, against 1 a crossing
 
 
 def _above(a: tuple, b: tuple) -> int:
     """The cost of line ``a``'s track row above ``b``'s: the crossings it makes (b's line
     down through a's track; a's lines down through b's track), or _HARD where one of a's
-    lines down would run in or beside b's column while b's still comes down to its track."""
+    lines down would run in b's column while b's still comes down to its track."""
     a_centre, a_cols, a_lo, a_hi = a
     b_centre, b_cols, b_lo, b_hi = b
     if b_centre in a_cols:
         return _HARD
-    crossings = 50 * sum(1 for x in a_cols if abs(x - b_centre) == 1)
-    crossings += int(a_lo < b_centre < a_hi)
+    crossings = int(a_lo < b_centre < a_hi)
     crossings += sum(1 for x in a_cols if b_lo < x < b_hi)
     return crossings
 
