@@ -1,9 +1,14 @@
 """The terminal drawing is connected: every line drawn runs from a box's bottom tee to the top
 tee of a box it leads to, every edge of the graph is drawn (through dummies, or into the "+N
-more" box standing for folded boxes), and no line dangles or crosses a box. Checked on every
-recorded dump small enough to draw, at several widths, and on the diff's narrow output."""
+more" box standing for folded boxes), and no line dangles or crosses a box. And it reads back
+as drawn: a reader following the lines down from a box reaches exactly the boxes it leads to,
+never one that another box's line goes to. Checked on every recorded dump small enough to draw,
+at several widths, on seeded random graphs, and on the diff's narrow output."""
 
 from __future__ import annotations
+
+import io
+import random
 
 import pytest
 from _paths import DUMPS
@@ -20,9 +25,11 @@ WIDTHS = [40, 60, 80, 120]
 
 def path_cells(layout, a, b):
     """The cells of the line from slot a down to slot b, each with the bits it must have:
-    down from a's bottom (its tee) to a's track row, along the track, down to b's top."""
-    src, dst = layout.boxes[a], layout.boxes[b]
+    down from a's bottom (its tee) to a's track row, along the track, down to b's top at the
+    column of b's top border the line comes in at."""
+    src = layout.boxes[a]
     track = layout.tracks[a]
+    port = layout.ports[(a, b)]
     cells = {}
 
     def add(x, y, bits):
@@ -31,12 +38,12 @@ def path_cells(layout, a, b):
     for y in range(layout.bottoms[a], track):
         add(src.center, y, DOWN if y == layout.bottoms[a] else UP | DOWN)
     add(src.center, track, UP if track > layout.bottoms[a] else 0)
-    lo, hi = sorted((src.center, dst.center))
+    lo, hi = sorted((src.center, port))
     for x in range(lo, hi + 1):
         add(x, track, (LEFT if x > lo else 0) | (RIGHT if x < hi else 0))
-    add(dst.center, track, DOWN if layout.tops[b] > track else 0)
+    add(port, track, DOWN if layout.tops[b] > track else 0)
     for y in range(track + 1, layout.tops[b] + 1):
-        add(dst.center, y, UP if y == layout.tops[b] else UP | DOWN)
+        add(port, y, UP if y == layout.tops[b] else UP | DOWN)
     return cells
 
 
@@ -48,7 +55,7 @@ def check_layout(layout, drawing, edges=True):
         if not src.dummy:
             assert canvas.chars[layout.bottoms[a]][src.center] == "┬", (a, b)
         if not dst.dummy:
-            assert canvas.chars[layout.tops[b]][dst.center] == "┴", (a, b)
+            assert canvas.chars[layout.tops[b]][layout.ports[(a, b)]] == "┴", (a, b)
         for (x, y), bits in path_cells(layout, a, b).items():
             assert canvas.bits[y][x] & bits == bits, ((x, y), a, b)
             assert canvas.bits[y][x], ((x, y), a, b)
@@ -67,7 +74,7 @@ def check_layout(layout, drawing, edges=True):
     # nor a target) that another line crosses is drawn as the crossing line alone, and a
     # column where it joins shows the join: a "┼" always means joined.
     for a, targets in downs.items():
-        joins = {layout.boxes[a].center} | {layout.boxes[b].center for b in targets}
+        joins = {layout.boxes[a].center} | {layout.ports[(a, b)] for b in targets}
         y = layout.tracks[a]
         for x in range(min(joins) + 1, max(joins)):
             if x not in joins and canvas.bits[y][x] & (UP | DOWN):
@@ -91,6 +98,121 @@ def check_layout(layout, drawing, edges=True):
     for a, b in drawing_edges(drawing) if edges else ():
         if layout.folded.get(a, a) != layout.folded.get(b, b):
             assert reaches(a, b), f"edge {a} -> {b} is not drawn"
+    check_reads_back(layout)
+
+
+# ------------------------------------------------------------------ reading a drawing back
+# What box-drawing characters join: U(p), D(own), L(eft), R(ight).
+CONNECT = {"│": "UD", "─": "LR", "┌": "DR", "┐": "DL", "└": "UR", "┘": "UL", "├": "UDR",
+           "┤": "UDL", "┬": "DLR", "┴": "ULR", "┼": "UDLR"}
+STEP = {"U": (0, -1, "D"), "D": (0, 1, "U"), "L": (-1, 0, "R"), "R": (1, 0, "L")}
+
+
+def _joins(chars, x, y, d):
+    return 0 <= y < len(chars) and 0 <= x < len(chars[y]) and d in CONNECT.get(chars[y][x], "")
+
+
+def _crossed(chars, x, y):
+    """Whether the "│" at (x, y) is crossed by a horizontal line: one that runs on at both
+    sides of it (past any "│" beside it, each crossed too), as "─│─" or "─││─"."""
+    left, right = x - 1, x + 1
+    while left >= 0 and chars[y][left] == "│":
+        left -= 1
+    while right < len(chars[y]) and chars[y][right] == "│":
+        right += 1
+    return _joins(chars, left, y, "R") and _joins(chars, right, y, "L")
+
+
+def read_back(layout):
+    """What a person reads from the picture alone: for each box with a bottom tee, the boxes
+    whose top border its lines reach, following lines down and sideways, never up. A "│"
+    crossed by a horizontal line carries each line straight through; every other character
+    joins all the lines that meet in it. Dummy slots are line like any other."""
+    chars = layout.canvas.chars
+    tops = {(x, layout.tops[k]): k for k, b in layout.boxes.items() if not b.dummy
+            for x in range(b.x + 1, b.x + b.width - 1)}
+    found = {}
+    for key, box in layout.boxes.items():
+        if box.dummy or chars[layout.bottoms[key]][box.center] != "┬":
+            continue
+        reached, seen = set(), set()
+        stack = [(box.center, layout.bottoms[key] + 1, "U")]
+        while stack:
+            x, y, came = stack.pop()
+            if (x, y, came) in seen or not (0 <= y < len(chars) and 0 <= x < len(chars[y])):
+                continue
+            seen.add((x, y, came))
+            if (x, y) in tops:
+                if came == "U" and chars[y][x] == "┴":
+                    reached.add(tops[(x, y)])
+                continue
+            ch = chars[y][x]
+            if ch == "│" and _crossed(chars, x, y):
+                ways = "LR" if came in "LR" else "UD"
+            elif came in CONNECT.get(ch, ""):
+                ways = CONNECT[ch]
+            else:
+                continue
+            for d in ways:
+                if d not in (came, "U"):
+                    dx, dy, back = STEP[d]
+                    stack.append((x + dx, y + dy, back))
+        found[key] = reached
+    return found
+
+
+def drawn_edges(layout):
+    """The edges between real boxes the layout drew, through its dummies."""
+    downs = {}
+    for a, b in layout.links:
+        downs.setdefault(a, set()).add(b)
+    out = {}
+    for key, box in layout.boxes.items():
+        if box.dummy or key not in downs:
+            continue
+        real, stack = set(), list(downs[key])
+        while stack:
+            slot = stack.pop()
+            if layout.boxes[slot].dummy:
+                stack.extend(downs.get(slot, ()))
+            else:
+                real.add(slot)
+        out[key] = real
+    return out
+
+
+def check_reads_back(layout):
+    """The picture reads back as exactly the edges drawn (but for boxes too narrow for a
+    column per line in, where lines merge: the layout names them, and no test graph has one)."""
+    assert not layout.merged
+    got, want = read_back(layout), drawn_edges(layout)
+    for key in want.keys() | got.keys():
+        assert got.get(key, set()) == want.get(key, set()), (
+            key, sorted(map(str, want.get(key, ()))), sorted(map(str, got.get(key, ()))),
+            "\n".join(row.plain for row in layout.canvas.rows()))
+
+
+def random_graph(rng):
+    n = rng.randint(3, 12)
+    keys = [f"n{i}" for i in range(n)]
+    edges = sorted({(keys[i], keys[j]) for _ in range(rng.randint(1, 2 * n))
+                    for i, j in [sorted(rng.sample(range(n), 2))]})
+    return keys, edges
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_graphs_read_back_as_drawn(seed):
+    # Lines into one box from different boxes each come in at a column of their own and meet
+    # other lines only where they cross, so following lines down from a box never leads to a
+    # box another one's line goes to (a merge read as a fork).
+    from accelgraph_cli.render.boxes import draw
+
+    rng = random.Random(seed)
+    for _ in range(100):
+        keys, edges = random_graph(rng)
+        width = rng.choice([40, 60, 80, 120, 200])
+        layout = draw(keys, edges, lambda key, level: [(f"box {key}", "")], 1, width)
+        check_layout(layout, None, edges=False)
 
 
 def drawing_edges(drawing):
@@ -167,8 +289,9 @@ def test_edges_between_boxes_of_a_graph_with_cycles():
 
 
 def test_lines_that_cross_are_not_drawn_joined():
-    # a -> d, e; b -> c, f; g -> d. a's line crosses b's on its way to d, and b's crosses
-    # a's and g's: drawn "─│─", each line keeps its own joins ("┴", "├", "┘").
+    # a -> d, e; b -> c, f; g -> d. a's line crosses b's on its way to c, and b's crosses
+    # g's: drawn "─│─", each line keeps its own joins ("┴", "┌", "┘"). The lines into d come
+    # in at tees of their own, a's on the left and g's on the right, as they come.
     from accelgraph_cli.render.boxes import draw
 
     layout = draw(list("abcdefg"), [("a", "d"), ("a", "e"), ("b", "c"), ("b", "f"), ("g", "d")],
@@ -178,10 +301,40 @@ def test_lines_that_cross_are_not_drawn_joined():
         "      ┌───────┐  ┌───────┐  ┌───────┐",
         "      │ box a │  │ box b │  │ box g │",
         "      └───┬───┘  └───┬───┘  └───┬───┘",
-        "     ┌────┴──────────│─────┐    │",
-        "     │          ┌────┴─────│────│─────┐",
-        "     │          │          ├────┘     │",
-        " ┌───┴───┐  ┌───┴───┐  ┌───┴───┐  ┌───┴───┐",
+        "          │     ┌────┴──────────│─────┐",
+        "     ┌────┴─────│────────┐      │     │",
+        "     │          │        │   ┌──┘     │",
+        " ┌───┴───┐  ┌───┴───┐  ┌─┴───┴─┐  ┌───┴───┐",
         " │ box e │  │ box c │  │ box d │  │ box f │",
         " └───────┘  └───────┘  └───────┘  └───────┘",
     ]
+
+
+@pytest.mark.parametrize(("dot", "hidden"), [
+    ("digraph { a -> b; b -> a; }", 1),
+    ("digraph { a -> b; b -> c; c -> a; c -> d; d -> d; }", 2),
+    ("digraph { a -> b; b -> c; }", 0),
+])
+def test_an_edge_back_up_a_cycle_is_counted_not_hidden(tmp_path, dot, hidden):
+    # Lines run down only, so an edge back up a cycle (generic DOT) has no line: no stub of
+    # one dangles, and a line above the drawing says how many edges it lacks.
+    path = tmp_path / "cycle.dot"
+    path.write_text(dot)
+    model = load_model(path)
+    drawing = GraphDrawing(model, None, focus=None)
+    layout = drawing.layout(80)
+    check_layout(layout, drawing, edges=False)
+    drawn = sum(len(targets) for targets in drawn_edges(layout).values())
+    assert layout.undrawn_edges == hidden
+    assert drawn + hidden == len(model.edges)
+    from rich.console import Console
+
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(drawing)
+    first = console.export_text().splitlines()[0]
+    if hidden == 1:
+        assert first == "1 edge is not drawn (back up a cycle); the listing has it."
+    elif hidden:
+        assert first == f"{hidden} edges are not drawn (back up a cycle); the listing has them."
+    else:
+        assert first.startswith("┌")

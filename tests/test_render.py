@@ -383,7 +383,8 @@ def test_straight_lines_take_no_rows_of_their_own():
 
 
 def test_drawing_of_a_recorded_fork_join_box_for_box():
-    # Boxes, their borders and widths, where lines leave and join, and the run of three adds.
+    # Boxes, their borders and widths, where lines leave and come in (a tee for each line into
+    # the run of three adds, each on the side its line comes from), and the run of three adds.
     model = load_model(recorded("forkjoin_basic.dot"))
     assert text_of(render_graph(model), width=100) + "\n" == """\
          ┌───────────────────────┐  ┌───────────────────────┐  ┌───────────────────────┐
@@ -396,9 +397,9 @@ def test_drawing_of_a_recorded_fork_join_box_for_box():
 │ #1 kernel                   │  │ #3 kernel                   │  │ #5 kernel                   │
 │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │
 └──────────────┬──────────────┘  └──────────────┬──────────────┘  └──────────────┬──────────────┘
-               └────────────────────────────────┤                                │
-                                                ├────────────────────────────────┘
-                              ┌─────────────────┴─────────────────┐
+               └────────────────┐               │                                │
+                                │               │               ┌────────────────┘
+                              ┌─┴───────────────┴───────────────┴─┐
                               │ #6…#8 kernel × 3                  │
                               │ cupy_add__float32_float32_float32 │
                               └───────────────────────────────────┘

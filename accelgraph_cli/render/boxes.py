@@ -9,6 +9,11 @@ level keeps what fits and folds the rest into one "+N more" box, which keeps eve
 and out of the boxes it stands for, so no line dangles and no box looks like a leaf that is not
 one. Edges that skip layers pass through one-column "dummy" slots, which a fold keeps, so lines
 never cross a box.
+
+Each line into a box comes in at a tee of its own on the box's top border (the box is made
+wider than its text where its lines need the room), so lines from different boxes never share
+a segment: they meet only where they cross, drawn "─│─". Following lines down from a box thus
+reaches exactly the boxes it leads to; a join ("┼", "├", "┴") is always one box's lines forking.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from collections.abc import Callable, Hashable, Sequence
 from rich.text import Text
 
 GAP = 2  # columns between boxes of a layer
-_MORE_MIN = 12  # room kept for the "+N more" box
 
 Lines = list[tuple[str, str]]  # (text, style)
 
@@ -26,13 +30,16 @@ Lines = list[tuple[str, str]]  # (text, style)
 class Box:
     """A drawn box (lines of text in a border), or a dummy slot carrying a line (no lines)."""
 
-    def __init__(self, key: Hashable, lines: Lines, focus: bool = False):
+    def __init__(self, key: Hashable, lines: Lines, focus: bool = False, lines_in: int = 0):
         self.key = key
         self.lines = lines
         self.focus = focus
         self.dummy = not lines
         # Odd widths put the centre on a whole column, so lines between boxes stay straight.
-        self.width = 1 if self.dummy else (max(len(t) for t, _ in lines) + 4) | 1
+        # Lines in come in two columns apart at least, clear of the corners: a box that
+        # ``lines_in`` lines come into is wider than its text where that needs it.
+        room = 2 * lines_in + 5 if lines_in > 1 else 0
+        self.width = 1 if self.dummy else max(max(len(t) for t, _ in lines) + 4, room) | 1
         self.height = 1 if self.dummy else len(lines) + 2
         self.x = 0
 
@@ -117,6 +124,11 @@ class Layout:
         self.tops: dict[Hashable, int] = {}
         self.bottoms: dict[Hashable, int] = {}
         self.tracks: dict[Hashable, int] = {}  # source slot -> row of its horizontal line
+        self.ports: dict[tuple, int] = {}  # (source, target) -> the column the line comes in at
+        self.merged: set[Hashable] = set()  # boxes too narrow for a column per line in
+        # edges not drawn: each goes back up to a box drawn above or beside its source (a cycle)
+        self.undrawn: list[tuple[Hashable, Hashable]] = []
+        self.undrawn_edges = 0  # the caller's count of the graph's edges the picture lacks
         self.folded: dict[Hashable, Hashable] = {}  # slot -> the "+N more" box standing for it
         self.canvas: Canvas | None = None
 
@@ -137,7 +149,12 @@ def draw(order: Sequence[Hashable], edges: Sequence[tuple[Hashable, Hashable]],
     for key in order:
         rows[layer[key]].append(key)
     links: list[tuple[Hashable, Hashable]] = []
+    undrawn = []
     for src, dst in edges:
+        if layer[dst] <= layer[src]:
+            # Lines run down only, so an edge back up (a cycle) has no line: the caller says so.
+            undrawn.append((src, dst))
+            continue
         previous = src
         for mid in range(layer[src] + 1, layer[dst]):
             dummy = ("dummy", src, dst, mid)
@@ -148,9 +165,16 @@ def draw(order: Sequence[Hashable], edges: Sequence[tuple[Hashable, Hashable]],
     _order_rows(rows, links)
 
     layout = Layout()
+    layout.undrawn = undrawn
     alias: dict[Hashable, Hashable] = {}  # hidden slot -> the "+N more" box of its layer
+    ups: dict[Hashable, set] = {}
+    for a, b in links:
+        ups.setdefault(b, set()).add(a)
     for i, row in enumerate(rows):
-        row[:] = _fit_row(i, row, lines_of, levels, width, focus, layout.boxes, alias)
+        # The boxes of the layer above are fitted, so each slot's lines in (one a source,
+        # folded sources counted once in their "+N more" box) are known.
+        lines_in = {slot: {alias.get(a, a) for a in ups.get(slot, ())} for slot in row}
+        row[:] = _fit_row(i, row, lines_of, levels, width, focus, layout.boxes, alias, lines_in)
     layout.folded = alias
     seen = set()
     for a, b in links:
@@ -180,38 +204,37 @@ def _order_rows(rows: list[list], links: list[tuple]) -> None:
             position[slot] = i
 
 
-def _box(slot, level, lines_of, focus) -> Box:
+def _box(slot, level, lines_of, focus, lines_in) -> Box:
     if isinstance(slot, tuple) and slot[:1] == ("dummy",):
         return Box(slot, [])
-    return Box(slot, lines_of(slot, level), focus=slot == focus)
+    return Box(slot, lines_of(slot, level), focus=slot == focus, lines_in=len(lines_in[slot]))
 
 
 def _row_width(boxes: list[Box]) -> int:
     return sum(b.width for b in boxes) + GAP * (len(boxes) - 1)
 
 
-def _fit_row(index, row, lines_of, levels, width, focus, boxes, alias) -> list:
+def _fit_row(index, row, lines_of, levels, width, focus, boxes, alias, lines_in) -> list:
     """The row's slots as drawn: the most detail that fits, else what fits and "+N more"."""
     for level in range(levels):
-        built = [_box(slot, level, lines_of, focus) for slot in row]
+        built = [_box(slot, level, lines_of, focus, lines_in) for slot in row]
         if _row_width(built) <= width:
             break
     else:
-        # Dummies (one column each) always stay, so a line passing through goes on.
-        used = sum(b.width + GAP for b in built if b.dummy) + _MORE_MIN
-        kept, full = [], False
-        for box in built:
-            if not box.dummy:
-                full = full or used + box.width + GAP > width
-                if full:
-                    continue
-                used += box.width + GAP
-            kept.append(box)
-        hidden = [b for b in built if b not in kept]
-        more = Box(("more", index), [(f"+{sum(not b.dummy for b in hidden)} more", "dim")])
+        # Dummies (one column each) always stay, so a line passing through goes on. Keep the
+        # most boxes, left to right, that fit beside a "+N more" box wide enough for its lines.
+        real = [b for b in built if not b.dummy]
+        for keep in range(len(real), -1, -1):
+            hidden = real[keep:]
+            sources = set().union(*(lines_in[b.key] for b in hidden))
+            more = Box(("more", index), [(f"+{len(hidden)} more", "dim")],
+                       lines_in=len(sources))
+            kept = [b for b in built if b.dummy] + real[:keep]
+            if _row_width(kept + [more]) <= width:
+                break
         for box in hidden:
             alias[box.key] = more.key
-        built = kept + [more]
+        built = [b for b in built if b.dummy or b in real[:keep]] + [more]
     for box in built:
         boxes[box.key] = box
     return [box.key for box in built]
@@ -228,10 +251,22 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
     canvas_width = min(width, canvas_width | 1)
     for row in rows:
         _place_row([boxes[s] for s in row], ups, canvas_width)
-    # A source whose every target lies straight below it draws no horizontal line, so it
-    # needs no track row of its own: its line crosses the channel on the first one.
+    # Each line into a box gets its own column on the box's top border (its own tee), so
+    # lines from different boxes never share a segment: they meet only where they cross.
+    ports = layout.ports
+    for i, row in enumerate(rows[1:], 1):
+        drops = [boxes[s].center for s in rows[i - 1] if s in downs]
+        for slot in row:
+            if slot in ups:
+                ports.update(_ports(boxes[slot], ups[slot], drops, layout.merged))
+    # A source whose one line runs straight down into its tee needs no track row of its
+    # own: its line crosses the channel on the first one.
     straight = {s for s, targets in downs.items()
-                if all(t.center == boxes[s].center for t in targets)}
+                if len(targets) == 1 and ports[(s, targets[0].key)] == boxes[s].center}
+    channels = []
+    for row in rows[:-1]:
+        tracked = [s for s in row if s in downs and s not in straight]
+        channels.append(_order_tracks(tracked, boxes, downs, ports))
     y = 0
     layer_y = []
     for i, row in enumerate(rows):
@@ -239,7 +274,7 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
         layer_y.append((y, height))
         y += height
         if i < len(rows) - 1:
-            y += max(sum(1 for s in row if s in downs and s not in straight), 1)
+            y += max(len(channels[i]), 1)
     canvas = Canvas(max(canvas_width, 1), max(y, 1))
     layout.canvas = canvas
     for i, row in enumerate(rows):
@@ -251,30 +286,172 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
     spans: list[tuple[int, int, int, set[int]]] = []  # each horizontal line: row, ends, joins
     for i, row in enumerate(rows[:-1]):
         top, height = layer_y[i]
-        sources = [s for s in row if s in downs and s not in straight]
-        sources += [s for s in row if s in straight]
-        for t, src in enumerate(sources):
-            track = top + height + (0 if src in straight else t)
+        rank = {s: t for t, s in enumerate(channels[i])}
+        for src in row:
+            if src not in downs:
+                continue
+            track = top + height + rank.get(src, 0)
             layout.tracks[src] = track
             box = boxes[src]
             canvas.vline(box.center, layout.bottoms[src], track)
-            xs = [box.center] + [b.center for b in downs[src]]
+            xs = [box.center] + [ports[(src, b.key)] for b in downs[src]]
             canvas.hline(min(xs), max(xs), track)
             for target in downs[src]:
-                canvas.vline(target.center, track, layout.tops[target.key])
+                canvas.vline(ports[(src, target.key)], track, layout.tops[target.key])
             if src not in straight:
                 spans.append((track, min(xs), max(xs), set(xs)))
     _mark_crossings(canvas, spans)
     # Box borders touched by lines get a tee.
-    for row in rows:
-        for slot in row:
-            box = boxes[slot]
-            if box.dummy:
-                continue
-            if slot in ups:
-                canvas.chars[layout.tops[slot]][box.center] = "┴"
-            if slot in downs:
-                canvas.chars[layout.bottoms[slot]][box.center] = "┬"
+    for (_, dst), x in ports.items():
+        if not boxes[dst].dummy:
+            canvas.chars[layout.tops[dst]][x] = "┴"
+    for slot in downs:
+        box = boxes[slot]
+        if not box.dummy:
+            canvas.chars[layout.bottoms[slot]][box.center] = "┬"
+
+
+def _port_room(box: Box) -> tuple[int, int]:
+    """The first and last column of ``box``'s top border a line may come in at (a dummy:
+    its one column), leaving the corners and the column next to them free."""
+    if box.dummy or box.width < 5:
+        return box.center, box.center
+    return box.x + 2, box.x + box.width - 3
+
+
+def _ports(box: Box, sources: list[Box], drops: list[int], merged: set) -> dict:
+    """The column of ``box``'s top border each line from ``sources`` comes in at: one each,
+    two columns apart at least (a line between two crossing lines is then always seen to
+    cross), in the order of the sources' columns, so lines into the box do not cross near
+    it. One line comes in at the centre; several spread towards the side each comes from,
+    straight under its source where that is over the box. A column under or beside another
+    box's line down (``drops``, the centres of the layer above that have lines) is avoided:
+    the two lines would run in one column or side by side. Should the box have too few
+    columns for its lines (only a dummy, which has one line, or a box wider than any
+    drawing could be), lines share columns and the box is noted in ``merged``."""
+    sources = sorted(sources, key=lambda b: b.center)
+    lo, hi = _port_room(box)
+    columns = list(range(lo, hi + 1))
+    k = len(sources)
+    if k == 1:
+        ideal = [box.center]
+    else:
+        ideal = [min(max(s.center, lo), hi) for s in sources]
+    if (hi - lo) // 2 + 1 < k:
+        # Last resort: too few columns, so lines are spread over those there are and merge.
+        merged.add(box.key)
+        slots = list(range(lo, hi + 1, 2)) or [box.center]
+        return {(s.key, box.key): slots[i * len(slots) // k] for i, s in enumerate(sources)}
+    drop_set = set(drops)
+
+    def cost(i: int, x: int) -> int:
+        own = sources[i].center
+        beside = sum(100 for d in (x - 1, x + 1) if d in drop_set and d != own)
+        return abs(x - ideal[i]) + (1000 if x in drop_set and x != own else 0) + beside
+
+    # Dynamic programming over the sources left to right: best[c] is the least cost of
+    # placing sources 0..i with source i at columns[c]; each next one two columns on or more.
+    n = len(columns)
+    best = [cost(0, x) for x in columns]
+    back: list[list[int]] = []
+    for i in range(1, k):
+        prefix, arg = [], []
+        low, where = None, -1
+        for c in range(n):
+            if low is None or best[c] < low:
+                low, where = best[c], c
+            prefix.append(low)
+            arg.append(where)
+        new = [10**9] * n
+        choice = [-1] * n
+        for c in range(2, n):
+            if prefix[c - 2] < 10**9:
+                new[c] = prefix[c - 2] + cost(i, columns[c])
+                choice[c] = arg[c - 2]
+        back.append(choice)
+        best = new
+    c = min(range(n), key=lambda j: best[j])
+    picked = [c]
+    for choice in reversed(back):
+        c = choice[c]
+        picked.append(c)
+    picked.reverse()
+    return {(s.key, box.key): columns[c] for s, c in zip(sources, picked)}
+
+
+def _order_tracks(tracked: list, boxes: dict, downs: dict, ports: dict) -> list:
+    """The order, top to bottom, of the track rows of the channel below a layer: the fewest
+    crossings a local search finds, never one line's tee column running into another's line
+    down (``_above``), and as rarely as it can two lines side by side through a track that
+    crosses both ("─││─", which still reads, but less plainly than "─│─")."""
+    if len(tracked) < 2:
+        return list(tracked)
+    info = {}
+    for s in tracked:
+        cols = [ports[(s, b.key)] for b in downs[s]]
+        centre = boxes[s].center
+        info[s] = (centre, cols, min(cols + [centre]), max(cols + [centre]))
+    cost = {(a, b): _above(info[a], info[b]) for a in tracked for b in tracked if a != b}
+    # Pairs (x, y) where a line down from x's track runs beside y's line down to its track:
+    # with x above y, each track between that crosses both columns draws them side by side.
+    beside = [(x, y, min(p, info[y][0]), max(p, info[y][0])) for x in tracked for y in tracked
+              if x != y for p in info[x][1] if abs(p - info[y][0]) == 1]
+
+    def spans(c, lo, hi) -> int:
+        return _BESIDE * int(info[c][2] < lo and hi < info[c][3])
+
+    # Start from an order that keeps every such rule where the rules allow (a topological
+    # order of "must be above", left to right otherwise), then swap neighbours while that
+    # lowers the cost.
+    must: dict = {s: set() for s in tracked}
+    for (a, b), c in cost.items():
+        if c >= _HARD and cost[(b, a)] < _HARD:
+            must[a].add(b)  # b must be above a
+    order, done = [], set()
+    while len(order) < len(tracked):
+        ready = [s for s in tracked if s not in done and must[s] <= done]
+        pick = ready[0] if ready else next(s for s in tracked if s not in done)
+        order.append(pick)
+        done.add(pick)
+    for _ in range(len(order)):
+        changed = False
+        at = {s: i for i, s in enumerate(order)}
+        for i in range(len(order) - 1):
+            a, b = order[i], order[i + 1]
+            delta = cost[(b, a)] - cost[(a, b)]
+            for x, y, lo, hi in beside:
+                if x == a and at[y] > i + 1:
+                    delta -= spans(b, lo, hi)  # b leaves the rows between x and y
+                elif y == a and at[x] < i:
+                    delta += spans(b, lo, hi)  # b comes between
+                elif x == b and at[y] > i + 1:
+                    delta += spans(a, lo, hi)
+                elif y == b and at[x] < i:
+                    delta -= spans(a, lo, hi)
+            if delta < 0:
+                order[i], order[i + 1] = b, a
+                at[a], at[b] = i + 1, i
+                changed = True
+        if not changed:
+            break
+    return order
+
+
+_HARD = 10**6
+_BESIDE = 50  # the cost of two lines side by side through a track, against 1 a crossing
+
+
+def _above(a: tuple, b: tuple) -> int:
+    """The cost of line ``a``'s track row above ``b``'s: the crossings it makes (b's line
+    down through a's track; a's lines down through b's track), or _HARD where one of a's
+    lines down would run in b's column while b's still comes down to its track."""
+    a_centre, a_cols, a_lo, a_hi = a
+    b_centre, b_cols, b_lo, b_hi = b
+    if b_centre in a_cols:
+        return _HARD
+    crossings = int(a_lo < b_centre < a_hi)
+    crossings += sum(1 for x in a_cols if b_lo < x < b_hi)
+    return crossings
 
 
 def _place_row(row: list[Box], ups: dict, canvas_width: int) -> None:

@@ -498,10 +498,31 @@ class GraphDrawing:
                 lines.append((detail, "dim"))
             return lines
 
-        return boxes.draw(list(runs), edges, lines_of, len(_DETAIL_LEVELS), width, focus=focus_box)
+        layout = boxes.draw(list(runs), edges, lines_of, len(_DETAIL_LEVELS), width,
+                            focus=focus_box)
+        layout.undrawn_edges = len(layout.undrawn) + _edges_within_runs(model, runs)
+        return layout
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield from self.layout(options.max_width).canvas.rows()
+        layout = self.layout(options.max_width)
+        hidden = layout.undrawn_edges
+        if hidden:
+            # Lines run down only: an edge back up a cycle (generic DOT) has none. Say so, so
+            # that no edge is missing from the picture unnoticed.
+            edges = "1 edge is" if hidden == 1 else f"{hidden:,} edges are"
+            them = "it" if hidden == 1 else "them"
+            yield Text(f"{edges} not drawn (back up a cycle); the listing has {them}.",
+                       style="dim")
+        yield from layout.canvas.rows()
+
+
+def _edges_within_runs(model: GraphModel, runs: dict) -> int:
+    """The edges of ``model`` that a box of ``runs`` hides: from a node of a run to one of the
+    same run that is not the next in its chain (a self-loop, a cycle back into the run)."""
+    run_of = {node_id: first for first, run in runs.items() for node_id in run.ids}
+    chained = {pair for run in runs.values() for pair in zip(run.ids, run.ids[1:])}
+    return sum(1 for a, b in model.edges
+               if a in run_of and run_of[a] == run_of.get(b) and (a, b) not in chained)
 
 
 def _run_edges(model: GraphModel, runs: dict) -> set[tuple[str, str]]:
