@@ -23,6 +23,17 @@ def has_gpu() -> bool:
 requires_no_gpu = pytest.mark.skipif(has_gpu(), reason="checks the no-GPU behaviour; a GPU is present")
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child `python` a test starts: this one, with ``PYTHONPATH`` at the
+    checkout (``extra`` on top), and without mutmut's ``MUTANT_UNDER_TEST``, which makes the
+    child record or run mutants and look for mutmut's settings in its own working folder
+    (`make mutate` then stops before checking a single mutant)."""
+    env = {key: value for key, value in os.environ.items() if key != "MUTANT_UNDER_TEST"}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
 def missing_recording(what: Path | str) -> NoReturn:
     """Fail (never skip) a test whose recorded dump is absent: the dumps are committed, so a
     missing one is a broken checkout, and a skip would hide every parser check behind it."""

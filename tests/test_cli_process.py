@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from _paths import ROOT, recorded, requires_no_gpu
+from _paths import child_env, recorded, requires_no_gpu
 
 
 def _run_into_closed_pipe(tmp_path, *args):
@@ -19,7 +19,7 @@ def _run_into_closed_pipe(tmp_path, *args):
     try:
         proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
                               stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              cwd=tmp_path, env=child_env(),
                               timeout=120)
     finally:
         os.close(write_end)
@@ -77,7 +77,7 @@ ENTRIES = {
 def test_ctrl_c_during_start_up_is_one_line_and_130(tmp_path, entry, module):
     code = _INTERRUPT_ON_IMPORT.format(module=module, entry=ENTRIES[entry])
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+                          cwd=tmp_path, env=child_env(), timeout=60)
     assert proc.returncode == 130, proc.stderr
     assert proc.stderr == "accelgraph: interrupted\n"
 
@@ -86,7 +86,7 @@ def test_importing_the_package_imports_nothing_else():
     code = ("import sys, accelgraph_cli; "
             "print(sorted(m for m in sys.modules if m.startswith('accelgraph_cli')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+                          env=child_env(), timeout=60)
     assert proc.stdout.split() == ["['accelgraph_cli']"], proc.stderr
     from accelgraph_cli import ExitCode, Graph  # loaded on first use
 
@@ -114,7 +114,7 @@ def test_a_closed_standard_output_is_no_crash(tmp_path, args):
     # Started with `>&-`: Python has no sys.stdout at all. Nothing to print to is not an error.
     proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
                           stdin=subprocess.DEVNULL, stdout=None, stderr=subprocess.PIPE,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          text=True, timeout=120, env=child_env(),
                           preexec_fn=lambda: os.close(1))
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
@@ -138,7 +138,7 @@ def test_standard_output_that_cannot_be_written_is_bad_input_not_a_bug(tmp_path,
     with open(path, mode) as stdout:
         proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
                               stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              env=child_env())
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"accelgraph: error: cannot write standard output: {reason}"]
@@ -152,7 +152,7 @@ def test_smoke_json_without_a_gpu_into_a_full_stdout_still_exits_3(tmp_path):
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "--json"],
                               cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, text=True,
-                              timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                              timeout=120, env=child_env())
     assert proc.returncode == 3, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("accelgraph: error: CuPy is not installed"), line
@@ -171,7 +171,7 @@ def test_a_standard_error_that_cannot_be_written_keeps_the_exit_code(tmp_path, a
         full = stack.enter_context(open("/dev/full", "w")) if stderr == "full device" else None
         proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=full, timeout=120,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              env=child_env(),
                               preexec_fn=None if full else (lambda: os.close(2)))
     assert proc.returncode == code
 
@@ -184,7 +184,7 @@ def test_sigterm_while_graphviz_draws_removes_the_temporary_file(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "accelgraph_cli", "show", str(recorded("forkjoin_wide_basic.dot")),
          "-o", "fjw.svg"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        cwd=tmp_path, env=child_env())
     try:
         deadline = time.monotonic() + 60
         while not list(tmp_path.glob(".accelgraph-*.svg")) and time.monotonic() < deadline:

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import pytest
-from _paths import ROOT
+from _paths import ROOT, child_env
 
 BLOCKED = ("cupy", "cupyx", "cupy_backends", "cuda", "fastrlock")
 
@@ -46,8 +46,8 @@ def run_blocked(tmp_path):
     """Run ``python ARGS...`` with CuPy unimportable; returns (process, imports attempted)."""
     (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
     log = tmp_path / "imports.log"
-    env = dict(os.environ, ACCELGRAPH_IMPORT_LOG=str(log), NO_COLOR="1", COLUMNS="100",
-               PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    env = child_env(ACCELGRAPH_IMPORT_LOG=str(log), NO_COLOR="1", COLUMNS="100",
+                    PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
 
     def run(*args: str):
         proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _paths import child_env
 
 from accelgraph_cli import kernels
 from accelgraph_cli.enums import ExitCode
@@ -132,7 +133,7 @@ def test_importing_scenario_and_kernels_does_not_import_cupy():
         "k.kernel_names('gemm.cu')\n"
         "assert 'cupy' not in sys.modules, 'cupy was imported'\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = child_env(PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-c", code], check=False, cwd=REPO, env=env,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
