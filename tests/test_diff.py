@@ -1291,3 +1291,80 @@ def test_batch_sweep_of_a_chain_is_changes_not_replacements():
     in_order_b = [b.nodes[i].id for i in b.topological_indices()]
     assert [result.matches[x] for x in in_order_a] == in_order_b
     assert not result.edges_added and not result.edges_removed
+
+
+# ------------------------------------------- every report agrees with its own node pairing
+
+
+def _launch(i, name):
+    return Node(f"n{i}", "kernel", name, {"grid": (4, 1, 1), "block": (256, 1, 1),
+                                         "ptr_kernel_params": hex(i)}, topo_id=i)
+
+
+def _random_dag(rng, n, names, p_extra):
+    nodes = [_launch(i, rng.choice(names)) for i in range(n)]
+    edges = []
+    for i in range(1, n):
+        if rng.random() < 0.85:
+            edges.append((nodes[rng.randrange(max(0, i - 4), i)].id, nodes[i].id))
+        for _ in range(rng.randrange(3) if rng.random() < p_extra else 0):
+            j = rng.randrange(i)
+            if (nodes[j].id, nodes[i].id) not in edges:
+                edges.append((nodes[j].id, nodes[i].id))
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+def _random_edits(rng, model, k):
+    nodes, edges, fresh = copy.deepcopy(model.nodes), list(model.edges), 1000
+    for _ in range(k):
+        op = rng.randrange(5)
+        if op == 0 and len(nodes) > 2:  # a node removed, its parents joined to its children
+            v = rng.choice(nodes).id
+            ps = [s for s, d in edges if d == v]
+            cs = [d for s, d in edges if s == v]
+            nodes = [x for x in nodes if x.id != v]
+            edges = [e for e in edges if v not in e]
+            edges += [(p, c) for p in ps for c in cs if (p, c) not in edges]
+        elif op == 1:  # a node inserted after another
+            v = rng.choice(nodes).id
+            new = _launch(fresh, rng.choice(["k", "m", "q"]))
+            fresh += 1
+            cs = [d for s, d in edges if s == v]
+            edges = [e for e in edges if e[0] != v] + [(v, new.id)] + [(new.id, c) for c in cs]
+            nodes.append(new)
+        elif op == 2:  # a grid changed
+            node = rng.choice(nodes)
+            node.params["grid"] = (rng.randrange(1, 9), 1, 1)
+        elif op == 3 and edges:  # an edge removed
+            edges.pop(rng.randrange(len(edges)))
+        elif op == 4 and len(nodes) > 1:  # an edge added, forward
+            ids = [x.id for x in nodes]
+            a, b = sorted(rng.sample(range(len(ids)), 2))
+            if (ids[a], ids[b]) not in edges:
+                edges.append((ids[a], ids[b]))
+    return GraphModel(nodes, edges, source="dot-verbose")
+
+
+@pytest.mark.parametrize("seed", [109, *range(40)])
+def test_every_report_agrees_with_its_own_node_pairing(seed):
+    # Seed 109 paired two nodes of A with one of B (a re-seat for one leftover pair took
+    # the B node of the next) and listed a removed edge that A does not have.
+    rng = random.Random(seed)
+    a = _random_dag(rng, rng.randrange(20, 150), ["k", "k", "m"], 0.2)
+    b = _random_edits(rng, a, rng.randrange(0, 6))
+    if rng.random() < 0.3:  # nodes and edges in another order
+        nodes, edges = list(b.nodes), list(b.edges)
+        rng.shuffle(nodes)
+        rng.shuffle(edges)
+        b = GraphModel(copy.deepcopy(nodes), edges, source="dot-verbose")
+    diff = diff_models(a, b)
+    pairs = diff.matches
+    assert len(set(pairs.values())) == len(pairs), "two nodes of A paired with one of B"
+    back = {j: i for i, j in pairs.items()}
+    edges_a, edges_b = set(a.edges), set(b.edges)
+    assert sorted(diff.edges_removed) == sorted(
+        e for e in a.edges if e[0] in pairs and e[1] in pairs and (pairs[e[0]], pairs[e[1]]) not in edges_b)
+    assert sorted(diff.edges_added) == sorted(
+        e for e in b.edges if e[0] in back and e[1] in back and (back[e[0]], back[e[1]]) not in edges_a)
+    assert sorted(diff.removed) == sorted(n.id for n in a.nodes if n.id not in pairs)
+    assert sorted(diff.added) == sorted(n.id for n in b.nodes if n.id not in back)

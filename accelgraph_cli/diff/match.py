@@ -123,6 +123,8 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
         candidates = left_a[label]
         if len(candidates) == 1 and len(js) == 1:
             i, j = candidates[0], js[0]
+            if i in a_to_b or b_to_a[j] >= 0:
+                continue  # a re-seat accepted for another pair took one of them meanwhile
             if _edges_lost(side_a, side_b, i, j, a_to_b, b_to_a) < 2:
                 pair(i, j)
                 paired = True
