@@ -48,6 +48,9 @@ def path_cells(layout, a, b):
 
 
 def check_layout(layout, drawing, edges=True):
+    if layout.too_wide:  # nothing is drawn: the caller says so instead (see render.graph)
+        assert [row.plain for row in layout.canvas.rows()] == [""]
+        return
     canvas = layout.canvas
     covered = set()
     for a, b in layout.links:
@@ -192,8 +195,8 @@ def check_reads_back(layout):
             "\n".join(row.plain for row in layout.canvas.rows()))
 
 
-def random_graph(rng):
-    n = rng.randint(3, 12)
+def random_graph(rng, sizes=(3, 12)):
+    n = rng.randint(*sizes)
     keys = [f"n{i}" for i in range(n)]
     edges = sorted({(keys[i], keys[j]) for _ in range(rng.randint(1, 2 * n))
                     for i, j in [sorted(rng.sample(range(n), 2))]})
@@ -213,6 +216,25 @@ def test_random_graphs_read_back_as_drawn(seed):
         width = rng.choice([40, 60, 80, 120, 200])
         layout = draw(keys, edges, lambda key, level: [(f"box {key}", "")], 1, width)
         check_layout(layout, None, edges=False)
+
+
+def test_larger_random_graphs_at_narrow_widths_draw_honestly_or_say_they_do_not_fit():
+    # Up to 70 boxes, folded into "+N more" boxes at 40-120 columns: a layer that still does
+    # not fit (lines passing through it, or the tees of its "+N more" box) once crashed the
+    # drawing or piled lines on one column, where they read as merged.
+    from accelgraph_cli.model.graph_model import GraphModel, Node
+    from accelgraph_cli.render.graph import GraphDrawing
+
+    rng = random.Random(7)
+    too_wide = 0
+    for _ in range(120):
+        keys, edges = random_graph(rng, (20, 70))
+        model = GraphModel([Node(k, "kernel", f"k{k}") for k in keys], edges)
+        drawing = GraphDrawing(model, set(keys), focus=None)
+        layout = drawing.layout(rng.choice([40, 60, 80, 120]))
+        check_layout(layout, drawing)
+        too_wide += bool(layout.too_wide)
+    assert 0 < too_wide < 120  # both kinds of outcome are exercised
 
 
 def drawing_edges(drawing):

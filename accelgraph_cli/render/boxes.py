@@ -130,6 +130,10 @@ class Layout:
         self.undrawn: list[tuple[Hashable, Hashable]] = []
         self.undrawn_edges = 0  # the caller's count of the graph's edges the picture lacks
         self.folded: dict[Hashable, Hashable] = {}  # slot -> the "+N more" box standing for it
+        # a layer that does not fit the width even folded (its lines passing through, or the
+        # tees of the "+N more" box, need more columns): nothing is drawn then, rather than
+        # boxes and lines piled on one another
+        self.too_wide = 0  # the columns the widest layer needs, when it is more than the width
         self.canvas: Canvas | None = None
 
 
@@ -248,6 +252,10 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
         ups.setdefault(b, []).append(boxes[a])
         downs.setdefault(a, []).append(boxes[b])
     canvas_width = max((_row_width([boxes[s] for s in row]) for row in rows), default=1)
+    if canvas_width > width:
+        layout.too_wide = canvas_width
+        layout.canvas = Canvas(1, 1)
+        return
     canvas_width = min(width, canvas_width | 1)
     for row in rows:
         _place_row([boxes[s] for s in row], ups, canvas_width)

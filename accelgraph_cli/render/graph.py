@@ -505,6 +505,12 @@ class GraphDrawing:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         layout = self.layout(options.max_width)
+        if layout.too_wide:
+            yield Text(f"Not drawn: one layer needs {layout.too_wide:,} columns, more than the "
+                       f"{options.max_width:,} here (the lines passing through it, or into its "
+                       f"'+N more' box); a wider terminal or show --focus NODE draws it.",
+                       style="dim")
+            return
         hidden = layout.undrawn_edges
         if hidden:
             # Lines run down only: an edge back up a cycle (generic DOT) has none. Say so, so
