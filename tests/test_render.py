@@ -384,15 +384,15 @@ def test_straight_lines_take_no_rows_of_their_own():
 
 def test_drawing_of_a_recorded_fork_join_box_for_box():
     # Boxes, their borders and widths, where lines leave and come in (a tee for each line into
-    # the run of three adds, each on the side its line comes from), and the run of three adds.
+    # the run of three adds, each on the side its line comes from), and the run of three adds;
+    # each multiply straight over its sqrt (the row above moved over the wider row below).
     model = load_model(recorded("forkjoin_basic.dot"))
     assert text_of(render_graph(model), width=100) + "\n" == """\
-         ┌───────────────────────┐  ┌───────────────────────┐  ┌───────────────────────┐
-         │ #0 kernel             │  │ #2 kernel             │  │ #4 kernel             │
-         │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │  │ cupy_multiply__floa…  │
-         └───────────┬───────────┘  └───────────┬───────────┘  └───────────┬───────────┘
-               ┌─────┘                          │                          │
-               │                                │                          └─────┐
+   ┌───────────────────────┐        ┌───────────────────────┐        ┌───────────────────────┐
+   │ #0 kernel             │        │ #2 kernel             │        │ #4 kernel             │
+   │ cupy_multiply__floa…  │        │ cupy_multiply__floa…  │        │ cupy_multiply__floa…  │
+   └───────────┬───────────┘        └───────────┬───────────┘        └───────────┬───────────┘
+               │                                │                                │
 ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐  ┌──────────────┴──────────────┐
 │ #1 kernel                   │  │ #3 kernel                   │  │ #5 kernel                   │
 │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │  │ cupy_sqrt__float32_float32  │

@@ -259,6 +259,10 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
     canvas_width = min(width, canvas_width | 1)
     for row in rows:
         _place_row([boxes[s] for s in row], ups, canvas_width)
+    # Then from the bottom up, a box that is the only parent of each box below it moves over
+    # them (a branch of a fork stays a straight line where the row below is the wider one).
+    for row in reversed(rows[:-1]):
+        _place_over([boxes[s] for s in row], downs, ups, canvas_width)
     # Each line into a box gets its own column on the box's top border (its own tee), so
     # lines from different boxes never share a segment: they meet only where they cross.
     ports = layout.ports
@@ -475,6 +479,12 @@ def _place_row(row: list[Box], ups: dict, canvas_width: int) -> None:
         else:
             wanted.append(x)
         x += b.width + GAP
+    _push_apart(row, wanted, canvas_width)
+
+
+def _push_apart(row: list[Box], wanted: list[int], canvas_width: int) -> None:
+    """Each box at its wanted x or right of the one before it (a gap between), then pulled
+    back left where the row would pass the canvas's right edge."""
     left = 0
     for b, want in zip(row, wanted):
         b.x = max(want, left)
@@ -483,6 +493,20 @@ def _place_row(row: list[Box], ups: dict, canvas_width: int) -> None:
     for b in reversed(row):
         b.x = max(min(b.x, right - b.width), 0)
         right = b.x - GAP
+
+
+def _place_over(row: list[Box], downs: dict, ups: dict, canvas_width: int) -> None:
+    """Move each box that is the only parent of all its children over the median centre of
+    them, keeping the row's order and gaps (the others stay where they are)."""
+    wanted = []
+    for b in row:
+        below = downs.get(b.key, ())
+        if below and all(len(ups.get(c.key, ())) == 1 for c in below):
+            centres = sorted(c.center for c in below)
+            wanted.append(centres[(len(centres) - 1) // 2] - b.width // 2)
+        else:
+            wanted.append(b.x)
+    _push_apart(row, wanted, canvas_width)
 
 
 def _mark_crossings(canvas: Canvas, spans: list[tuple[int, int, int, set[int]]]) -> None:
