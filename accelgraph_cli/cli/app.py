@@ -943,11 +943,8 @@ def smoke(
             err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
                               soft_wrap=True)
         if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
-            report = {"rows": [r.to_dict() for r in smoke_mod.rows_not_run(files, str(exc))],
-                      "interrupted": False, "passed": 0, "total": len(files),
-                      "not_run": str(exc)}
             try:  # no GPU is the news (exit 3), also where the report cannot be written
-                echo(json.dumps(report, indent=2))
+                echo(json.dumps(smoke_mod.json_not_run(files, str(exc)), indent=2))
             except StdoutClosed:
                 _silence_stdout()
             except AccelgraphError:
@@ -967,9 +964,7 @@ def smoke(
     if junit:
         write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted is not None))
     if json_out:
-        echo(json.dumps({"rows": [r.to_dict() for r in rows],
-                         "interrupted": interrupted is not None,
-                         "passed": sum(r.ok for r in rows), "total": len(files)}, indent=2))
+        echo(json.dumps(smoke_mod.json_report(rows, len(files), interrupted is not None), indent=2))
     else:
         render_run.print_smoke(console, rows, len(files), interrupted is not None)
     if interrupted is not None:  # the report above says so ("interrupted after N of M")

@@ -165,9 +165,19 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     return verdict, lines
 
 
-def rows_not_run(files: list[Path], reason: str) -> list[SmokeRow]:
-    """One skipped row per scenario, for a run that could not start (no GPU)."""
-    return [SmokeRow(str(path), "skipped", message=reason) for path in files]
+def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> dict:
+    """What `smoke --json` prints: the rows, and how many of the ``total`` scenarios passed."""
+    return {"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
+            "passed": sum(r.ok for r in rows), "total": total}
+
+
+def json_not_run(files: list[Path], reason: str) -> dict:
+    """`smoke --json` for a run that could not start (no GPU): every scenario skipped, with
+    why; none passed."""
+    report = json_report([SmokeRow(str(path), "skipped", message=reason) for path in files],
+                         len(files))
+    report.update(passed=0, not_run=reason)
+    return report
 
 
 def junit_not_run(files: list[Path], reason: str) -> str:
