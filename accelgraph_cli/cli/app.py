@@ -34,13 +34,19 @@ class _Command(TyperCommand):
     """A verb whose usage line names arguments as `SCENARIO` / `[SCENARIO]` (the README's
     spelling) rather than typer's `{scenario}`."""
 
+    @staticmethod
+    def _argument_name(param, usage: bool = False) -> str:
+        """`SCENARIO`, `PATHS...`; in the usage line an optional one in brackets."""
+        name = (param.metavar or param.name or "").upper()
+        if usage and not param.required:
+            name = f"[{name}]"
+        return name + ("..." if param.nargs != 1 else "")
+
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if isinstance(param, TyperArgument):
-                name = (param.metavar or param.name or "").upper()
-                name = name if param.required else f"[{name}]"
-                pieces.append(name + ("..." if param.nargs != 1 else ""))
+                pieces.append(self._argument_name(param, usage=True))
         return pieces
 
     def format_options(self, ctx, formatter) -> None:
@@ -52,8 +58,7 @@ class _Command(TyperCommand):
             if record is None:
                 continue
             if isinstance(param, TyperArgument):
-                name = (param.metavar or param.name or "").upper()
-                record = (name + ("..." if param.nargs != 1 else ""), record[1])
+                record = (self._argument_name(param), record[1])
             sections["Arguments" if isinstance(param, TyperArgument) else "Options"].append(record)
         for title, records in sections.items():
             if records:
@@ -207,11 +212,19 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated
 
 
-def interrupted_code(exc: BaseException) -> ExitCode:
+def interrupted_code(exc: BaseException | None = None) -> ExitCode:
     """130 for Ctrl-C, 143 for SIGTERM."""
     if isinstance(exc, Terminated) or Terminated.seen:
         return ExitCode.TERMINATED
     return ExitCode.INTERRUPTED
+
+
+def _say_stopped(exc: BaseException | None = None) -> ExitCode:
+    """The one line for a run stopped by Ctrl-C or SIGTERM; returns its exit code."""
+    code = interrupted_code(exc)
+    err_console.print("accelgraph: terminated" if code == ExitCode.TERMINATED
+                      else "accelgraph: interrupted")
+    return code
 
 
 _interrupt_told: list[bool] = [False]  # a verb already said it was interrupted, and how far
@@ -270,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         if Terminated.seen and code != ExitCode.TERMINATED:
             # SIGTERM came, and something swallowed its Terminated: the run did not finish
             # as asked, whatever it went on to return
-            err_console.print("accelgraph: terminated")
-            return ExitCode.TERMINATED
+            return _say_stopped()
         return code
     except Terminated:  # between the handler's install and _run's own except clauses
         return ExitCode.TERMINATED
@@ -315,11 +327,7 @@ def _run(argv: list[str] | None) -> int:
             return ExitCode.STDOUT_CLOSED
         raise
     except (KeyboardInterrupt, typer.Abort) as exc:
-        if interrupted_code(exc) == ExitCode.TERMINATED:
-            err_console.print("accelgraph: terminated")
-            return ExitCode.TERMINATED
-        err_console.print("accelgraph: interrupted")
-        return ExitCode.INTERRUPTED
+        return _say_stopped(exc)
     except Exception as exc:
         # Usage errors from typer's click (bad option value, missing argument): one line.
         if callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code"):
@@ -339,15 +347,15 @@ def _run(argv: list[str] | None) -> int:
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         if _stdout_full(exc):  # click's own output (--help) into > /dev/full or a full disk
-            fail(f"cannot write standard output: {exc.strerror}", ExitCode.BAD_INPUT)
+            from ..files import write_error
+
+            fail(str(write_error("standard output", exc)), ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
     if code == ExitCode.INTERRUPTED and not _interrupt_told[0]:
         # typer's own exit 130 for a KeyboardInterrupt (Ctrl-C, or SIGTERM's Terminated):
         # one line, as everywhere else
-        terminated = Terminated.seen
-        err_console.print(f"accelgraph: {'terminated' if terminated else 'interrupted'}")
-        return ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED
+        return _say_stopped()
     return code if isinstance(code, int) else 0
 
 
@@ -670,9 +678,6 @@ def show(
                      saved_model=loaded.saved_model, undirected=loaded.undirected)
 
 
-_PICTURE_FORMATS = {".svg": "svg", ".png": "png", ".json": "json"}
-
-
 def _picture_format(out: str) -> str:
     """The format `show --out` writes, from the suffix; Graphviz checked before any reading."""
     fmt = _PICTURE_FORMATS.get(os.path.splitext(out)[1].lower())
@@ -814,6 +819,9 @@ def _dump_targets(out: str, names: list[str]) -> list[str]:
 
 _DUMP_SUFFIXES = {".dot": DumpFormat.DOT, ".gv": DumpFormat.DOT, ".json": DumpFormat.JSON,
                   ".svg": DumpFormat.SVG, ".png": DumpFormat.PNG}
+# what `show --out` writes, by suffix: every dump format but CUDA's own DOT
+_PICTURE_FORMATS = {suffix: fmt.value for suffix, fmt in _DUMP_SUFFIXES.items()
+                    if fmt is not DumpFormat.DOT}
 
 
 def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:

@@ -7,7 +7,6 @@ and a digest of the node's child graph; a *coarse* label is kind and name only.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from itertools import islice
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -58,7 +57,6 @@ class Labeler:
         self.ignore = ignore
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
-        self._coarse_heads: list = []  # coarse label id -> (kind, name), see coarse_heads
         self.with_child: set[int] = set()  # the fine labels of nodes with a child graph
         # id(model) -> (model, labels): the model is held so that its id cannot be reused by
         # another model while the entry exists (a stale hit would give it the wrong labels)
@@ -103,10 +101,7 @@ class Labeler:
 
     def coarse_heads(self) -> list:
         """Coarse label id -> its (kind, name), for every label interned so far."""
-        heads = self._coarse_heads
-        if len(heads) < len(self.coarse_ids):
-            heads.extend(islice(self.coarse_ids, len(heads), None))
-        return heads
+        return list(self.coarse_ids)
 
     def _digest(self, child: GraphModel) -> int:
         """A child graph as the multiset of its node labels and of its labelled edges."""

@@ -32,11 +32,12 @@ def match(side_a: Side, side_b: Side,
     if len(aligned) == len(order_a) == len(order_b):
         # Every node matched in sequence: the k-th of A's order with the k-th of B's.
         edges = len(side_a.model.edges)
-        if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b):
+        both = list(map(and_, side_a.follows, side_b.follows))
+        if edges == len(side_b.model.edges) == _kept_in_sequence(side_a, side_b, both):
             # Nothing to find. Whether B's edges are all images of A's tells the report
             # whether it must look for rewired edges; so does an edge written twice, which
             # counts as kept each time its image is found.
-            if (_kept_in_sequence(side_b, side_a) == edges
+            if (_kept_in_sequence(side_b, side_a, both) == edges
                     and not side_a.doubled and not side_b.doubled):
                 return None, True
             return dict(zip(order_a, order_b)), False
@@ -111,7 +112,7 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
     another branch keeps none of its edges and stays removed and added."""
     fine_a, fine_b = side_a.fine, side_b.fine
     left_a: dict = defaultdict(list)
-    for i in sorted(set(range(len(fine_a))).difference(a_to_b)):
+    for i in filterfalse(a_to_b.__contains__, range(len(fine_a))):
         left_a[fine_a[i]].append(i)
     left_b: dict = defaultdict(list)
     for j in compress(count(), map((-1).__eq__, b_to_a)):
@@ -140,10 +141,15 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
                 if _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a) < before:
                     paired = True
                 else:
-                    a_to_b.clear()
-                    a_to_b.update(saved_a)
-                    b_to_a[:] = saved_b
+                    _restore(a_to_b, b_to_a, saved_a, saved_b)
     return paired
+
+
+def _restore(a_to_b: dict, b_to_a: list, saved_a: dict, saved_b: list) -> None:
+    """Put back a matching saved as ``dict(a_to_b), b_to_a[:]``."""
+    a_to_b.clear()
+    a_to_b.update(saved_a)
+    b_to_a[:] = saved_b
 
 
 # Leftovers that _pair_leftovers tries with their neighbours re-seated, at most (each try
@@ -163,36 +169,41 @@ def _rewired_and_unmatched(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: lis
 def _between_matched_lost(side: Side, other: Side, image: dict) -> int:
     """Edges of ``side`` between two matched nodes whose image is no edge of ``other``."""
     sources, targets = side.edges
-    ends = list(map(image.get, sources, repeat(-1)))
-    ends_to = list(map(image.get, targets, repeat(-1)))
-    both = list(map(and_, map((-1).__lt__, ends), map((-1).__lt__, ends_to)))
-    kept = other.are_edges(ends, ends_to)
-    return sum(both) - sum(map(and_, both, kept))
+    both = sum(map(and_, map(image.__contains__, sources), map(image.__contains__, targets)))
+    return both - _kept_edges(side, other, image)
 
 
 def _edges_lost(side_a: Side, side_b: Side, i: int, j: int, a_to_b: dict, b_to_a: list) -> int:
     """Edges between node i of A (or j of B) and matched nodes that pairing i with j would
     report rewired: those whose image is no edge of the other graph."""
-    edges_a, edges_b = side_a.edge_set, side_b.edge_set
     lost = 0
     for parent in side_a.parents[i]:
         image = a_to_b.get(parent)
-        lost += image is not None and (image, j) not in edges_b
+        lost += image is not None and not _linked(side_b, image, j)
     for child in side_a.children[i]:
         image = a_to_b.get(child)
-        lost += image is not None and (j, image) not in edges_b
+        lost += image is not None and not _linked(side_b, j, image)
     for parent in side_b.parents[j]:
         image = b_to_a[parent]
-        lost += image >= 0 and (image, i) not in edges_a
+        lost += image >= 0 and not _linked(side_a, image, i)
     for child in side_b.children[j]:
         image = b_to_a[child]
-        lost += image >= 0 and (i, image) not in edges_a
+        lost += image >= 0 and not _linked(side_a, i, image)
     return lost
 
 
 STRAY_RUN = 8
 """Longest run of unchanged nodes (equal fine labels, consecutive on both sides) that step 3
 may drop as a coincidence; longer runs always stay."""
+
+
+def _runs(aligned: list) -> list[tuple[int, int]]:
+    """The runs of consecutive pairs of an alignment, as (first index into aligned, length).
+    Runs break where either side steps by more than one; both sides only increase, so x + y
+    grows by exactly 2 inside a run."""
+    sums = list(starmap(add, aligned))
+    starts = [0, *compress(count(1), map((2).__ne__, map(sub, sums[1:], sums))), len(aligned)]
+    return [(s, e - s) for s, e in pairwise(starts)]
 
 
 def _drop_stray_runs(aligned: list, side_a: Side, side_b: Side, budget: list, dropped: list) -> list:
@@ -224,11 +235,7 @@ def _drop_stray_runs(aligned: list, side_a: Side, side_b: Side, budget: list, dr
 
     if not aligned:
         return aligned
-    # Runs break where either side steps by more than one. Both sides only increase, so
-    # x + y grows by exactly 2 inside a run.
-    sums = list(starmap(add, aligned))
-    starts = [0, *compress(count(1), map((2).__ne__, map(sub, sums[1:], sums))), len(aligned)]
-    runs = [(s, e - s) for s, e in pairwise(starts)]  # (first index into aligned, length)
+    runs = _runs(aligned)  # (first index into aligned, length)
     kept: list = []
     last_a, last_b = -1, -1  # the last pair kept
     for r, (first, length) in enumerate(runs):
@@ -269,9 +276,7 @@ def _slide_runs(aligned: list, seq_a: list, seq_b: list, side_a: Side, side_b: S
     caller keeps the result only if the whole diff comes out smaller."""
     if not aligned:
         return aligned
-    sums = list(starmap(add, aligned))
-    starts = [0, *compress(count(1), map((2).__ne__, map(sub, sums[1:], sums))), len(aligned)]
-    runs = [(aligned[s][0], aligned[s][1], e - s) for s, e in pairwise(starts)]  # (x, y, length)
+    runs = [(*aligned[s], n) for s, n in _runs(aligned)]  # (x, y, length)
     # Leftovers per gap: gap k lies before run k (the last one after the last run).
     ends = [(-1, -1), *((x + n - 1, y + n - 1) for x, y, n in runs)]
     begins = [*((x, y) for x, y, _ in runs), (len(side_a.order), len(side_b.order))]
@@ -416,14 +421,13 @@ def _near(side: Side, nodes) -> set[int]:
     return near
 
 
-def _kept_in_sequence(side_a: Side, side_b: Side) -> int:
+def _kept_in_sequence(side_a: Side, side_b: Side, both: list[bool]) -> int:
     """``_kept_edges`` when the k-th node of A's order is matched to the k-th of B's.
 
     Where the next node in both orders is the lone child of this one (``Side.follows``), the
     edge between them is kept without looking it up: on a chain, every edge. Only the edges
     of the other places are looked up in B's edges (all of A's edges, by built-ins, where
     those are most of them: fork/joins)."""
-    both = list(map(and_, side_a.follows, side_b.follows))
     kept = both.count(True)
     if 2 * kept < len(side_a.model.edges):
         return _kept_edges(side_a, side_b, dict(zip(side_a.order, side_b.order)))
@@ -593,9 +597,7 @@ def _follow(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> set[int]:
         if after > before:
             before, failed = after, 0
         else:
-            a_to_b.clear()
-            a_to_b.update(saved_a)
-            b_to_a[:] = saved_b
+            _restore(a_to_b, b_to_a, saved_a, saved_b)
             failed += 1
         if before >= most or failed == 2:
             return troubled

@@ -142,7 +142,6 @@ class _Walk:
         self.follows = [False] * n  # per place: the next node is this one's lone child
         self.far = (n + 1,)  # lead()'s entry for a distance with no placed node
         self.budget = _TIE_BUDGET * (n + sum(map(len, children))) + 20_000  # nodes lead() may visit
-        self._descending: dict[int, list] = {}  # groups sorted for picking in node order
 
     @property
     def sort_key(self) -> list:
@@ -229,11 +228,8 @@ class _Walk:
         """Take the look-alike of ``group`` to place next: the one whose ``lead`` is smallest
         (node order when the group is too wide or the budget is spent)."""
         if len(group) > _TIE_MAX_NODES or self.budget < 0:
-            # Node order: the group sorted once, largest first, then taken from the end
-            # (min and remove on every pick were quadratic in a fan-out of look-alikes).
-            if self._descending.get(id(group)) is not group:
-                group.sort(reverse=True)
-                self._descending[id(group)] = group
+            # Node order: _push builds each group largest first, and picks keep that order,
+            # so the smallest is at the end.
             return group.pop()
         best = min(group, key=lambda i: (self.lead(i), i))
         group.remove(best)

@@ -80,16 +80,16 @@ def styled_dot(model: GraphModel) -> str:
     graph = pydot.Dot("accelgraph", graph_type="digraph", rankdir="TB")
     graph.set_node_defaults(shape="box", style="filled,rounded", fontname="Helvetica",
                             fontsize="10")
-    _add(graph, model, prefix="", pydot=pydot, render=render, top=model)
+    _add(graph, model, prefix="", pydot=pydot, render=render,
+         with_graph=render.names_graphs(model))
     return graph.to_string()
 
 
-def _add(graph, model, prefix, pydot, render, top) -> None:
+def _add(graph, model, prefix, pydot, render, with_graph: bool) -> None:
+    """Add ``model``'s nodes and edges, numbered as the listing and the terminal drawing
+    number them (#3, g12#0) so that a box can be found in the listing or given to --focus;
+    ``with_graph``: whether the numbers name their graph (always inside a child graph)."""
     node_name, node_detail = render.node_name, render.node_detail
-    # numbered as the listing and the terminal drawing number them (#3, g12#0), so a box can
-    # be found in the listing or given to --focus; whether ids name their graph is one
-    # question per graph (node_label would ask it again for every node)
-    with_graph = model is not top or render.names_graphs(top)
     for node in model.nodes:
         number = render.short_id(node.id, with_graph)
         label_lines = [f"{number} {node.kind.upper()}"]
@@ -106,7 +106,7 @@ def _add(graph, model, prefix, pydot, render, top) -> None:
         if node.child is not None:
             sub = pydot.Cluster(_safe_id(prefix + node.id), label=_quote(f"child of {number}"),
                                 style="dashed")
-            _add(sub, node.child, prefix + node.id + "/", pydot, render, top)
+            _add(sub, node.child, prefix + node.id + "/", pydot, render, with_graph=True)
             graph.add_subgraph(sub)
     for a, b in model.edges:
         graph.add_edge(pydot.Edge(_quote(prefix + a), _quote(prefix + b)))

@@ -508,6 +508,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_int_list(value: Any) -> bool:
+    return isinstance(value, list) and all(map(_is_int, value))
+
+
 def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float))
 
@@ -516,8 +520,8 @@ def _is_scalar(value: Any) -> bool:
 _PARAM_TYPES = {
     "bytes": (_is_int, "an integer"),
     "shared_mem": (_is_int, "an integer"),
-    "grid": (lambda v: isinstance(v, list) and all(map(_is_int, v)), "a list of integers"),
-    "block": (lambda v: isinstance(v, list) and all(map(_is_int, v)), "a list of integers"),
+    "grid": (_is_int_list, "a list of integers"),
+    "block": (_is_int_list, "a list of integers"),
     "demangled": (lambda v: isinstance(v, str), "a string"),
 }
 
