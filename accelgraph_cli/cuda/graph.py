@@ -78,12 +78,22 @@ def debug_dot_flags(flags) -> int:
     raise ValueError(f"flags must be a name or an int, not {flags!r}")
 
 
+def _release_quietly(resources: _Resources) -> None:
+    """The garbage-collection path: at interpreter exit CUDA may already be gone."""
+    try:
+        resources.release()
+    except Exception:
+        pass
+
+
 class _Resources:
     """The CUDA handles and pool hold a Graph owns. :meth:`release` is the one teardown path:
     ``reset()``, a failed capture and garbage collection all end here. Collection goes
     through this object's ``__del__``, which runs once the Graph is gone and never sees it, so
-    it cannot resurrect it (the same guarantee ``weakref.finalize`` gives, without registering
-    a finalizer per graph, which cost 0.85 µs a graph in a CPU loop)."""
+    it cannot resurrect it (as ``weakref.finalize`` would, without registering a finalizer
+    per graph, which cost 0.85 µs a graph in a CPU loop). Unlike a finalizer it need not run
+    at interpreter exit for a graph still alive then; the process's CUDA context goes with
+    the process."""
 
     __slots__ = ("graph", "exec", "owner", "pool", "stream", "capturing", "restore_allocator")
 
@@ -96,8 +106,9 @@ class _Resources:
         self.capturing = False
         self.restore_allocator = None  # puts back the allocator the capture replaced
 
-    def __del__(self) -> None:
-        _release_quietly(self)
+    def __del__(self, _release=_release_quietly) -> None:
+        # Bound here: at interpreter exit this module's globals may already be gone.
+        _release(self)
 
     def finish_capture(self, captured: bool) -> None:
         """Restore the allocator; without a graph, let go of the stream and the pool."""
@@ -147,14 +158,6 @@ class _Resources:
             pools.release(self.pool)
             self.pool = None
         self.stream = None
-
-
-def _release_quietly(resources: _Resources) -> None:
-    """The garbage-collection path: at interpreter exit CUDA may already be gone."""
-    try:
-        resources.release()
-    except Exception:
-        pass
 
 
 def _held(name: str) -> property:
@@ -461,9 +464,11 @@ class Graph(GraphBase):
     def reset(self) -> None:
         """Delete the graph held by this object; it can then be captured again.
 
-        Releases this graph's hold on its pool (the last graph using a pool returns its cached
-        blocks to CUDA). ``graph_pool`` and ``capture_error_mode`` may be changed afterwards.
-        A capture in progress is aborted. Debug mode stays as it was.
+        Releases this graph's hold on its pool: once no graph uses a pool, its blocks become
+        spare graph memory for later captures as the arrays in them are dropped (so arrays
+        this graph allocated and another graph reads must stay alive while that graph is
+        replayed). ``graph_pool`` and ``capture_error_mode`` may be changed afterwards. A
+        capture in progress is aborted. Debug mode stays as it was.
         """
         self.__dict__.pop("replay", None)
         self._res.release()

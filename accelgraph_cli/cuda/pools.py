@@ -29,6 +29,10 @@ pool only when that array dies. Such *draining* pools are swept as each capture 
 block becomes spare then, instead of staying for good in a pool that no graph uses (which is
 what happened to every capture whose output outlived its graph). A drained pool's empty CuPy
 ``MemoryPool`` is kept for the next private pool, which then need not build one.
+
+So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
+is replayed. Memory whose array was dropped is reused by later captures (spare memory goes
+to any graph pool), also when the array came from another graph's pool.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class GraphPool:
     """One memory pool used by graph captures; see the module docstring for the kinds.
 
     ``users`` counts graphs holding the pool; when the last one lets go (``Graph.reset`` or the
-    graph being collected), cached blocks go back to CUDA.
+    graph being collected), cached blocks become spare graph memory.
     """
 
     def __init__(self, token: tuple[int, int], kind: PoolKind | str):
@@ -81,7 +85,7 @@ class GraphPool:
             else:
                 with _lock:
                     idle = _idle_cupy_pools.pop() if _idle_cupy_pools else None
-                self._pool = idle or cupy.cuda.MemoryPool(_graph_malloc)
+                self._pool = idle if idle is not None else cupy.cuda.MemoryPool(_graph_malloc)
         return self._pool
 
     def capture_allocator(self):
@@ -103,15 +107,18 @@ class GraphPool:
 
     def bytes_held(self) -> int:
         """Bytes of device memory this pool holds (in use plus cached)."""
-        if self._pool is None:
+        pool = self._pool  # read once: a sweep in another thread may recycle it
+        if pool is None:
             return 0
         if self.kind is PoolKind.ASYNC:
             return graph_memory_reserved()
-        return int(self._pool.total_bytes())
+        return int(pool.total_bytes())
 
-    def release_cached(self) -> bool:
+    def _release_cached(self) -> bool:
         """Give cached, unused blocks back (as spare graph memory). True when the pool then
-        holds nothing: its empty CuPy pool is kept for the next private pool to use."""
+        holds nothing: its empty CuPy pool is kept for the next private pool to use. Only
+        with ``_lock`` held and no graph using the pool."""
+        assert self.users == 0, "a pool a graph uses keeps its blocks"
         pool = self._pool
         if pool is None or self.kind is not PoolKind.PRIVATE:
             return True
@@ -167,9 +174,9 @@ def acquire(token: tuple[int, int]) -> GraphPool:
     over SPARE_LIMIT is freed here, where no capture of this thread is running)."""
     pool = get_pool(token)
     with _lock:
-        pool.users += 1
         if _draining:
             _sweep_draining()
+        pool.users += 1
         over = _spare_bytes > SPARE_LIMIT
     if over:
         release_spare(SPARE_LIMIT)
@@ -181,7 +188,7 @@ def release(pool: GraphPool) -> None:
     graph memory, and the pool drains (see the module docstring) while blocks are in use."""
     with _lock:
         pool.users = max(0, pool.users - 1)
-        if pool.users == 0 and not pool.release_cached():
+        if pool.users == 0 and not pool._release_cached():
             _draining.add(pool)
 
 
@@ -189,7 +196,7 @@ def _sweep_draining() -> None:
     """Blocks freed since into pools no graph uses become spare; fully drained pools leave the
     set (a pool used again leaves it too). Called with the lock held, outside any capture."""
     for pool in list(_draining):
-        if pool.users or pool.release_cached():
+        if pool.users or pool._release_cached():
             _draining.discard(pool)
 
 
@@ -323,10 +330,13 @@ def spare_bytes() -> int:
 
 def release_spare(keep: int = 0) -> int:
     """Free spare graph memory (largest first) until at most ``keep`` bytes remain; returns the
-    bytes freed. Call it outside any capture (cudaFree is a synchronizing call)."""
+    bytes freed. Call it outside any capture (cudaFree is a synchronizing call). Blocks freed
+    since into pools no graph uses are swept into spare memory first, so they count."""
     global _spare_bytes
     dropped = []
     with _lock:
+        if _draining:
+            _sweep_draining()
         for size in sorted(_spare, reverse=True):
             free = _spare[size]
             while free and _spare_bytes > keep:

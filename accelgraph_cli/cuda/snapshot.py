@@ -91,17 +91,6 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
 
 
 @functools.lru_cache(maxsize=1)
-def _blocks_per_wave() -> int:
-    """Blocks of _THREADS threads the device runs at once."""
-    from .kernels import _sm_count
-
-    runtime = _cuda.require_cuda().cuda.runtime
-    attribute = getattr(runtime, "cudaDevAttrMaxThreadsPerMultiProcessor", 39)
-    threads = runtime.deviceGetAttribute(attribute, runtime.getDevice())
-    return max(1, _sm_count() * (int(threads) // _THREADS))
-
-
-@functools.lru_cache(maxsize=1)
 def _checksum_kernel():
     cupy = _cuda.require_cuda()
     return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums")
@@ -210,13 +199,10 @@ class StateSnapshot:
         # kernel): each check is then a memset, one kernel and one small copy back.
         self._table = cupy.empty(max(1, 4 * n), dtype=cupy.uint64)
         self._upload = None  # the pinned buffer the table is sent from, until it has arrived
-        # One wave of blocks over all the regions (each thread then streams many words with
-        # four loads in flight), never more blocks than a region has work for. Many waves of
-        # short-lived blocks leave it latency-bound: 2,048 blocks a region took 28 µs for
-        # mlp_decode's 33.6 MB on the H200 (1.2 TB/s).
+        # Enough blocks to stream the largest allocation at full bandwidth, but not so many
+        # that a state of hundreds of small tensors launches mostly idle blocks.
         words = max((r.size // 8 for r in regions), default=0)
-        wave = _blocks_per_wave()
-        self._blocks = max(1, min(-(-words // (_THREADS * 4)), max(1, wave // max(1, n))))
+        self._blocks = max(1, min(-(-words // (_THREADS * 4)), 2048, max(8, 8192 // max(1, n))))
 
     @classmethod
     def take(cls, arrays: list[tuple[str, Any]], stream: Any) -> StateSnapshot:
@@ -237,7 +223,13 @@ class StateSnapshot:
             host[2 * n:4 * n] = 0
             runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
                                 stream.ptr)
-            snapshot._launch(0)
+            try:
+                snapshot._launch(0)
+            except BaseException:
+                stream.synchronize()  # the copy is done with the staging buffer
+                _return_staging(host)
+                snapshot._upload = None
+                raise
         snapshot._pending = True
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
