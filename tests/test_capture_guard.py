@@ -172,3 +172,48 @@ def test_scenario_rejects_a_bad_expect_empty(tmp_path, value):
         inspect_scenario(path)
     assert str(info.value) == (f"{path}:10: EXPECT_EMPTY must be True, False, or a literal list "
                                "of graph names")
+
+
+class _FlipBackend:
+    """flip_bits as the CUDA backends do it, on NumPy arrays (floats only)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def flip_bits(self, array):
+        self.calls += 1
+        if array.dtype.kind != "f":
+            return False
+        words = array.view({2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[array.itemsize])
+        numpy.invert(words, out=words)
+        return True
+
+
+def test_capture_flips_the_float_outputs_the_state_holds_once_each_and_flips_them_back():
+    from accelgraph_cli.run.protocol import _flip_back, _flip_state_outputs
+
+    y, acc, n = numpy.linspace(-1, 1, 8, dtype=numpy.float32), numpy.ones(4), numpy.arange(4)
+    state = {"y": y, "acc": acc, "n": n, "x": numpy.zeros(3, dtype=numpy.float32)}
+    before = {k: v.copy() for k, v in state.items()}
+    scenario = types.SimpleNamespace(
+        outputs_fn=lambda s: {"y": s["y"], "again": s["y"], "acc": s["acc"], "n": s["n"],
+                           "fresh": s["x"] + 1})
+    backend = _FlipBackend()
+    flipped = _flip_state_outputs(scenario, state, find_arrays(state, _is_array), backend)
+    assert [id(a) for a in flipped] == [id(y), id(acc)]  # y once; not the ints; not "fresh"
+    assert (y.view(numpy.uint32) == ~before["y"].view(numpy.uint32)).all()
+    assert (acc.view(numpy.uint64) == ~before["acc"].view(numpy.uint64)).all()
+    assert (n == before["n"]).all() and (state["x"] == before["x"]).all()
+    _flip_back(backend, flipped)
+    for key, value in state.items():
+        assert value.tobytes() == before[key].tobytes(), key
+
+
+def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
+    from accelgraph_cli.run.protocol import _flip_state_outputs
+
+    state = {"x": numpy.ones(4)}
+    scenario = types.SimpleNamespace(outputs_fn=lambda s: {"logits": s["logits"]})  # set by step
+    backend = _FlipBackend()
+    assert _flip_state_outputs(scenario, state, find_arrays(state, _is_array), backend) == []
+    assert backend.calls == 0 and (state["x"] == 1).all()

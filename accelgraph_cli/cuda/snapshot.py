@@ -325,6 +325,21 @@ class StateSnapshot:
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
 
 
+def flip_bits(array: Any) -> bool:
+    """Complement, in place, every bit of a floating-point CuPy array; a second call puts it
+    back exactly. Returns False (nothing done) for other arrays: integers may be indices a
+    kernel follows, so only floats are flipped (see protocol's poisoned outputs)."""
+    cupy = _cuda.require_cuda()
+    if not isinstance(array, cupy.ndarray) or array.dtype.kind != "f" or not array.size:
+        return False
+    words = _same_size_words(cupy, array.dtype)
+    if words is None:
+        return False
+    view = array.view(words)
+    cupy.invert(view, out=view)
+    return True
+
+
 def fill_complement(target: Any, reference: Any) -> bool:
     """Fill ``target`` with the bitwise complement of ``reference`` (same shape and dtype).
 

@@ -203,53 +203,62 @@ def capture(
             # the allocator's cache (CuPy's pool, torch's caching allocator).
             _warm_up(scenario, params, streams)
         streams.cupy.synchronize()
-        snapshot = StateSnapshot.take(find_arrays(state, is_device_array), streams.cupy)
-        shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
-        tokens = []
-        captured = []
-        for name, step in steps.items():
-            token = shared or backend.new_pool(pool)
-            if token not in tokens:
-                tokens.append(token)
-            graph = backend.new_graph(keep_graph=keep_graph, pool=token,
-                                      capture_error_mode=error_mode)
-            graph.enable_debug_mode()
-            held_before = backend.pools_bytes([token], pool)
-            snapshot.wait()  # the before-capture checksums are done before any step runs
-            t0 = time.perf_counter()
-            graph.capture_begin()
-            try:
-                for _ in range(unroll):
-                    step()
-            except BaseException as exc:
-                graph.abort_capture()
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                raise _capture_failure(scenario, name, exc) from exc
-            t1 = time.perf_counter()
-            try:
-                graph.capture_end()
-            except CaptureError as exc:
-                raise _capture_failure(scenario, name, exc) from exc
-            if keep_graph:
-                graph.instantiate()
-            t2 = time.perf_counter()
-            snapshot.start_compare()  # its kernel runs while the nodes are counted
-            kinds = node_kinds(graph.graph_handle)
-            _guard(scenario, params, name, snapshot, kinds, backend, streams)
-            held = graph.pool_bytes()
-            captured.append(
-                CapturedGraph(
-                    name=name,
-                    graph=graph,
-                    node_count=sum(kinds.values()),
-                    kinds=kinds,
-                    capture_ms=(t1 - t0) * 1e3,
-                    instantiate_ms=(t2 - t1) * 1e3,
-                    pool_bytes=held,
-                    pool_added=max(0, held - held_before),
+        arrays = find_arrays(state, is_device_array)
+        # Outputs the state already holds are flipped while the graphs are captured, so
+        # stray work that rewrites one with the value it already held still changes it.
+        flipped = _flip_state_outputs(scenario, state, arrays, backend)
+        try:
+            snapshot = StateSnapshot.take(arrays, streams.cupy)
+            shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
+            tokens = []
+            captured = []
+            for name, step in steps.items():
+                token = shared or backend.new_pool(pool)
+                if token not in tokens:
+                    tokens.append(token)
+                graph = backend.new_graph(keep_graph=keep_graph, pool=token,
+                                          capture_error_mode=error_mode)
+                graph.enable_debug_mode()
+                held_before = backend.pools_bytes([token], pool)
+                snapshot.wait()  # the before-capture checksums are done before any step runs
+                t0 = time.perf_counter()
+                graph.capture_begin()
+                try:
+                    for _ in range(unroll):
+                        step()
+                except BaseException as exc:
+                    graph.abort_capture()
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
+                    raise _capture_failure(scenario, name, exc) from exc
+                t1 = time.perf_counter()
+                try:
+                    graph.capture_end()
+                except CaptureError as exc:
+                    raise _capture_failure(scenario, name, exc) from exc
+                if keep_graph:
+                    graph.instantiate()
+                t2 = time.perf_counter()
+                snapshot.start_compare()  # its kernel runs while the nodes are counted
+                kinds = node_kinds(graph.graph_handle)
+                _guard(scenario, params, name, snapshot, kinds, backend, streams)
+                held = graph.pool_bytes()
+                captured.append(
+                    CapturedGraph(
+                        name=name,
+                        graph=graph,
+                        node_count=sum(kinds.values()),
+                        kinds=kinds,
+                        capture_ms=(t1 - t0) * 1e3,
+                        instantiate_ms=(t2 - t1) * 1e3,
+                        pool_bytes=held,
+                        pool_added=max(0, held - held_before),
+                    )
                 )
-            )
+        except BaseException:
+            _flip_back(backend, flipped, quietly=True)  # the error, not this, is the news
+            raise
+        _flip_back(backend, flipped)
         pool_bytes = backend.pools_bytes(tokens, pool)
     return CaptureResult(
         scenario=scenario,
@@ -264,6 +273,46 @@ def capture(
         backend=backend,
         unroll=unroll,
     )
+
+
+def _flip_state_outputs(scenario, state, arrays: list, backend: Backend) -> list:
+    """Complement the bits of every floating-point output that the state holds before
+    capture (``outputs(state)`` values that are arrays of the state itself); returns them,
+    for :func:`_flip_back`.
+
+    Stray work that writes an output with the value it already holds would leave the state's
+    bytes as they were, and the guard blind: a setup that runs the step once (a warm-up) and
+    a step that rewrites its output from its inputs do exactly that. Flipped, the output no
+    longer holds that value, so such work changes it. Capture runs nothing, so nothing
+    reads the flipped values; integers (perhaps indices) are never flipped. An outputs()
+    that cannot run before the step (it reads what the step stores) flips nothing: those
+    outputs are the graphs' own allocations, which the check fills itself."""
+    function = getattr(scenario, "outputs_fn", None)
+    try:  # the scenario's own function: its errors are reported when the check calls it
+        outputs = function(state) if function is not None else {}
+    except Exception:
+        return []
+    if not isinstance(outputs, dict):
+        return []
+    in_state = {id(array) for _, array in arrays}
+    flipped, seen = [], set()
+    for value in outputs.values():
+        if id(value) in in_state and id(value) not in seen:
+            seen.add(id(value))
+            if backend.flip_bits(value):
+                flipped.append(value)
+    return flipped
+
+
+def _flip_back(backend: Backend, flipped: list, *, quietly: bool = False) -> None:
+    """Undo :func:`_flip_state_outputs` (the flip is its own inverse); ``quietly`` on the
+    way out of a failed capture, where a second error would hide the first."""
+    for array in flipped:
+        try:
+            backend.flip_bits(array)
+        except Exception:
+            if not quietly:
+                raise
 
 
 def _guard(scenario, params, name, snapshot, kinds, backend, streams) -> None:
