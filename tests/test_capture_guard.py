@@ -174,39 +174,28 @@ def test_scenario_rejects_a_bad_expect_empty(tmp_path, value):
                                "of graph names")
 
 
-class _FlipBackend:
-    """flip_bits as the CUDA backends do it, on NumPy arrays (floats only)."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def flip_bits(self, array):
-        self.calls += 1
-        if array.dtype.kind != "f":
-            return False
-        words = array.view({2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}[array.itemsize])
-        numpy.invert(words, out=words)
-        return True
+def _allocation(value):
+    """(pointer, bytes, item size, owner) of the NumPy allocation behind a float array or
+    view, as snapshot.float_allocation describes CuPy arrays and CUDA tensors."""
+    if value.dtype.kind != "f":
+        return None
+    base = value if value.base is None else value.base
+    return base.__array_interface__["data"][0], base.nbytes, value.itemsize, base
 
 
-def test_capture_flips_the_float_outputs_the_state_holds_once_each_and_flips_them_back():
-    from accelgraph_cli.run.protocol import _flip_back, _flip_state_outputs
+def test_the_outputs_flipped_during_capture_are_the_state_allocations_behind_float_outputs():
+    from accelgraph_cli.cuda.snapshot import pick_allocations
 
-    y, acc, n = numpy.linspace(-1, 1, 8, dtype=numpy.float32), numpy.ones(4), numpy.arange(4)
-    state = {"y": y, "acc": acc, "n": n, "x": numpy.zeros(3, dtype=numpy.float32)}
-    before = {k: v.copy() for k, v in state.items()}
-    scenario = types.SimpleNamespace(
-        outputs_fn=lambda s: {"y": s["y"], "again": s["y"], "acc": s["acc"], "n": s["n"],
-                           "fresh": s["x"] + 1})
-    backend = _FlipBackend()
-    flipped = _flip_state_outputs(scenario, state, find_arrays(state, _is_array), backend)
-    assert [id(a) for a in flipped] == [id(y), id(acc)]  # y once; not the ints; not "fresh"
-    assert (y.view(numpy.uint32) == ~before["y"].view(numpy.uint32)).all()
-    assert (acc.view(numpy.uint64) == ~before["acc"].view(numpy.uint64)).all()
-    assert (n == before["n"]).all() and (state["x"] == before["x"]).all()
-    _flip_back(backend, flipped)
-    for key, value in state.items():
-        assert value.tobytes() == before[key].tobytes(), key
+    out = numpy.zeros((4, 8), dtype=numpy.float32)
+    acc, n, x = numpy.ones(4), numpy.arange(4), numpy.zeros(3, dtype=numpy.float16)
+    state = {"out": out, "acc": acc, "n": n, "x": x}
+    pointers = {_allocation(a)[0] for a in (out, acc, x)} | {n.__array_interface__["data"][0]}
+    outputs = [out[:1], out[:2], out, acc, n, x + 1]  # bucket views of one buffer, then...
+    picked = pick_allocations(outputs, pointers, _allocation)
+    # ... out once (its views overlap: flipping each would flip words back), acc; not the
+    # integers n, not x + 1 (a new array, not the state's)
+    assert [(p[0], p[1], p[2]) for p in picked] == [_allocation(out)[:3], _allocation(acc)[:3]]
+    assert picked[0][3] is out and state["out"] is out
 
 
 def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
@@ -214,6 +203,6 @@ def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
 
     state = {"x": numpy.ones(4)}
     scenario = types.SimpleNamespace(outputs_fn=lambda s: {"logits": s["logits"]})  # set by step
-    backend = _FlipBackend()
-    assert _flip_state_outputs(scenario, state, find_arrays(state, _is_array), backend) == []
-    assert backend.calls == 0 and (state["x"] == 1).all()
+    flipped = []
+    _flip_state_outputs(scenario, state, find_arrays(state, _is_array), flipped)
+    assert flipped == [] and (state["x"] == 1).all()

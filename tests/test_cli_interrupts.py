@@ -66,7 +66,9 @@ def no_gpu_capture(monkeypatch):
         def pools_bytes(self, *args):
             return 0
 
-    monkeypatch.setattr(protocol._cuda, "require_cuda", lambda: None)
+    no_op = types.SimpleNamespace(deviceSynchronize=lambda: None)
+    monkeypatch.setattr(protocol._cuda, "require_cuda",
+                        lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=no_op)))
     monkeypatch.setattr(protocol, "backend_for", lambda backend: FakeBackend())
     monkeypatch.setattr(protocol, "_warm_up", lambda *args: None)
     monkeypatch.setattr(protocol, "find_arrays", lambda *args: [])

@@ -88,11 +88,6 @@ class Backend:
         """Whether ``got`` still holds exactly the complement of ``want``."""
         raise NotImplementedError
 
-    def flip_bits(self, array: Any) -> bool:
-        """Complement a floating-point device array's bits in place (twice restores it);
-        False, nothing done, for anything else or where the library refuses it."""
-        raise NotImplementedError
-
 
 class CupyBackend(Backend):
     """Scenarios written with CuPy (and accelgraph_cli.kernels): accelgraph's own Graph."""
@@ -161,11 +156,6 @@ class CupyBackend(Backend):
         from .snapshot import is_complement
 
         return is_complement(got, want)
-
-    def flip_bits(self, array: Any) -> bool:
-        from .snapshot import flip_bits
-
-        return flip_bits(array)
 
 
 class TorchBackend(Backend):
@@ -262,24 +252,6 @@ class TorchBackend(Backend):
         if words is None or want.is_complex():
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
-
-    def flip_bits(self, array: Any) -> bool:
-        torch = self.torch
-        if (not isinstance(array, torch.Tensor) or not array.is_cuda
-                or not array.is_floating_point() or not array.numel()):
-            return False
-        words = self._words(array)
-        if words is None:
-            return False
-        # a parameter (autograd would refuse the in-place change) or a tensor made under
-        # inference_mode (which refuses in-place changes outside it)
-        mode = torch.inference_mode() if array.is_inference() else torch.no_grad()
-        try:
-            with mode:
-                array.view(words).bitwise_not_()
-        except RuntimeError:
-            return False
-        return True
 
 
 def _external(cupy, torch_stream):

@@ -325,19 +325,56 @@ class StateSnapshot:
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
 
 
-def flip_bits(array: Any) -> bool:
-    """Complement, in place, every bit of a floating-point CuPy array; a second call puts it
-    back exactly. Returns False (nothing done) for other arrays: integers may be indices a
-    kernel follows, so only floats are flipped (see protocol's poisoned outputs)."""
+def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
+    """(pointer, bytes, item size, owner) of the allocation behind a floating-point CuPy
+    array or CUDA tensor (a view too: its whole allocation); None for anything else."""
     cupy = _cuda.require_cuda()
-    if not isinstance(array, cupy.ndarray) or array.dtype.kind != "f" or not array.size:
-        return False
-    words = _same_size_words(cupy, array.dtype)
-    if words is None:
-        return False
-    view = array.view(words)
-    cupy.invert(view, out=view)
-    return True
+    if isinstance(value, cupy.ndarray):
+        if value.dtype.kind != "f":
+            return None
+        itemsize = value.dtype.itemsize
+    elif _is_cuda_tensor(value) and value.is_floating_point():
+        itemsize = value.element_size()
+    else:
+        return None
+    found = device_region(value)
+    return None if found is None else (found[0], found[1], itemsize, found[2])
+
+
+def pick_allocations(values: list, state_pointers: set[int], describe) -> list[tuple]:
+    """The allocations (``describe(value)``: pointer, bytes, item size, owner; None to skip)
+    behind ``values`` that the state holds (pointer in ``state_pointers``), each once, with
+    the item size of the first value seen in it."""
+    picked, seen = [], set()
+    for value in values:
+        found = describe(value)
+        if found is not None and found[0] in state_pointers and found[0] not in seen:
+            seen.add(found[0])
+            picked.append(found)
+    return picked
+
+
+def flip_low_bits(ptr: int, size: int, itemsize: int, owner: Any) -> Any:
+    """Flip the lowest bit of every ``itemsize``-byte word of an allocation, in place, on
+    the current stream; returns the view to flip it back with (:func:`flip_back`), or None
+    when the allocation holds no whole word. A float so flipped differs from what it was in
+    its last place only (zero becomes the smallest subnormal, an infinity a NaN): stray work
+    that reads it computes nothing wild, where a complement would read NaNs and huge values."""
+    cupy = _cuda.require_cuda()
+    words = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(itemsize)
+    count = size // itemsize
+    if words is None or not count:
+        return None
+    memory = cupy.cuda.UnownedMemory(ptr, count * itemsize, owner)
+    view = cupy.ndarray((count,), dtype=words, memptr=cupy.cuda.MemoryPointer(memory, 0))
+    flip_back(view)
+    return view
+
+
+def flip_back(view: Any) -> None:
+    """Flip the lowest bit of every word of ``view`` (a :func:`flip_low_bits` view) again."""
+    cupy = _cuda.require_cuda()
+    cupy.bitwise_xor(view, view.dtype.type(1), out=view)
 
 
 def fill_complement(target: Any, reference: Any) -> bool:

@@ -27,7 +27,15 @@ from ..cuda import device as _cuda
 from ..cuda.backends import Backend, Streams, backend_for
 from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
-from ..cuda.snapshot import StateSnapshot, is_device_array
+from ..cuda.snapshot import (
+    StateSnapshot,
+    flip_back,
+    flip_low_bits,
+    float_allocation,
+    is_device_array,
+    pick_allocations,
+    state_regions,
+)
 from ..cuda.timing import Timing, measure_interleaved, speedup
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
@@ -202,12 +210,15 @@ def capture(
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
             _warm_up(scenario, params, streams)
-        streams.cupy.synchronize()
+        # every stream: setup's work on a side stream must not race the flips below
+        _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
-        # Outputs the state already holds are flipped while the graphs are captured, so
-        # stray work that rewrites one with the value it already held still changes it.
-        flipped = _flip_state_outputs(scenario, state, arrays, backend)
+        flipped: list = []
+        graph = None
         try:
+            # Outputs the state already holds are flipped while the graphs are captured, so
+            # stray work that rewrites one with the value it already held still changes it.
+            _flip_state_outputs(scenario, state, arrays, flipped)
             snapshot = StateSnapshot.take(arrays, streams.cupy)
             shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
             tokens = []
@@ -256,9 +267,22 @@ def capture(
                     )
                 )
         except BaseException:
-            _flip_back(backend, flipped, quietly=True)  # the error, not this, is the news
+            # The error, not a second one, is the news. A Ctrl-C can land between
+            # capture_begin and the step's own handler: end that capture first, or the flips
+            # back would be recorded instead of run. The stream is then waited for, so no
+            # copy of the snapshot's still reads a pinned buffer as it goes.
+            if graph is not None:
+                try:
+                    graph.abort_capture()
+                except Exception:
+                    pass
+            _flip_back(flipped, streams.cupy, quietly=True)
+            try:
+                streams.cupy.synchronize()
+            except Exception:
+                pass
             raise
-        _flip_back(backend, flipped)
+        _flip_back(flipped, streams.cupy)
         pool_bytes = backend.pools_bytes(tokens, pool)
     return CaptureResult(
         scenario=scenario,
@@ -275,41 +299,55 @@ def capture(
     )
 
 
-def _flip_state_outputs(scenario, state, arrays: list, backend: Backend) -> list:
-    """Complement the bits of every floating-point output that the state holds before
-    capture (``outputs(state)`` values that are arrays of the state itself); returns them,
-    for :func:`_flip_back`.
+def _flip_state_outputs(scenario, state, arrays: list, flipped: list) -> None:
+    """Flip the lowest bit of every word of each state allocation that a floating-point
+    output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
+    views to flip back with (:func:`_flip_back`) as each is done.
 
     Stray work that writes an output with the value it already holds would leave the state's
     bytes as they were, and the guard blind: a setup that runs the step once (a warm-up) and
     a step that rewrites its output from its inputs do exactly that. Flipped, the output no
-    longer holds that value, so such work changes it. Capture runs nothing, so nothing
-    reads the flipped values; integers (perhaps indices) are never flipped. An outputs()
-    that cannot run before the step (it reads what the step stores) flips nothing: those
-    outputs are the graphs' own allocations, which the check fills itself."""
+    longer holds that value, so such work changes it. Capture runs nothing, so nothing but
+    stray work reads the flipped values, and they differ from the true ones in the last
+    place only. Whole allocations, each once, so two outputs that overlap (bucket views of one
+    buffer) cannot flip a word back. Integers (perhaps indices) are never flipped. An
+    outputs() that cannot run before the step (it reads what the step stores) flips nothing:
+    those outputs are the graphs' own allocations, which the check fills itself."""
     function = getattr(scenario, "outputs_fn", None)
     try:  # the scenario's own function: its errors are reported when the check calls it
         outputs = function(state) if function is not None else {}
     except Exception:
-        return []
+        return
     if not isinstance(outputs, dict):
-        return []
-    in_state = {id(array) for _, array in arrays}
-    flipped, seen = [], set()
-    for value in outputs.values():
-        if id(value) in in_state and id(value) not in seen:
-            seen.add(id(value))
-            if backend.flip_bits(value):
-                flipped.append(value)
-    return flipped
+        return
+    state_pointers = {region.ptr for region in state_regions(arrays)}
 
-
-def _flip_back(backend: Backend, flipped: list, *, quietly: bool = False) -> None:
-    """Undo :func:`_flip_state_outputs` (the flip is its own inverse); ``quietly`` on the
-    way out of a failed capture, where a second error would hide the first."""
-    for array in flipped:
+    def describe(value):
         try:
-            backend.flip_bits(array)
+            return float_allocation(value)
+        except Exception:  # an object CuPy cannot read; it is not flipped
+            return None
+
+    for allocation in pick_allocations(list(outputs.values()), state_pointers, describe):
+        view = flip_low_bits(*allocation)
+        if view is not None:
+            flipped.append(view)
+
+
+def _flip_back(flipped: list, stream, *, quietly: bool = False) -> None:
+    """Undo :func:`_flip_state_outputs` through the views it kept (the flip is its own
+    inverse, and a view still reaches the memory after a state entry is rebound), then wait
+    for it, so the state the caller gets is settled. ``quietly`` on the way out of a failed
+    capture, where a second error would hide the first."""
+    for view in flipped:
+        try:
+            flip_back(view)
+        except Exception:
+            if not quietly:
+                raise
+    if flipped:
+        try:
+            stream.synchronize()
         except Exception:
             if not quietly:
                 raise

@@ -153,10 +153,10 @@ def test_the_check_replays_from_the_pre_capture_state(tmp_path):
 
 
 def test_a_step_warmed_up_in_setup_captures_and_leaves_its_outputs_as_they_were(tmp_path):
-    # setup runs the step once, so y already holds the step's result, and capture flips y
-    # while it runs: all on the capturing stream, nothing changes, the capture passes, and
-    # y holds exactly its pre-capture bytes afterwards (the flip is undone). The
-    # accumulator x (read by the step) is flipped and put back alike.
+    # setup runs the step once, so y already holds the step's result, and capture flips the
+    # last bit of y's and acc's words while it runs (y through a view, acc an accumulator
+    # the step reads): all on the capturing stream, nothing changes, the capture passes, and
+    # every output holds exactly its pre-capture bytes when capture returns.
     path = _write(tmp_path, "warmed_up", '''
         """y = 2x + 1, warmed up in setup; an accumulator beside it."""
         import cupy
@@ -172,7 +172,8 @@ def test_a_step_warmed_up_in_setup_captures_and_leaves_its_outputs_as_they_were(
             state["y"] += 1
             state["acc"] += state["y"]
         def outputs(state):
-            return {"y": state["y"], "acc": state["acc"], "n": state["n"], "again": state["y"]}
+            return {"y": state["y"][:128], "acc": state["acc"], "n": state["n"],
+                    "y_all": state["y"]}
     ''')
     scen = load_scenario(path)
     before = {k: v.copy() for k, v in scen.outputs(scen.make_state({})).items()}
@@ -181,6 +182,42 @@ def test_a_step_warmed_up_in_setup_captures_and_leaves_its_outputs_as_they_were(
     for key, want in before.items():
         assert after[key].tobytes() == want.tobytes(), key
     assert runner.check(result).ok
+
+
+def test_without_the_flip_the_prefilled_stray_work_would_pass(monkeypatch):
+    # The control for prefilled_side_stream: with the outputs not flipped, the stray kernel
+    # rewrites z with the bytes it held, the guard sees no change, and the check (which
+    # restores the same prefilled bytes) passes a graph that lacks z's kernel. The flip is
+    # what turns this into an error.
+    monkeypatch.setattr(runner, "_flip_state_outputs", lambda *args: None)
+    result = _capture(BROKEN / "prefilled_side_stream.py")
+    assert result.node_count == 1
+    assert runner.check(result).ok
+
+
+def test_stray_work_on_an_output_returned_as_a_view_is_seen(tmp_path):
+    # outputs() returns views of one buffer (as bucket scenarios do); the stray kernel
+    # rewrites the buffer with what setup's warm-up left there.
+    path = _write(tmp_path, "prefilled_view", '''
+        """out[:] = x + 1 on an unjoined side stream, warmed up in setup."""
+        import cupy
+        def setup():
+            x = cupy.arange(64, dtype=cupy.float32)
+            state = {"x": x, "out": cupy.zeros((4, 64), dtype=cupy.float32), "y": cupy.zeros(64),
+                     "side": cupy.cuda.Stream(non_blocking=True)}
+            cupy.cuda.get_current_stream().synchronize()
+            step(state)
+            cupy.cuda.Device().synchronize()
+            return state
+        def step(state):
+            cupy.multiply(state["x"], 2, out=state["y"])
+            with state["side"]:
+                cupy.add(state["x"], 1, out=state["out"][1])  # DIAGNOSE-LINE
+        def outputs(state):
+            return {"b1": state["out"][:1], "b2": state["out"][:2], "y": state["y"]}
+    ''')
+    with pytest.raises(CaptureError, match=r"ran work outside the graph: state\['out'\] changed"):
+        _capture(path)
 
 
 def test_buckets_replay_reports_each_graph_and_checks_each_alone():
