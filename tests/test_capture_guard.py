@@ -203,6 +203,20 @@ def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
 
     state = {"x": numpy.ones(4)}
     scenario = types.SimpleNamespace(outputs_fn=lambda s: {"logits": s["logits"]})  # set by step
-    flipped = []
-    _flip_state_outputs(scenario, state, find_arrays(state, _is_array), flipped)
-    assert flipped == [] and (state["x"] == 1).all()
+    flipped = []  # outputs() raising KeyError is swallowed: the check reports it later
+    _flip_state_outputs(scenario, state, find_arrays(state, _is_array), flipped, None)
+    assert flipped == []
+
+
+def test_an_allocation_is_flipped_by_its_smallest_float_and_only_when_aligned_to_it():
+    from accelgraph_cli.cuda.snapshot import pick_allocations
+
+    buf = numpy.zeros(8, dtype=numpy.float32)
+    wide = buf.view(numpy.float64)  # listed first: every float32 word must still be flipped
+    picked = pick_allocations([wide, buf], {_allocation(buf)[0]}, _allocation)
+    assert [p[2] for p in picked] == [4]
+    # a start not aligned to the item size: left out (a misaligned word access faults)
+    odd = (1002, 64, 4, None), (1000, 64, 2, None)
+    described = {id(v): d for v, d in zip(("odd4", "even2"), odd)}
+    values = ["odd4", "even2"]
+    assert pick_allocations(values, {1002, 1000}, lambda v: described[id(v)]) == [(1000, 64, 2, None)]

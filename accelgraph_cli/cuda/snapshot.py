@@ -343,15 +343,21 @@ def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
 
 def pick_allocations(values: list, state_pointers: set[int], describe) -> list[tuple]:
     """The allocations (``describe(value)``: pointer, bytes, item size, owner; None to skip)
-    behind ``values`` that the state holds (pointer in ``state_pointers``), each once, with
-    the item size of the first value seen in it."""
-    picked, seen = [], set()
+    behind ``values`` that the state holds (pointer in ``state_pointers``), each once, in
+    the order first seen, with the smallest item size of the values in it (a float64 view
+    and float32 data in one buffer: every float32 word is then flipped). An allocation whose
+    start is not aligned to that size is left out."""
+    found: dict[int, list] = {}
     for value in values:
-        found = describe(value)
-        if found is not None and found[0] in state_pointers and found[0] not in seen:
-            seen.add(found[0])
-            picked.append(found)
-    return picked
+        described = describe(value)
+        if described is None or described[0] not in state_pointers:
+            continue
+        seen = found.get(described[0])
+        if seen is None:
+            found[described[0]] = list(described)
+        elif described[2] < seen[2]:
+            seen[2] = described[2]
+    return [tuple(a) for a in found.values() if a[0] % a[2] == 0]
 
 
 def flip_low_bits(ptr: int, size: int, itemsize: int, owner: Any) -> Any:

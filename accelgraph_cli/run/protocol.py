@@ -69,7 +69,7 @@ class CaptureResult:
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
     streams: Streams | None = None  # the stream captured on, as CuPy and the backend see it
-    snapshot: StateSnapshot | None = None  # checksums of the state as it was before capture
+    snapshot: StateSnapshot | None = None  # checksums taken before capture (outputs flipped)
     backend: Backend | None = None
     unroll: int = 1  # steps each graph holds (one replay = this many eager steps)
 
@@ -218,7 +218,7 @@ def capture(
         try:
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
-            _flip_state_outputs(scenario, state, arrays, flipped)
+            _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy)
             snapshot = StateSnapshot.take(arrays, streams.cupy)
             shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
             tokens = []
@@ -299,7 +299,7 @@ def capture(
     )
 
 
-def _flip_state_outputs(scenario, state, arrays: list, flipped: list) -> None:
+def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream) -> None:
     """Flip the lowest bit of every word of each state allocation that a floating-point
     output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
     views to flip back with (:func:`_flip_back`) as each is done.
@@ -310,9 +310,11 @@ def _flip_state_outputs(scenario, state, arrays: list, flipped: list) -> None:
     longer holds that value, so such work changes it. Capture runs nothing, so nothing but
     stray work reads the flipped values, and they differ from the true ones in the last
     place only. Whole allocations, each once, so two outputs that overlap (bucket views of one
-    buffer) cannot flip a word back. Integers (perhaps indices) are never flipped. An
-    outputs() that cannot run before the step (it reads what the step stores) flips nothing:
-    those outputs are the graphs' own allocations, which the check fills itself."""
+    buffer) cannot flip a word back. Integer outputs (perhaps indices) are not flipped,
+    unless they share an allocation with a float output. An outputs() that cannot run before
+    the step (it reads what the step stores) flips nothing: those outputs are the graphs'
+    own allocations, which the check fills itself. The flips run on ``stream``, the one
+    :func:`_flip_back` waits for."""
     function = getattr(scenario, "outputs_fn", None)
     try:  # the scenario's own function: its errors are reported when the check calls it
         outputs = function(state) if function is not None else {}
@@ -328,10 +330,14 @@ def _flip_state_outputs(scenario, state, arrays: list, flipped: list) -> None:
         except Exception:  # an object CuPy cannot read; it is not flipped
             return None
 
-    for allocation in pick_allocations(list(outputs.values()), state_pointers, describe):
-        view = flip_low_bits(*allocation)
-        if view is not None:
-            flipped.append(view)
+    allocations = pick_allocations(list(outputs.values()), state_pointers, describe)
+    if not allocations:
+        return
+    with stream:
+        for allocation in allocations:
+            view = flip_low_bits(*allocation)
+            if view is not None:
+                flipped.append(view)
 
 
 def _flip_back(flipped: list, stream, *, quietly: bool = False) -> None:
@@ -341,7 +347,8 @@ def _flip_back(flipped: list, stream, *, quietly: bool = False) -> None:
     capture, where a second error would hide the first."""
     for view in flipped:
         try:
-            flip_back(view)
+            with stream:
+                flip_back(view)
         except Exception:
             if not quietly:
                 raise
