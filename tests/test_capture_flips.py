@@ -4,10 +4,10 @@ on every way a capture fails. Stand-ins record what would run; no CUDA output is
 
 from __future__ import annotations
 
-import contextlib
 import types
 
 import pytest
+from _capture_stubs import StubBackend, stub_cuda
 
 from accelgraph_cli.errors import CaptureError
 
@@ -74,26 +74,6 @@ def rig(monkeypatch, tmp_path):
         def __exit__(self, *exc):
             return False
 
-    class FakeBackend:
-        def new_streams(self):
-            return types.SimpleNamespace(cupy=FakeStream(), handle=1)
-
-        @contextlib.contextmanager
-        def use(self, streams):
-            yield
-
-        def new_pool(self, kind):
-            return object()
-
-        def new_graph(self, **options):
-            return FakeGraph()
-
-        def pools_bytes(self, *args):
-            return 0
-
-        def current_stream_handles(self):
-            return [1]
-
     class FakeSnapshot:
         def wait(self):
             pass
@@ -105,11 +85,8 @@ def rig(monkeypatch, tmp_path):
             log.append("compare")
             return list(changed)
 
-    runtime = types.SimpleNamespace(deviceSynchronize=lambda: log.append("device_sync"))
-    monkeypatch.setattr(protocol._cuda, "require_cuda",
-                        lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
-    monkeypatch.setattr(protocol, "backend_for", lambda backend: FakeBackend())
-    monkeypatch.setattr(protocol, "_warm_up", lambda *args: None)
+    stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, FakeStream()),
+              device_synchronize=lambda: log.append("device_sync"))
     monkeypatch.setattr(protocol, "find_arrays", lambda state, test: list(state.items()))
     monkeypatch.setattr(protocol, "state_regions",
                         lambda arrays: [types.SimpleNamespace(ptr=a) for _, a in arrays])
