@@ -32,7 +32,10 @@ what happened to every capture whose output outlived its graph). A drained pool'
 
 So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
 is replayed. Memory whose array was dropped is reused by later captures (spare memory goes
-to any graph pool), also when the array came from another graph's pool.
+to any graph pool), also when the array came from another graph's pool, and on any stream:
+unlike CuPy's own pool, which reuses a freed block only on the stream that freed it, spare
+memory carries no stream order. So drop a graph's output only once the work that reads it
+has finished (a synchronize, or an event waited on), as with torch's graph pools.
 """
 
 from __future__ import annotations
