@@ -172,3 +172,51 @@ def test_scenario_rejects_a_bad_expect_empty(tmp_path, value):
         inspect_scenario(path)
     assert str(info.value) == (f"{path}:10: EXPECT_EMPTY must be True, False, or a literal list "
                                "of graph names")
+
+
+def _allocation(value):
+    """(pointer, bytes, item size, owner) of the NumPy allocation behind a float array or
+    view, as snapshot.float_allocation describes CuPy arrays and CUDA tensors."""
+    if value.dtype.kind != "f":
+        return None
+    base = value if value.base is None else value.base
+    return base.__array_interface__["data"][0], base.nbytes, value.itemsize, base
+
+
+def test_the_outputs_flipped_during_capture_are_the_state_allocations_behind_float_outputs():
+    from accelgraph_cli.cuda.snapshot import pick_allocations
+
+    out = numpy.zeros((4, 8), dtype=numpy.float32)
+    acc, n, x = numpy.ones(4), numpy.arange(4), numpy.zeros(3, dtype=numpy.float16)
+    state = {"out": out, "acc": acc, "n": n, "x": x}
+    pointers = {_allocation(a)[0] for a in (out, acc, x)} | {n.__array_interface__["data"][0]}
+    outputs = [out[:1], out[:2], out, acc, n, x + 1]  # bucket views of one buffer, then...
+    picked = pick_allocations(outputs, pointers, _allocation)
+    # ... out once (its views overlap: flipping each would flip words back), acc; not the
+    # integers n, not x + 1 (a new array, not the state's)
+    assert [(p[0], p[1], p[2]) for p in picked] == [_allocation(out)[:3], _allocation(acc)[:3]]
+    assert picked[0][3] is out and state["out"] is out
+
+
+def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
+    from accelgraph_cli.run.protocol import _flip_state_outputs
+
+    state = {"x": numpy.ones(4)}
+    scenario = types.SimpleNamespace(outputs_fn=lambda s: {"logits": s["logits"]})  # set by step
+    flipped = []  # outputs() raising KeyError is swallowed: the check reports it later
+    _flip_state_outputs(scenario, state, find_arrays(state, _is_array), flipped, None)
+    assert flipped == []
+
+
+def test_an_allocation_is_flipped_by_its_smallest_float_and_only_when_aligned_to_it():
+    from accelgraph_cli.cuda.snapshot import pick_allocations
+
+    buf = numpy.zeros(8, dtype=numpy.float32)
+    wide = buf.view(numpy.float64)  # listed first: every float32 word must still be flipped
+    picked = pick_allocations([wide, buf], {_allocation(buf)[0]}, _allocation)
+    assert [p[2] for p in picked] == [4]
+    # a start not aligned to the item size: left out (a misaligned word access faults)
+    odd = (1002, 64, 4, None), (1000, 64, 2, None)
+    described = {id(v): d for v, d in zip(("odd4", "even2"), odd)}
+    values = ["odd4", "even2"]
+    assert pick_allocations(values, {1002, 1000}, lambda v: described[id(v)]) == [(1000, 64, 2, None)]

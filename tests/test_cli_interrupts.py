@@ -7,10 +7,10 @@ raising in the main thread. No CUDA output is imitated.
 
 from __future__ import annotations
 
-import contextlib
 import types
 
 import pytest
+from _capture_stubs import StubBackend, stub_cuda
 
 STEP = '''
 """Interrupted while its step is captured."""
@@ -49,26 +49,8 @@ def no_gpu_capture(monkeypatch):
         def capture_end(self):
             flags.clear()
 
-    class FakeBackend:
-        def new_streams(self):
-            return types.SimpleNamespace(cupy=types.SimpleNamespace(synchronize=lambda: None))
-
-        @contextlib.contextmanager
-        def use(self, streams):
-            yield
-
-        def new_pool(self, kind):
-            return object()
-
-        def new_graph(self, **options):
-            return FakeGraph()
-
-        def pools_bytes(self, *args):
-            return 0
-
-    monkeypatch.setattr(protocol._cuda, "require_cuda", lambda: None)
-    monkeypatch.setattr(protocol, "backend_for", lambda backend: FakeBackend())
-    monkeypatch.setattr(protocol, "_warm_up", lambda *args: None)
+    stream = types.SimpleNamespace(synchronize=lambda: None)
+    stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, stream))
     monkeypatch.setattr(protocol, "find_arrays", lambda *args: [])
     monkeypatch.setattr(protocol, "StateSnapshot",
                         types.SimpleNamespace(take=lambda *args: types.SimpleNamespace(wait=lambda: None)))

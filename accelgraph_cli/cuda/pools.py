@@ -23,6 +23,19 @@ capture). Spare memory only ever goes to graph pools, never to eager code, and o
 graph uses it. It is freed when a ``cudaMalloc`` runs out of memory, when it exceeds
 :data:`SPARE_LIMIT` (trimmed before the next capture begins, not during one) and by
 :func:`release_spare`. A pool's :meth:`GraphPool.bytes_held` counts only what the pool took.
+
+A block still in use when the last graph lets go (an output the caller kept) goes back to its
+pool only when that array dies. Such *draining* pools are swept as each capture begins, so the
+block becomes spare then, instead of staying for good in a pool that no graph uses (which is
+what happened to every capture whose output outlived its graph). A drained pool's empty CuPy
+``MemoryPool`` is kept for the next private pool, which then need not build one.
+
+So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
+is replayed. Memory whose array was dropped is reused by later captures (spare memory goes
+to any graph pool), also when the array came from another graph's pool, and on any stream:
+unlike CuPy's own pool, which reuses a freed block only on the stream that freed it, spare
+memory carries no stream order. So drop a graph's output only once the work that reads it
+has finished (a synchronize, or an event waited on), as with torch's graph pools.
 """
 
 from __future__ import annotations
@@ -44,6 +57,8 @@ SPARE_LIMIT = 1 << 30
 
 _spare: dict[int, list] = {}  # size -> [cupy.cuda.Memory] no graph pool holds
 _spare_bytes = 0
+_draining: set = set()  # GraphPools no graph uses whose blocks were in use when the last let go
+_idle_cupy_pools: list = []  # empty CuPy MemoryPools of drained private pools, for new ones
 _RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
 
 
@@ -51,7 +66,7 @@ class GraphPool:
     """One memory pool used by graph captures; see the module docstring for the kinds.
 
     ``users`` counts graphs holding the pool; when the last one lets go (``Graph.reset`` or the
-    graph being collected), cached blocks go back to CUDA.
+    graph being collected), cached blocks become spare graph memory.
     """
 
     def __init__(self, token: tuple[int, int], kind: PoolKind | str):
@@ -71,7 +86,9 @@ class GraphPool:
             if self.kind is PoolKind.ASYNC:
                 self._pool = cupy.cuda.MemoryAsyncPool()
             else:
-                self._pool = cupy.cuda.MemoryPool(_graph_malloc)
+                with _lock:
+                    idle = _idle_cupy_pools.pop() if _idle_cupy_pools else None
+                self._pool = idle if idle is not None else cupy.cuda.MemoryPool(_graph_malloc)
         return self._pool
 
     def capture_allocator(self):
@@ -93,16 +110,27 @@ class GraphPool:
 
     def bytes_held(self) -> int:
         """Bytes of device memory this pool holds (in use plus cached)."""
-        if self._pool is None:
+        pool = self._pool  # read once: a sweep in another thread may recycle it
+        if pool is None:
             return 0
         if self.kind is PoolKind.ASYNC:
             return graph_memory_reserved()
-        return int(self._pool.total_bytes())
+        return int(pool.total_bytes())
 
-    def release_cached(self) -> None:
-        """Give cached, unused blocks back to CUDA."""
-        if self._pool is not None and self.kind is PoolKind.PRIVATE:
-            self._pool.free_all_blocks()
+    def _release_cached(self) -> bool:
+        """Give cached, unused blocks back (as spare graph memory). True when the pool then
+        holds nothing: its empty CuPy pool is kept for the next private pool to use. Only
+        with ``_lock`` held and no graph using the pool."""
+        assert self.users == 0, "a pool a graph uses keeps its blocks"
+        pool = self._pool
+        if pool is None or self.kind is not PoolKind.PRIVATE:
+            return True
+        pool.free_all_blocks()
+        if pool.total_bytes():
+            return False
+        self._pool = None
+        _idle_cupy_pools.append(pool)
+        return True
 
 
 def new_pool(kind: PoolKind | str = PoolKind.PRIVATE) -> tuple[int, int]:
@@ -122,6 +150,10 @@ graph_pool_handle = new_pool
 
 def get_pool(token) -> GraphPool:
     """The pool a token names; ValueError for anything that is not a live token."""
+    if type(token) is tuple and len(token) == 2 and type(token[0]) is type(token[1]) is int:
+        pool = _registry.get(token)  # the usual case, checked with no generator
+        if pool is not None:
+            return pool
     if not (
         isinstance(token, tuple)
         and len(token) == 2
@@ -145,6 +177,8 @@ def acquire(token: tuple[int, int]) -> GraphPool:
     over SPARE_LIMIT is freed here, where no capture of this thread is running)."""
     pool = get_pool(token)
     with _lock:
+        if _draining:
+            _sweep_draining()
         pool.users += 1
         over = _spare_bytes > SPARE_LIMIT
     if over:
@@ -153,12 +187,25 @@ def acquire(token: tuple[int, int]) -> GraphPool:
 
 
 def release(pool: GraphPool) -> None:
-    """One graph lets go of the pool; the last one out returns its cached blocks to CUDA."""
+    """One graph lets go of the pool; the last one out gives its cached blocks back as spare
+    graph memory, and the pool drains (see the module docstring) while blocks are in use."""
     with _lock:
         pool.users = max(0, pool.users - 1)
-        last = pool.users == 0
-    if last:
-        pool.release_cached()
+        if pool.users == 0 and not pool._release_cached():
+            _draining.add(pool)
+
+
+def _sweep_draining() -> None:
+    """Blocks freed since into pools no graph uses become spare; fully drained pools leave the
+    set (a pool used again leaves it too). Called with the lock held, outside any capture."""
+    for pool in list(_draining):
+        if pool.users or pool._release_cached():
+            _draining.discard(pool)
+
+
+def draining_pools() -> int:
+    """How many pools no graph uses still hold blocks in use (swept before each capture)."""
+    return len(_draining)
 
 
 def graph_memory_reserved(device: int = 0) -> int:
@@ -286,10 +333,13 @@ def spare_bytes() -> int:
 
 def release_spare(keep: int = 0) -> int:
     """Free spare graph memory (largest first) until at most ``keep`` bytes remain; returns the
-    bytes freed. Call it outside any capture (cudaFree is a synchronizing call)."""
+    bytes freed. Call it outside any capture (cudaFree is a synchronizing call). Blocks freed
+    since into pools no graph uses are swept into spare memory first, so they count."""
     global _spare_bytes
     dropped = []
     with _lock:
+        if _draining:
+            _sweep_draining()
         for size in sorted(_spare, reverse=True):
             free = _spare[size]
             while free and _spare_bytes > keep:

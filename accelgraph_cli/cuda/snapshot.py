@@ -32,6 +32,7 @@ from typing import Any
 from ..errors import AccelgraphError
 from . import device as _cuda
 
+_H2D = 1  # cudaMemcpyHostToDevice
 _D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256
@@ -154,13 +155,12 @@ _STAGING_LOCK = threading.Lock()
 _STAGING: list = []  # pinned host buffers (uint64 arrays) free for a compare to use
 
 
-def _staging_for(snapshot) -> Any:
-    """A pinned host buffer for ``snapshot``'s 2n checksums, taken from a free list (pinned
-    memory costs far more to allocate than a check); :meth:`StateSnapshot.changed` returns it
-    after reading."""
+def _staging_for(words: int) -> Any:
+    """A pinned host buffer of at least ``words`` uint64s, taken from a free list (pinned
+    memory costs far more to allocate than a check); whoever took it gives it back with
+    :func:`_return_staging` once no copy uses it."""
     import numpy
 
-    words = 2 * len(snapshot.regions)
     with _STAGING_LOCK:
         for i, buffer in enumerate(_STAGING):
             if buffer.size >= words:
@@ -187,8 +187,6 @@ class StateSnapshot:
 
     def __init__(self, regions: list[Region], stream: Any):
         cupy = _cuda.require_cuda()
-        import numpy
-
         self.regions = regions
         self.stream = stream
         self.take_ms = 0.0
@@ -197,11 +195,10 @@ class StateSnapshot:
         self._host = None  # pinned buffer the after-capture checksums are being copied into
         n = len(regions)
         # One table on the device (pointers, sizes, checksums before, checksums after), sent
-        # once through pinned staging memory: each check is then a memset, one kernel and one
-        # small copy back.
-        self._ptrs = numpy.array([r.ptr for r in regions] + [r.size for r in regions],
-                                 dtype=numpy.uint64)
+        # once from pinned staging memory with its checksum slots zeroed (one copy, no
+        # kernel): each check is then a memset, one kernel and one small copy back.
         self._table = cupy.empty(max(1, 4 * n), dtype=cupy.uint64)
+        self._upload = None  # the pinned buffer the table is sent from, until it has arrived
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
         words = max((r.size // 8 for r in regions), default=0)
@@ -216,14 +213,23 @@ class StateSnapshot:
         cupy = _cuda.require_cuda()
         t0 = time.perf_counter()
         snapshot = cls(state_regions(arrays), stream)
-        cupy.cuda.runtime.deviceSynchronize()
+        runtime = cupy.cuda.runtime
+        runtime.deviceSynchronize()
         n = len(snapshot.regions)
         if n:
-            with stream:
-                # Up from pageable memory: the copy returns once the bytes are staged.
-                snapshot._table[:2 * n].set(snapshot._ptrs, stream=stream)
-                snapshot._table[2 * n:].fill(0)
-            snapshot._launch(0)
+            snapshot._upload = host = _staging_for(4 * n)
+            host[:n] = [r.ptr for r in snapshot.regions]
+            host[n:2 * n] = [r.size for r in snapshot.regions]
+            host[2 * n:4 * n] = 0
+            runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
+                                stream.ptr)
+            try:
+                snapshot._launch(0)
+            except BaseException:
+                stream.synchronize()  # the copy is done with the staging buffer
+                _return_staging(host)
+                snapshot._upload = None
+                raise
         snapshot._pending = True
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
@@ -235,6 +241,9 @@ class StateSnapshot:
             t0 = time.perf_counter()
             self.stream.synchronize()
             self._pending = False
+            if self._upload is not None:  # the table has arrived: its staging buffer is free
+                _return_staging(self._upload)
+                self._upload = None
             self.take_ms += (time.perf_counter() - t0) * 1e3
 
     @property
@@ -263,7 +272,7 @@ class StateSnapshot:
         after = self._table.data.ptr + 3 * n * 8
         runtime.memsetAsync(after, 0, n * 8, self.stream.ptr)
         self._launch(1)
-        self._host = host = _staging_for(self)
+        self._host = host = _staging_for(2 * n)
         runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
                             self.stream.ptr)
         self.compare_ms += (time.perf_counter() - t0) * 1e3
@@ -314,6 +323,64 @@ class StateSnapshot:
             return False
         ptr = int(array.data_ptr()) if hasattr(array, "data_ptr") else int(array.data.ptr)
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
+
+
+def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
+    """(pointer, bytes, item size, owner) of the allocation behind a floating-point CuPy
+    array or CUDA tensor (a view too: its whole allocation); None for anything else."""
+    cupy = _cuda.require_cuda()
+    if isinstance(value, cupy.ndarray):
+        if value.dtype.kind != "f":
+            return None
+        itemsize = value.dtype.itemsize
+    elif _is_cuda_tensor(value) and value.is_floating_point():
+        itemsize = value.element_size()
+    else:
+        return None
+    found = device_region(value)
+    return None if found is None else (found[0], found[1], itemsize, found[2])
+
+
+def pick_allocations(values: list, state_pointers: set[int], describe) -> list[tuple]:
+    """The allocations (``describe(value)``: pointer, bytes, item size, owner; None to skip)
+    behind ``values`` that the state holds (pointer in ``state_pointers``), each once, in
+    the order first seen, with the smallest item size of the values in it (a float64 view
+    and float32 data in one buffer: every float32 word is then flipped). An allocation whose
+    start is not aligned to that size is left out."""
+    found: dict[int, list] = {}
+    for value in values:
+        described = describe(value)
+        if described is None or described[0] not in state_pointers:
+            continue
+        seen = found.get(described[0])
+        if seen is None:
+            found[described[0]] = list(described)
+        elif described[2] < seen[2]:
+            seen[2] = described[2]
+    return [tuple(a) for a in found.values() if a[0] % a[2] == 0]
+
+
+def flip_low_bits(ptr: int, size: int, itemsize: int, owner: Any) -> Any:
+    """Flip the lowest bit of every ``itemsize``-byte word of an allocation, in place, on
+    the current stream; returns the view to flip it back with (:func:`flip_back`), or None
+    when the allocation holds no whole word. A float so flipped differs from what it was in
+    its last place only (zero becomes the smallest subnormal, an infinity a NaN): stray work
+    that reads it computes nothing wild, where a complement would read NaNs and huge values."""
+    cupy = _cuda.require_cuda()
+    words = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(itemsize)
+    count = size // itemsize
+    if words is None or not count:
+        return None
+    memory = cupy.cuda.UnownedMemory(ptr, count * itemsize, owner)
+    view = cupy.ndarray((count,), dtype=words, memptr=cupy.cuda.MemoryPointer(memory, 0))
+    flip_back(view)
+    return view
+
+
+def flip_back(view: Any) -> None:
+    """Flip the lowest bit of every word of ``view`` (a :func:`flip_low_bits` view) again."""
+    cupy = _cuda.require_cuda()
+    cupy.bitwise_xor(view, view.dtype.type(1), out=view)
 
 
 def fill_complement(target: Any, reference: Any) -> bool:

@@ -27,7 +27,15 @@ from ..cuda import device as _cuda
 from ..cuda.backends import Backend, Streams, backend_for
 from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
-from ..cuda.snapshot import StateSnapshot, is_device_array
+from ..cuda.snapshot import (
+    StateSnapshot,
+    flip_back,
+    flip_low_bits,
+    float_allocation,
+    is_device_array,
+    pick_allocations,
+    state_regions,
+)
 from ..cuda.timing import Timing, measure_interleaved, speedup
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
@@ -61,7 +69,7 @@ class CaptureResult:
     pool_bytes: int  # all graph pools, shared ones counted once
     state: object = None
     streams: Streams | None = None  # the stream captured on, as CuPy and the backend see it
-    snapshot: StateSnapshot | None = None  # checksums of the state as it was before capture
+    snapshot: StateSnapshot | None = None  # checksums taken before capture (outputs flipped)
     backend: Backend | None = None
     unroll: int = 1  # steps each graph holds (one replay = this many eager steps)
 
@@ -202,54 +210,79 @@ def capture(
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
             _warm_up(scenario, params, streams)
-        streams.cupy.synchronize()
-        snapshot = StateSnapshot.take(find_arrays(state, is_device_array), streams.cupy)
-        shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
-        tokens = []
-        captured = []
-        for name, step in steps.items():
-            token = shared or backend.new_pool(pool)
-            if token not in tokens:
-                tokens.append(token)
-            graph = backend.new_graph(keep_graph=keep_graph, pool=token,
-                                      capture_error_mode=error_mode)
-            graph.enable_debug_mode()
-            held_before = backend.pools_bytes([token], pool)
-            snapshot.wait()  # the before-capture checksums are done before any step runs
-            t0 = time.perf_counter()
-            graph.capture_begin()
-            try:
-                for _ in range(unroll):
-                    step()
-            except BaseException as exc:
-                graph.abort_capture()
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                raise _capture_failure(scenario, name, exc) from exc
-            t1 = time.perf_counter()
-            try:
-                graph.capture_end()
-            except CaptureError as exc:
-                raise _capture_failure(scenario, name, exc) from exc
-            if keep_graph:
-                graph.instantiate()
-            t2 = time.perf_counter()
-            snapshot.start_compare()  # its kernel runs while the nodes are counted
-            kinds = node_kinds(graph.graph_handle)
-            _guard(scenario, params, name, snapshot, kinds, backend, streams)
-            held = graph.pool_bytes()
-            captured.append(
-                CapturedGraph(
-                    name=name,
-                    graph=graph,
-                    node_count=sum(kinds.values()),
-                    kinds=kinds,
-                    capture_ms=(t1 - t0) * 1e3,
-                    instantiate_ms=(t2 - t1) * 1e3,
-                    pool_bytes=held,
-                    pool_added=max(0, held - held_before),
+        # every stream: setup's work on a side stream must not race the flips below
+        _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+        arrays = find_arrays(state, is_device_array)
+        flipped: list = []
+        graph = None
+        try:
+            # Outputs the state already holds are flipped while the graphs are captured, so
+            # stray work that rewrites one with the value it already held still changes it.
+            _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy)
+            snapshot = StateSnapshot.take(arrays, streams.cupy)
+            shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
+            tokens = []
+            captured = []
+            for name, step in steps.items():
+                token = shared or backend.new_pool(pool)
+                if token not in tokens:
+                    tokens.append(token)
+                graph = backend.new_graph(keep_graph=keep_graph, pool=token,
+                                          capture_error_mode=error_mode)
+                graph.enable_debug_mode()
+                held_before = backend.pools_bytes([token], pool)
+                snapshot.wait()  # the before-capture checksums are done before any step runs
+                t0 = time.perf_counter()
+                graph.capture_begin()
+                try:
+                    for _ in range(unroll):
+                        step()
+                except BaseException as exc:
+                    graph.abort_capture()
+                    if isinstance(exc, KeyboardInterrupt):
+                        raise
+                    raise _capture_failure(scenario, name, exc) from exc
+                t1 = time.perf_counter()
+                try:
+                    graph.capture_end()
+                except CaptureError as exc:
+                    raise _capture_failure(scenario, name, exc) from exc
+                if keep_graph:
+                    graph.instantiate()
+                t2 = time.perf_counter()
+                snapshot.start_compare()  # its kernel runs while the nodes are counted
+                kinds = node_kinds(graph.graph_handle)
+                _guard(scenario, params, name, snapshot, kinds, backend, streams)
+                held = graph.pool_bytes()
+                captured.append(
+                    CapturedGraph(
+                        name=name,
+                        graph=graph,
+                        node_count=sum(kinds.values()),
+                        kinds=kinds,
+                        capture_ms=(t1 - t0) * 1e3,
+                        instantiate_ms=(t2 - t1) * 1e3,
+                        pool_bytes=held,
+                        pool_added=max(0, held - held_before),
+                    )
                 )
-            )
+        except BaseException:
+            # The error, not a second one, is the news. A Ctrl-C can land between
+            # capture_begin and the step's own handler: end that capture first, or the flips
+            # back would be recorded instead of run. The stream is then waited for, so no
+            # copy of the snapshot's still reads a pinned buffer as it goes.
+            if graph is not None:
+                try:
+                    graph.abort_capture()
+                except Exception:
+                    pass
+            _flip_back(flipped, streams.cupy, quietly=True)
+            try:
+                streams.cupy.synchronize()
+            except Exception:
+                pass
+            raise
+        _flip_back(flipped, streams.cupy)
         pool_bytes = backend.pools_bytes(tokens, pool)
     return CaptureResult(
         scenario=scenario,
@@ -264,6 +297,67 @@ def capture(
         backend=backend,
         unroll=unroll,
     )
+
+
+def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream) -> None:
+    """Flip the lowest bit of every word of each state allocation that a floating-point
+    output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
+    views to flip back with (:func:`_flip_back`) as each is done.
+
+    Stray work that writes an output with the value it already holds would leave the state's
+    bytes as they were, and the guard blind: a setup that runs the step once (a warm-up) and
+    a step that rewrites its output from its inputs do exactly that. Flipped, the output no
+    longer holds that value, so such work changes it. Capture runs nothing, so nothing but
+    stray work reads the flipped values, and they differ from the true ones in the last
+    place only. Whole allocations, each once, so two outputs that overlap (bucket views of one
+    buffer) cannot flip a word back. Integer outputs (perhaps indices) are not flipped,
+    unless they share an allocation with a float output. An outputs() that cannot run before
+    the step (it reads what the step stores) flips nothing: those outputs are the graphs'
+    own allocations, which the check fills itself. The flips run on ``stream``, the one
+    :func:`_flip_back` waits for."""
+    function = getattr(scenario, "outputs_fn", None)
+    try:  # the scenario's own function: its errors are reported when the check calls it
+        outputs = function(state) if function is not None else {}
+    except Exception:
+        return
+    if not isinstance(outputs, dict):
+        return
+    state_pointers = {region.ptr for region in state_regions(arrays)}
+
+    def describe(value):
+        try:
+            return float_allocation(value)
+        except Exception:  # an object CuPy cannot read; it is not flipped
+            return None
+
+    allocations = pick_allocations(list(outputs.values()), state_pointers, describe)
+    if not allocations:
+        return
+    with stream:
+        for allocation in allocations:
+            view = flip_low_bits(*allocation)
+            if view is not None:
+                flipped.append(view)
+
+
+def _flip_back(flipped: list, stream, *, quietly: bool = False) -> None:
+    """Undo :func:`_flip_state_outputs` through the views it kept (the flip is its own
+    inverse, and a view still reaches the memory after a state entry is rebound), then wait
+    for it, so the state the caller gets is settled. ``quietly`` on the way out of a failed
+    capture, where a second error would hide the first."""
+    for view in flipped:
+        try:
+            with stream:
+                flip_back(view)
+        except Exception:
+            if not quietly:
+                raise
+    if flipped:
+        try:
+            stream.synchronize()
+        except Exception:
+            if not quietly:
+                raise
 
 
 def _guard(scenario, params, name, snapshot, kinds, backend, streams) -> None:

@@ -398,9 +398,12 @@ def test_reset_releases_pool(cupy, stream):
 
 
 def test_released_pool_memory_is_reused_by_the_next_graph_not_by_eager_code(cupy, stream):
+    import gc
+
     from accelgraph_cli.cuda import pools
 
-    pools.release_spare(0)
+    gc.collect()
+    pools.release_spare(0)  # with earlier tests' draining pools swept: no spare memory left
     a = cupy.ones(1 << 20, dtype=cupy.float32)
     _warm(cupy, a)
     g = Graph()
@@ -425,6 +428,60 @@ def test_released_pool_memory_is_reused_by_the_next_graph_not_by_eager_code(cupy
     stream.synchronize()
     g2.reset()
     assert pools.release_spare(0) == held and pools.spare_bytes() == 0
+
+
+def test_an_output_that_outlives_its_graph_returns_as_spare_memory(cupy, stream, monkeypatch):
+    # A step's output kept after its graph is gone (what a caller that reads results does):
+    # its block goes back to a pool no graph uses. That pool drains before the next capture,
+    # so the block becomes spare and the next graph takes it: no cudaMalloc per capture and
+    # no memory stranded in dead pools.
+    import gc
+
+    from accelgraph_cli.cuda import pools
+
+    gc.collect()  # arrays of earlier tests held only by reference cycles die now, not later
+    pools.release_spare(0)  # sweeps their pools first: spare memory starts empty
+    a = cupy.ones(1 << 20, dtype=cupy.float32)
+    _warm(cupy, a)
+    g = Graph()
+    with g:
+        kept = a * 2
+    ptr = kept.data.ptr
+    draining = pools.draining_pools()  # pools of earlier tests whose arrays still live
+    g.reset()
+    assert pools.draining_pools() == draining + 1 and pools.spare_bytes() == 0  # kept lives
+    del kept  # back to its pool, which no graph uses
+    mallocs = []
+    real_malloc = pools._cuda_malloc
+    monkeypatch.setattr(pools, "_cuda_malloc",
+                        lambda *args: mallocs.append(args) or real_malloc(*args))
+    outputs, loop_pools = [], []
+    for _ in range(6):
+        graph = Graph()
+        with graph:
+            out = a * 2
+        outputs.append(out.data.ptr)
+        loop_pools.append(pools.get_pool(graph.pool()))
+        graph.replay()
+        stream.synchronize()
+        graph.reset()
+        assert float(out[0]) == 4.0  # _warm left a at 2 and the replay wrote 2 * 2
+        # `out` lives on into the next capture, as `kept` did; rebinding it there frees it
+    # The first capture takes kept's block. The second needs another (the first output is
+    # alive until the step rebinds it): one cudaMalloc. From then on the two blocks alternate.
+    assert outputs[0] == ptr and len(mallocs) == 1 and len(set(outputs)) == 2
+    assert outputs[2:] == outputs[:2] * 2
+    del out, graph
+    last = Graph()
+    with last:
+        kept = a * 2
+    last.reset()
+    # every pool of the loop was swept when this capture began (their outputs were gone)
+    assert not any(pool.bytes_held() for pool in loop_pools)
+    assert pools.get_pool(last.pool()).bytes_held() > 0  # kept is still in use
+    del kept  # into the pool of `last`, which no graph uses: release_spare sweeps it too
+    assert pools.release_spare(0) >= 2 * 4 * (1 << 20)  # the loop's other block and kept's
+    assert pools.get_pool(last.pool()).bytes_held() == 0
 
 
 def test_garbage_collection_takes_the_same_teardown_path_as_reset(cupy, stream):

@@ -25,6 +25,9 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 GUARDED = {
     "side_stream": ("ran work outside the graph", "state['y']", "fork/join"),
     "partial_side_stream": ("ran work outside the graph", "state['z']", "wait_event"),
+    # the stray kernel rewrites z with the value setup's warm-up left there: seen only
+    # because capture flips the outputs the state holds
+    "prefilled_side_stream": ("ran work outside the graph", "state['z']", "wait_event"),
     "empty_step": ("recorded no work", "empty", "EXPECT_EMPTY"),
     "torch_as_cupy": ("ran work outside the graph", "state['y']", "torch"),
 }
@@ -78,7 +81,7 @@ def test_cli_exits_2_for_stray_work_and_smoke_reports_errors(tmp_path):
         assert "Traceback" not in proc.stderr
         assert "speedup" not in proc.stdout and "check: ok" not in proc.stdout
     assert not (tmp_path / "g.dot").exists()
-    for stem in ("side_stream", "partial_side_stream", "empty_step"):
+    for stem in ("side_stream", "partial_side_stream", "prefilled_side_stream", "empty_step"):
         row = smoke.run_one(BROKEN / f"{stem}.py", iters=5, rounds=1)
         assert row.status == "error", row
         assert "outside the graph" in row.message or "recorded no work" in row.message
@@ -147,6 +150,74 @@ def test_the_check_replays_from_the_pre_capture_state(tmp_path):
     assert runner.check(result, steps=2).ok
     assert runner.check(result, steps=3).ok
     assert float(result.state["x"][0]) == 3.0
+
+
+def test_a_step_warmed_up_in_setup_captures_and_leaves_its_outputs_as_they_were(tmp_path):
+    # setup runs the step once, so y already holds the step's result, and capture flips the
+    # last bit of y's and acc's words while it runs (y through a view, acc an accumulator
+    # the step reads): all on the capturing stream, nothing changes, the capture passes, and
+    # every output holds exactly its pre-capture bytes when capture returns.
+    path = _write(tmp_path, "warmed_up", '''
+        """y = 2x + 1, warmed up in setup; an accumulator beside it."""
+        import cupy
+        def setup():
+            x = cupy.arange(256, dtype=cupy.float32)
+            state = {"x": x, "y": cupy.zeros(256, dtype=cupy.float32),
+                     "n": cupy.arange(256, dtype=cupy.int32),
+                     "acc": cupy.ones(256, dtype=cupy.float64)}
+            step(state)
+            return state
+        def step(state):
+            cupy.multiply(state["x"], 2, out=state["y"])
+            state["y"] += 1
+            state["acc"] += state["y"]
+        def outputs(state):
+            return {"y": state["y"][:128], "acc": state["acc"], "n": state["n"],
+                    "y_all": state["y"]}
+    ''')
+    scen = load_scenario(path)
+    before = {k: v.copy() for k, v in scen.outputs(scen.make_state({})).items()}
+    result = runner.capture(scen, {})
+    after = scen.outputs(result.state)
+    for key, want in before.items():
+        assert after[key].tobytes() == want.tobytes(), key
+    assert runner.check(result).ok
+
+
+def test_without_the_flip_the_prefilled_stray_work_would_pass(monkeypatch):
+    # The control for prefilled_side_stream: with the outputs not flipped, the stray kernel
+    # rewrites z with the bytes it held, the guard sees no change, and the check (which
+    # restores the same prefilled bytes) passes a graph that lacks z's kernel. The flip is
+    # what turns this into an error.
+    monkeypatch.setattr(runner, "_flip_state_outputs", lambda *args: None)
+    result = _capture(BROKEN / "prefilled_side_stream.py")
+    assert result.node_count == 1
+    assert runner.check(result).ok
+
+
+def test_stray_work_on_an_output_returned_as_a_view_is_seen(tmp_path):
+    # outputs() returns views of one buffer (as bucket scenarios do); the stray kernel
+    # rewrites the buffer with what setup's warm-up left there.
+    path = _write(tmp_path, "prefilled_view", '''
+        """out[:] = x + 1 on an unjoined side stream, warmed up in setup."""
+        import cupy
+        def setup():
+            x = cupy.arange(64, dtype=cupy.float32)
+            state = {"x": x, "out": cupy.zeros((4, 64), dtype=cupy.float32), "y": cupy.zeros(64),
+                     "side": cupy.cuda.Stream(non_blocking=True)}
+            cupy.cuda.get_current_stream().synchronize()
+            step(state)
+            cupy.cuda.Device().synchronize()
+            return state
+        def step(state):
+            cupy.multiply(state["x"], 2, out=state["y"])
+            with state["side"]:
+                cupy.add(state["x"], 1, out=state["out"][1])  # DIAGNOSE-LINE
+        def outputs(state):
+            return {"b1": state["out"][:1], "b2": state["out"][:2], "y": state["y"]}
+    ''')
+    with pytest.raises(CaptureError, match=r"ran work outside the graph: state\['out'\] changed"):
+        _capture(path)
 
 
 def test_buckets_replay_reports_each_graph_and_checks_each_alone():

@@ -1,0 +1,170 @@
+"""The order of capture()'s steps around the output flips, with the CUDA layer stubbed (no
+GPU here): every flip is undone exactly once, after the capture has ended, on success and
+on every way a capture fails. Stand-ins record what would run; no CUDA output is imitated."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from _capture_stubs import StubBackend, stub_cuda
+
+from accelgraph_cli.errors import CaptureError
+
+SCENARIO = '''
+"""Two float outputs in the state, one step."""
+PARAMS = {}
+STEP = []
+
+
+def setup():
+    return {"y": 256, "acc": 512}  # stand-ins for arrays: their "pointers"
+
+
+def step(state):
+    STEP[0](state)
+
+
+def outputs(state):
+    return {"y": state["y"], "acc": state["acc"], "again": state["y"]}
+'''
+
+
+@pytest.fixture
+def rig(monkeypatch, tmp_path):
+    """capture() with every CUDA call replaced by one that appends to ``log``."""
+    from accelgraph_cli.run import protocol
+    from accelgraph_cli.run import scenario as scenario_mod
+
+    log: list[str] = []
+    changed: list[str] = []
+
+    class FakeGraph:
+        graph_handle = 1
+
+        def __init__(self):
+            self.capturing = False
+
+        def enable_debug_mode(self):
+            pass
+
+        def capture_begin(self):
+            self.capturing = True
+            log.append("capture_begin")
+
+        def abort_capture(self):
+            if self.capturing:
+                log.append("abort")
+            self.capturing = False
+
+        def capture_end(self):
+            self.capturing = False
+            log.append("capture_end")
+
+        def pool_bytes(self):
+            return 0
+
+    class FakeStream:
+        def synchronize(self):
+            log.append("sync")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class FakeSnapshot:
+        def wait(self):
+            pass
+
+        def start_compare(self):
+            pass
+
+        def changed(self):
+            log.append("compare")
+            return list(changed)
+
+    stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, FakeStream()),
+              device_synchronize=lambda: log.append("device_sync"))
+    monkeypatch.setattr(protocol, "find_arrays", lambda state, test: list(state.items()))
+    monkeypatch.setattr(protocol, "state_regions",
+                        lambda arrays: [types.SimpleNamespace(ptr=a) for _, a in arrays])
+    monkeypatch.setattr(protocol, "float_allocation", lambda value: (value, 8, 4, None))
+    monkeypatch.setattr(protocol, "flip_low_bits", lambda ptr, *rest: log.append(f"flip {ptr}") or ptr)
+    monkeypatch.setattr(protocol, "flip_back", lambda view: log.append(f"flip_back {view}"))
+    monkeypatch.setattr(protocol, "StateSnapshot",
+                        types.SimpleNamespace(take=lambda *args: FakeSnapshot()))
+    monkeypatch.setattr(protocol, "node_kinds", lambda handle: {"kernel": 1})
+    monkeypatch.setattr(protocol, "_off_stream_lines", lambda *args: [])
+
+    path = tmp_path / "two_outputs.py"
+    path.write_text(SCENARIO)
+    loaded = scenario_mod.load_scenario(path)
+
+    def run(step):
+        loaded.module.STEP[:] = [step]
+        return protocol.capture(loaded, {})
+
+    return types.SimpleNamespace(log=log, changed=changed, run=run)
+
+
+FLIPS = ["flip 256", "flip 512"]
+BACKS = ["flip_back 256", "flip_back 512", "sync"]
+
+
+def _steps(log):
+    return [entry for entry in log if entry != "device_sync"]
+
+
+def test_outputs_are_flipped_once_each_before_capture_and_back_after_the_compare(rig):
+    rig.run(lambda state: rig.log.append("step"))
+    assert rig.log[0] == "device_sync"  # setup's streams done before anything is flipped
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS]
+
+
+def test_a_step_that_raises_ends_the_capture_before_the_flips_back(rig):
+    def step(state):
+        raise ValueError("boom")
+
+    with pytest.raises(CaptureError):
+        rig.run(step)
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "abort", *BACKS, "sync"]
+
+
+def test_ctrl_c_in_the_step_ends_the_capture_then_flips_back_and_propagates(rig):
+    def step(state):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        rig.run(step)
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "abort", *BACKS, "sync"]
+
+
+def test_ctrl_c_after_the_step_before_capture_end_is_aborted_by_the_outer_handler(rig):
+    # between the step's own handler and capture_end: only the outer handler sees it
+    from accelgraph_cli.run import protocol
+
+    real = protocol.time.perf_counter
+    calls = []
+
+    def perf_counter():
+        calls.append(1)
+        if len(calls) == 2:  # t1, read right after the step
+            raise KeyboardInterrupt
+        return real()
+
+    rig_time = types.SimpleNamespace(perf_counter=perf_counter)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(protocol, "time", rig_time)
+        with pytest.raises(KeyboardInterrupt):
+            rig.run(lambda state: rig.log.append("step"))
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "abort", *BACKS, "sync"]
+
+
+def test_stray_work_found_by_the_guard_still_flips_everything_back(rig):
+    rig.changed.append("state['y']")
+    with pytest.raises(CaptureError, match=r"state\['y'\] changed"):
+        rig.run(lambda state: rig.log.append("step"))
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS,
+                               "sync"]
