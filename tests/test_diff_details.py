@@ -28,6 +28,7 @@ from accelgraph_cli.diff.labels import Labeler, shared_param_keys
 from accelgraph_cli.diff.match import _pair_by_key, _pair_unique, _propagate
 from accelgraph_cli.diff.order import _heights
 from accelgraph_cli.diff.side import WL_ROUNDS, CoarseShapes, Side, prepare, structural_order
+from accelgraph_cli.diff.structural import diff_models
 from accelgraph_cli.diff.types import GraphStats
 from accelgraph_cli.model.graph_model import GraphModel, Node
 
@@ -503,3 +504,31 @@ def test_structural_order_keys_in_their_order(case):
     spec, edges, want = KEY_ORDER_CASES[case]
     model = _small_model(spec, edges)
     assert _numbers(model, structural_order(_side(model), {}).order) == want
+
+
+def _split_chain(n: int, k: int):
+    """A chain of n launches of one kernel, and the same with launch k removed and its
+    neighbours left unconnected (two chains)."""
+    a = chain_model(n, names=("cupy_add",))
+    gone = a.nodes[k].id
+    b = GraphModel([node for node in a.nodes if node.id != gone],
+                   [(s, t) for s, t in a.edges if gone not in (s, t)], source="dot-verbose")
+    return a, b, gone
+
+
+@pytest.mark.parametrize("n", [2, 5, 8, 13, 41])
+def test_a_launch_cut_out_of_a_chain_of_one_kernel_is_that_launch_and_nothing_else(n):
+    # Every choice of the unmatched launch explains the removal; only the launch that was cut
+    # out leaves every other edge kept. The sequence used to leave the last one unmatched and
+    # shift the pairs after the cut by one place: one edge reported rewired for nothing.
+    # B is two chains, of k and n - 1 - k launches: cutting out launch n - 1 - k of A leaves
+    # the same two, so that launch explains it as well (at the ends: either end).
+    for k in range(n):
+        a, b, gone = _split_chain(n, k)
+        want = {gone, a.nodes[n - 1 - k].id}
+        diff = diff_models(a, b)
+        assert len(diff.removed) == 1 and diff.removed[0] in want
+        assert (diff.added, diff.changed, diff.edges_added, diff.edges_removed) == ([], [], [], [])
+        back = diff_models(b, a)  # the launch put back: one added, no rewiring
+        assert len(back.added) == 1 and back.added[0] in want
+        assert (back.removed, back.changed, back.edges_added, back.edges_removed) == ([], [], [], [])

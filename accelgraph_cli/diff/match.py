@@ -98,7 +98,98 @@ def match(side_a: Side, side_b: Side,
         # Step 7: a node left over on both sides whose edges changed.
         if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
             _propagate(side_a, side_b, a_to_b, b_to_a, pair)
+    if len(a_to_b) != len(order_a) or len(a_to_b) != len(order_b):
+        _move_holes(side_a, side_b, a_to_b, b_to_a)
     return a_to_b, False
+
+
+# Steps a hole may take along chains of look-alikes, for the whole diff (each step costs a
+# look at the edges of three nodes): a diff of huge graphs with many holes stays linear.
+_HOLE_STEPS = 200_000
+
+
+def _move_holes(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+    """Step 8: move each node left unmatched (a hole) along its chain of look-alikes to where
+    the fewest edges are rewired.
+
+    In a chain of launches of one kernel with one launch removed, every choice of the A node
+    that goes unmatched explains the removal; the sequence leaves the last one, which shifts
+    every pair after the real hole by one place and rewires the edge across it. A hole moves
+    one link at a time (its only parent, or only child, that has it as its only child, or
+    parent, with the same fine label): that neighbour goes unmatched and the hole takes its
+    partner, which keeps every pair changed or unchanged as it was. Each hole stops where the
+    rewired edges around the nodes it passed were fewest, if fewer than where it started.
+    Holes of B move the same way."""
+    budget = [_HOLE_STEPS]
+    b_to_a_map = {j: i for j, i in enumerate(b_to_a) if i >= 0}
+    for side_x, side_y, x_to_y, y_to_x in ((side_a, side_b, a_to_b, b_to_a_map),
+                                           (side_b, side_a, b_to_a_map, a_to_b)):
+        for hole in [i for i in range(len(side_x.model.nodes)) if i not in x_to_y]:
+            if budget[0] <= 0:
+                break
+            for links in (side_x.parents, side_x.children):
+                if hole in x_to_y:  # moved already: a neighbour took its place
+                    break
+                _move_hole(side_x, side_y, x_to_y, y_to_x, hole, links, budget)
+    b_to_a[:] = [-1] * len(b_to_a)
+    for i, j in a_to_b.items():
+        b_to_a[j] = i
+
+
+def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int,
+               links: list[list[int]], budget: list) -> None:
+    """Walk ``hole`` along ``links`` (parents or children of X) as :func:`_move_holes` says,
+    then put it where the walk found the fewest rewired edges."""
+    back = side_x.children if links is side_x.parents else side_x.parents
+    fine = side_x.fine
+    moves = []  # (new hole, partner it gave up)
+    total = best = 0
+    best_at = 0
+    while budget[0] > 0:
+        nxt = links[hole]
+        if len(nxt) != 1:
+            break
+        p = nxt[0]
+        if back[p] != [hole] or fine[p] != fine[hole] or p not in x_to_y:
+            break
+        budget[0] -= 1
+        y = x_to_y[p]
+        touched = (hole, p)
+        before = _rewired_near(side_x, side_y, x_to_y, y_to_x, touched, y)
+        del x_to_y[p]
+        x_to_y[hole] = y
+        y_to_x[y] = hole
+        total += _rewired_near(side_x, side_y, x_to_y, y_to_x, touched, y) - before
+        moves.append((p, y))
+        hole = p
+        if total < best:
+            best, best_at = total, len(moves)
+    for p, y in reversed(moves[best_at:]):  # back to where the edges rewired were fewest
+        hole_then = y_to_x[y]
+        del x_to_y[hole_then]
+        x_to_y[p] = y
+        y_to_x[y] = p
+
+
+def _rewired_near(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, nodes: tuple,
+                  y: int) -> int:
+    """Rewired edges (between matched nodes, with no image on the other side) among the edges
+    of X touching ``nodes`` and the edges of Y touching ``y``."""
+    edges_y = side_y.edge_set
+    edges_x = side_x.edge_set
+    seen = set()
+    lost = 0
+    for u in nodes:
+        for s, t in [*((q, u) for q in side_x.parents[u]), *((u, q) for q in side_x.children[u])]:
+            if (s, t) in seen:
+                continue
+            seen.add((s, t))
+            if s in x_to_y and t in x_to_y and (x_to_y[s], x_to_y[t]) not in edges_y:
+                lost += 1
+    for s, t in [*((q, y) for q in side_y.parents[y]), *((y, q) for q in side_y.children[y])]:
+        if s in y_to_x and t in y_to_x and (y_to_x[s], y_to_x[t]) not in edges_x:
+            lost += 1
+    return lost
 
 
 def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair) -> bool:
