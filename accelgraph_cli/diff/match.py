@@ -121,7 +121,9 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
     rewired edges around the nodes it passed were fewest, if fewer than where it started.
     Holes of B move the same way."""
     budget = [_HOLE_STEPS]
-    b_to_a_map = {j: i for j, i in enumerate(b_to_a) if i >= 0}
+    # From a_to_b, the map every step keeps: b_to_a can hold a stale entry by now (a pair
+    # undone by a later step), which read here would hand a hole someone else's partner.
+    b_to_a_map = {j: i for i, j in a_to_b.items()}
     for side_x, side_y, x_to_y, y_to_x in ((side_a, side_b, a_to_b, b_to_a_map),
                                            (side_b, side_a, b_to_a_map, a_to_b)):
         for hole in [i for i in range(len(side_x.model.nodes)) if i not in x_to_y]:
