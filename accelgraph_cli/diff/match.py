@@ -99,16 +99,19 @@ def match(side_a: Side, side_b: Side,
         if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
             _propagate(side_a, side_b, a_to_b, b_to_a, pair)
     if len(a_to_b) != len(order_a) or len(a_to_b) != len(order_b):
-        _move_holes(side_a, side_b, a_to_b, b_to_a)
+        _move_holes(side_a, side_b, a_to_b)
     return a_to_b, False
 
 
-# Steps a hole may take along chains of look-alikes, for the whole diff (each step costs a
-# look at the edges of three nodes): a diff of huge graphs with many holes stays linear.
-_HOLE_STEPS = 200_000
+# Steps a hole may take along chains of look-alikes: in one direction (a cycle of one kernel
+# in a generic DOT file has no end to stop at), and in all for one matching (each step looks
+# at the edges of three nodes), so a huge graph with many holes stays linear. A cut further
+# than _HOLE_WALK launches from where the sequence left the hole stays reported as before.
+_HOLE_WALK = 256
+_HOLE_STEPS = 50_000
 
 
-def _move_holes(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
+def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
     """Step 8: move each node left unmatched (a hole) along its chain of look-alikes to where
     the fewest edges are rewired.
 
@@ -119,7 +122,11 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
     parent, with the same fine label): that neighbour goes unmatched and the hole takes its
     partner, which keeps every pair changed or unchanged as it was. Each hole stops where the
     rewired edges around the nodes it passed were fewest, if fewer than where it started.
-    Holes of B move the same way."""
+    Holes of B move the same way. Not where an edge is written twice (the report counts each
+    copy, this step each edge once) and not for child-graph nodes (look-alike parents, whose
+    child graphs the report diffs again, may differ there)."""
+    if side_a.doubled or side_b.doubled:
+        return
     budget = [_HOLE_STEPS]
     # From a_to_b, the map every step keeps: b_to_a can hold a stale entry by now (a pair
     # undone by a later step), which read here would hand a hole someone else's partner.
@@ -133,9 +140,6 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list) -> None:
                 if hole in x_to_y:  # moved already: a neighbour took its place
                     break
                 _move_hole(side_x, side_y, x_to_y, y_to_x, hole, links, budget)
-    b_to_a[:] = [-1] * len(b_to_a)
-    for i, j in a_to_b.items():
-        b_to_a[j] = i
 
 
 def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int,
@@ -144,15 +148,19 @@ def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int
     then put it where the walk found the fewest rewired edges."""
     back = side_x.children if links is side_x.parents else side_x.parents
     fine = side_x.fine
+    nodes = side_x.model.nodes
+    if nodes[hole].child is not None:
+        return
     moves = []  # (new hole, partner it gave up)
     total = best = 0
     best_at = 0
-    while budget[0] > 0:
+    while budget[0] > 0 and len(moves) < _HOLE_WALK:
         nxt = links[hole]
         if len(nxt) != 1:
             break
         p = nxt[0]
-        if back[p] != [hole] or fine[p] != fine[hole] or p not in x_to_y:
+        if (back[p] != [hole] or fine[p] != fine[hole] or p not in x_to_y
+                or nodes[p].child is not None):
             break
         budget[0] -= 1
         y = x_to_y[p]
