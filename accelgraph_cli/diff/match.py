@@ -1,4 +1,4 @@
-"""Matching: which node of A is which node of B (steps 3 to 7 of ``structural``'s docstring)."""
+"""Matching: which node of A is which node of B (steps 3 to 8 of ``structural``'s docstring)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .side import Side
 
 def match(side_a: Side, side_b: Side,
           dropped: list | None = None) -> tuple[dict[int, int] | None, bool]:
-    """Node index of A -> node index of B for every matched pair (steps 3 to 7 of ``structural``),
+    """Node index of A -> node index of B for every matched pair (steps 3 to 8 of ``structural``),
     and whether every edge of both graphs is known to be kept (True only when every node was
     matched in sequence and each edge's image was found on the other side: no rewiring).
     None instead of the dict when both hold: the k-th node of A's canonical order is the k-th

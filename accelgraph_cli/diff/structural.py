@@ -58,7 +58,13 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    branch keeps none of its edges and stays removed and added), or when, paired, its
    neighbours re-seated around it (``_reseat``) leave fewer nodes unmatched and edges
    rewired in all (look-alike neighbours paired crosswise while it was unmatched).
-8. **The rest** is added (in B only) or removed (in A only).
+8. **Holes move along chains.** A node still unmatched moves along its chain of look-alikes
+   (single links, same fine label, no child graphs, 256 links at most each way): each
+   neighbour it passes goes unmatched and it takes that neighbour's partner, and it stops
+   where the fewest edges around the nodes it passed are rewired (a launch cut out of a
+   chain of one kernel is that launch, not the last one with every pair after the cut
+   shifted by a place and an edge rewired). Not where an edge is written twice.
+9. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
 edges — typically a renumbered dump where node order broke a tie the other way — the
@@ -75,8 +81,8 @@ from both matching and the report (e.g. ``{"grid"}`` when sweeping sizes).
 
 The code, by job: ``labels`` (step 1 and which parameters count), ``order`` (Weisfeiler-Lehman
 hashes and the canonical order of step 2), ``side`` (one graph prepared: adjacency, labels,
-hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (steps 3 to 7),
-``types`` (GraphDiff and its JSON form); this module runs them and writes the report (step 8).
+hashes, order), ``align`` (the sequence alignment of steps 3 and 4), ``match`` (steps 3 to 8),
+``types`` (GraphDiff and its JSON form); this module runs them and writes the report (step 9).
 """
 
 from __future__ import annotations
@@ -152,7 +158,7 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
 
 
 def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
-    """Match two prepared sides (steps 3 to 7) and report."""
+    """Match two prepared sides (steps 3 to 8) and report."""
     dropped: list = []
     result = _report(side_a, side_b, *match(side_a, side_b, dropped), labeler)
     if dropped:
