@@ -184,16 +184,13 @@ def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int
 def _rewired_near(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, nodes: tuple,
                   y: int) -> int:
     """Rewired edges (between matched nodes, with no image on the other side) among the edges
-    of X touching ``nodes`` and the edges of Y touching ``y``."""
+    of X touching ``nodes`` and the edges of Y touching ``y``. (Step 8 passes a hole and its
+    neighbour, one of them unmatched: the edge between them, seen from both, counts 0.)"""
     edges_y = side_y.edge_set
     edges_x = side_x.edge_set
-    seen = set()
     lost = 0
     for u in nodes:
         for s, t in [*((q, u) for q in side_x.parents[u]), *((u, q) for q in side_x.children[u])]:
-            if (s, t) in seen:
-                continue
-            seen.add((s, t))
             if s in x_to_y and t in x_to_y and (x_to_y[s], x_to_y[t]) not in edges_y:
                 lost += 1
     for s, t in [*((q, y) for q in side_y.parents[y]), *((y, q) for q in side_y.children[y])]:
