@@ -561,8 +561,8 @@ def _items(diff) -> int:
 
 def test_moving_holes_never_makes_a_report_larger(monkeypatch):
     # Step 8 must only ever trade a report for a smaller one. (It once read a stale entry of
-    # b_to_a and turned a 5-item report into 9.) 600 seeded edits of look-alike graphs,
-    # both directions; about 6 % come out smaller with it.
+    # b_to_a and turned a 5-item report into 9.) 300 seeded edits of look-alike graphs,
+    # both directions: 50 come out smaller with it, none larger.
     from accelgraph_cli.diff import match as match_module
 
     rng = random.Random(26)
@@ -571,7 +571,7 @@ def test_moving_holes_never_makes_a_report_larger(monkeypatch):
     monkeypatch.setattr(match_module, "_move_holes", lambda *args: None)
     without = [_items(diff_models(a, b)) + _items(diff_models(b, a)) for a, b in cases]
     assert all(w <= wo for w, wo in zip(with_step, without))
-    assert sum(w < wo for w, wo in zip(with_step, without)) >= 10  # the step does something
+    assert sum(w < wo for w, wo in zip(with_step, without)) >= 40  # the step does something
 
 
 def test_moving_holes_leaves_graphs_with_doubled_edges_alone():
@@ -584,3 +584,27 @@ def test_moving_holes_leaves_graphs_with_doubled_edges_alone():
     b = GraphModel([nodes[i] for i in (0, 2, 3, 4, 6)],
                    [(ids[2], ids[3]), (ids[3], ids[4]), (ids[3], ids[4])], source="dot-verbose")
     assert _items(diff_models(a, b)) == 4
+
+
+def _twin_children(kind: int) -> GraphModel:
+    """One of two child graphs with one digest (the same labels, the same labelled edges) that
+    are not the same graph: x -> x -> y, or x -> x and x -> y."""
+    nodes = [kernel(i, name) for i, name in enumerate(["x", "x", "x", "y"])]
+    edges = [(0, 1), (1, 3)] if kind == 0 else [(0, 1), (2, 3)]
+    return GraphModel(nodes, [(nodes[s].id, nodes[d].id) for s, d in edges], source="dot-verbose")
+
+
+def test_moving_holes_stays_off_child_graph_nodes():
+    # Look-alike child-graph nodes share a digest, not always a graph: moving a hole along
+    # them would pair nodes whose child graphs differ, and the report would diff those too.
+    # A chain of ten such nodes with the fourth-from-last cut out: without the step's guard
+    # the report grew from 2 items to 4 (two nodes changed inside).
+    nodes = [Node(f"graph_0_node_{i}", "graph", None, {}, _twin_children(kind), topo_id=i)
+             for i, kind in enumerate([1, 1, 0, 0, 0, 1, 1, 0, 0, 0])]
+    ids = [node.id for node in nodes]
+    edges = list(zip(ids, ids[1:]))
+    a = GraphModel(nodes, edges, source="dot-verbose")
+    b = GraphModel(nodes[:4] + nodes[5:], [e for e in edges if ids[4] not in e], source="dot-verbose")
+    diff = diff_models(a, b)
+    assert diff.changed == [] and diff.added == [] and diff.edges_added == []
+    assert _items(diff) == 2

@@ -118,9 +118,10 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
     In a chain of launches of one kernel with one launch removed, every choice of the A node
     that goes unmatched explains the removal; the sequence leaves the last one, which shifts
     every pair after the real hole by one place and rewires the edge across it. A hole moves
-    one link at a time (its only parent, or only child, that has it as its only child, or
-    parent, with the same fine label): that neighbour goes unmatched and the hole takes its
-    partner, which keeps every pair changed or unchanged as it was. Each hole stops where the
+    one link at a time (to its only parent, or only child, with the same fine label): that
+    neighbour goes unmatched and the hole takes its partner, which keeps every pair changed
+    or unchanged as it was. The neighbour may have other links: every edge of the two nodes
+    and of the partner is counted before and after each move. Each hole stops where the
     rewired edges around the nodes it passed were fewest, if fewer than where it started.
     Holes of B move the same way. Not where an edge is written twice (the report counts each
     copy, this step each edge once) and not for child-graph nodes (look-alike parents, whose
@@ -146,10 +147,10 @@ def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int
                links: list[list[int]], budget: list) -> None:
     """Walk ``hole`` along ``links`` (parents or children of X) as :func:`_move_holes` says,
     then put it where the walk found the fewest rewired edges."""
-    back = side_x.children if links is side_x.parents else side_x.parents
     fine = side_x.fine
-    nodes = side_x.model.nodes
-    if nodes[hole].child is not None:
+    # A child-graph node stays put. Its look-alikes hold child graphs too (the fine label
+    # has the digest), so the walk below needs no check of its own.
+    if side_x.model.nodes[hole].child is not None:
         return
     moves = []  # (new hole, partner it gave up)
     total = best = 0
@@ -159,8 +160,7 @@ def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int
         if len(nxt) != 1:
             break
         p = nxt[0]
-        if (back[p] != [hole] or fine[p] != fine[hole] or p not in x_to_y
-                or nodes[p].child is not None):
+        if fine[p] != fine[hole] or p not in x_to_y:
             break
         budget[0] -= 1
         y = x_to_y[p]

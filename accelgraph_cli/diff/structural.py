@@ -59,11 +59,11 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    neighbours re-seated around it (``_reseat``) leave fewer nodes unmatched and edges
    rewired in all (look-alike neighbours paired crosswise while it was unmatched).
 8. **Holes move along chains.** A node still unmatched moves along its chain of look-alikes
-   (single links, same fine label, no child graphs, 256 links at most each way): each
-   neighbour it passes goes unmatched and it takes that neighbour's partner, and it stops
-   where the fewest edges around the nodes it passed are rewired (a launch cut out of a
-   chain of one kernel is that launch, not the last one with every pair after the cut
-   shifted by a place and an edge rewired). Not where an edge is written twice.
+   (to its lone parent or lone child of the same fine label, no child graphs, 256 links at
+   most each way): each neighbour it passes goes unmatched and it takes that neighbour's
+   partner, and it stops where the fewest edges around the nodes it passed are rewired (a
+   launch cut out of a chain of one kernel is that launch, not the last one with every pair
+   after the cut shifted by a place and an edge rewired). Not where an edge is written twice.
 9. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
