@@ -19,6 +19,8 @@ class _Choice(str, Enum):
     @classmethod
     def parse(cls, value: object, what: str) -> _Choice:
         """The member ``value`` names; ValueError naming ``what`` and every choice otherwise."""
+        if type(value) is cls:  # a member already (every Graph() gets one): no lookup
+            return value
         try:
             return cls(value)
         except ValueError:
@@ -51,8 +53,8 @@ class CaptureErrorMode(_Choice):
 
     @property
     def cuda_value(self) -> int:
-        """The cudaStreamCaptureMode value: Global 0, ThreadLocal 1, Relaxed 2."""
-        return _CUDA_CAPTURE_MODE[self.resolved]
+        """The cudaStreamCaptureMode value: Global 0 (and "default"), ThreadLocal 1, Relaxed 2."""
+        return _CUDA_CAPTURE_MODE[self]
 
     @property
     def resolved(self) -> CaptureErrorMode:
@@ -61,6 +63,7 @@ class CaptureErrorMode(_Choice):
 
 
 _CUDA_CAPTURE_MODE = {
+    CaptureErrorMode.DEFAULT: 0,
     CaptureErrorMode.GLOBAL: 0,
     CaptureErrorMode.THREAD_LOCAL: 1,
     CaptureErrorMode.RELAXED: 2,

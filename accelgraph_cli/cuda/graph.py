@@ -222,8 +222,13 @@ class Graph(GraphBase):
         # serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
         self._res = _Resources()
         self.keep_graph = bool(keep_graph)
-        self.graph_pool = pool
-        self.capture_error_mode = capture_error_mode
+        # What the graph_pool and capture_error_mode setters check, without their "not during
+        # a capture" test: a new graph is not capturing (the setters cost a capture ~1 µs).
+        if pool is not None:
+            pools.get_pool(pool)
+        self._graph_pool = pool
+        self._capture_error_mode = CaptureErrorMode.parse(capture_error_mode,
+                                                          "capture_error_mode")
         self._debug = False
         self._captured = False
 
@@ -301,7 +306,8 @@ class Graph(GraphBase):
         :meth:`reset` first), CaptureError on the legacy default stream (CUDA cannot capture it:
         use ``with cupy.cuda.Stream(non_blocking=True):``) or when CUDA refuses to begin.
         """
-        if self._capturing:
+        res = self._res  # read once: capture is a hot path (serving captures dozens of graphs)
+        if res.capturing:
             raise GraphStateError("capture_begin called twice: this graph is already capturing")
         if self._captured:
             raise GraphStateError(
@@ -317,7 +323,7 @@ class Graph(GraphBase):
         mode = self._capture_error_mode.cuda_value
         if self._debug and not self.keep_graph:
             _cupy_keeps_captured_graph(cupy)  # learn it now: it captures, so not mid-capture
-        pool = pools.acquire(self.pool())
+        pool = pools.acquire(self._graph_pool if self._graph_pool is not None else self.pool())
         restore_allocator = _use_allocator(cupy, pool.capture_allocator())
         try:
             stream.begin_capture(mode)
@@ -325,10 +331,10 @@ class Graph(GraphBase):
             restore_allocator()
             pools.release(pool)
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
-        self._pool = pool
-        self._stream = stream
-        self._restore_allocator = restore_allocator
-        self._capturing = True
+        res.pool = pool
+        res.stream = stream
+        res.restore_allocator = restore_allocator
+        res.capturing = True
 
     def capture_end(self) -> None:
         """Stop capturing on the stream the capture began on; the graph can then be replayed.
@@ -339,12 +345,13 @@ class Graph(GraphBase):
         during it), the partial graph is discarded and CaptureError is raised; the graph is then
         empty and can capture again.
         """
-        if not self._capturing:
+        res = self._res
+        if not res.capturing:
             raise GraphStateError("capture_end called without capture_begin")
-        stream = self._stream
+        stream = res.stream
         through_cupy = (
             not self.keep_graph
-            and self._pool.kind is not PoolKind.ASYNC
+            and res.pool.kind is not PoolKind.ASYNC
             and (not self._debug or _KEEPS_GRAPH.get("value") is True)
         )
         try:
@@ -359,15 +366,15 @@ class Graph(GraphBase):
                 f"capture failed and was discarded: {_describe(exc)}; an operation during the "
                 "capture was illegal in this capture error mode", exc
             ) from exc
-        self._owner = owner
-        self._graph = graph
+        res.owner = owner
+        res.graph = graph
         self._finish_capture(captured=True)
         if not self.keep_graph:
             try:
                 self.instantiate()
             finally:
                 if not self._debug:
-                    self._destroy_graph()
+                    res.destroy_graph()
 
     def abort_capture(self) -> None:
         """End a capture in progress and discard what it recorded (no-op when not capturing).
@@ -406,10 +413,11 @@ class Graph(GraphBase):
         ``Graph(pool=graph_pool_handle("async"))`` for stream-ordered allocation.
         Cost: roughly proportional to the node count (tens of ms for 10,000 nodes).
         """
-        if self._capturing:
+        res = self._res
+        if res.capturing:
             raise GraphStateError("instantiate called during capture; call capture_end first")
-        owner = self._owner
-        if owner is not None and not self._exec:
+        owner = res.owner
+        if owner is not None and not res.exec:
             # keep_graph=False with a private pool: the capture ended through CuPy, which
             # instantiates (at end_capture, or here through Graph.upload, by CuPy version), and
             # CuPy's launch becomes this graph's replay. Replay is the hot path (a 1-node graph
@@ -419,10 +427,10 @@ class Graph(GraphBase):
             # end_capture, so a graph CUDA refuses to instantiate fails there, as CaptureError.)
             try:
                 if not owner.graphExec:
-                    owner.upload(self._stream)
+                    owner.upload(res.stream)
             except Exception as exc:
                 raise CudaError("cudaGraphInstantiate", _describe(exc)) from exc
-            self._exec = int(owner.graphExec)
+            res.exec = int(owner.graphExec)
             self.__dict__["replay"] = owner.launch
             return
         if not self._graph:
@@ -583,14 +591,19 @@ def _cupy_keeps_captured_graph(cupy) -> bool:
     return _KEEPS_GRAPH["value"]
 
 
+_ALLOCATOR_CALLS: list = []  # CuPy's (get, set) of the thread's allocator, looked up once
+
+
 def _use_allocator(cupy, allocator):
     """Make ``allocator`` this thread's CuPy allocator; returns the call that puts the
     previous one back. What ``cupy.cuda.using_allocator`` does, through the two functions it
     calls, without building a generator context per capture; through using_allocator itself
     where this CuPy lacks them."""
-    memory = cupy.cuda.memory
-    get = getattr(memory, "_get_thread_local_allocator", None)
-    set_ = getattr(memory, "_set_thread_local_allocator", None)
+    if not _ALLOCATOR_CALLS:
+        memory = cupy.cuda.memory
+        _ALLOCATOR_CALLS.append((getattr(memory, "_get_thread_local_allocator", None),
+                                 getattr(memory, "_set_thread_local_allocator", None)))
+    get, set_ = _ALLOCATOR_CALLS[0]
     if get is None or set_ is None:
         context = cupy.cuda.using_allocator(allocator)
         context.__enter__()
