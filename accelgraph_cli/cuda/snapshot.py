@@ -176,6 +176,23 @@ def _return_staging(buffer) -> None:
         _STAGING.append(buffer)
 
 
+_TABLES: list = []  # device tables (uint64 arrays) free for a snapshot to use
+
+
+def _table_for(words: int) -> Any:
+    """A device array of at least ``words`` uint64s from a free list, else one allocated
+    outside CuPy's pool. The pool keeps a freed block for the stream that freed it, and every
+    capture runs on a stream of its own, so a pooled table cost a cudaMalloc per capture."""
+    with _STAGING_LOCK:
+        for i, table in enumerate(_TABLES):
+            if table.size >= words:
+                return _TABLES.pop(i)
+    cupy = _cuda.require_cuda()
+    size = max(words, 256)
+    memory = cupy.cuda.Memory(size * 8)
+    return cupy.ndarray((size,), dtype=cupy.uint64, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+
 class StateSnapshot:
     """Checksums of every allocation a state holds, taken before capture.
 
@@ -186,18 +203,18 @@ class StateSnapshot:
     """
 
     def __init__(self, regions: list[Region], stream: Any):
-        cupy = _cuda.require_cuda()
         self.regions = regions
         self.stream = stream
         self.take_ms = 0.0
         self.compare_ms = 0.0
         self._pending = False  # before-capture checksums launched, not yet waited for
         self._host = None  # pinned buffer the after-capture checksums are being copied into
+        self._after_zeroed = False  # the after-capture slots hold zeros (as uploaded)
         n = len(regions)
         # One table on the device (pointers, sizes, checksums before, checksums after), sent
         # once from pinned staging memory with its checksum slots zeroed (one copy, no
         # kernel): each check is then a memset, one kernel and one small copy back.
-        self._table = cupy.empty(max(1, 4 * n), dtype=cupy.uint64)
+        self._table = _table_for(4 * n)
         self._upload = None  # the pinned buffer the table is sent from, until it has arrived
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
@@ -223,6 +240,7 @@ class StateSnapshot:
             host[2 * n:4 * n] = 0
             runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
                                 stream.ptr)
+            snapshot._after_zeroed = True
             try:
                 snapshot._launch(0)
             except BaseException:
@@ -233,6 +251,17 @@ class StateSnapshot:
         snapshot._pending = True
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
+
+    def __del__(self) -> None:
+        # The table goes back for the next snapshot once no copy or kernel of this one can
+        # still use it: take waited for (or never started) and no compare in flight.
+        table, self._table = getattr(self, "_table", None), None
+        if table is not None and not getattr(self, "_pending", True) and self._host is None:
+            try:
+                with _STAGING_LOCK:
+                    _TABLES.append(table)
+            except Exception:  # interpreter exit
+                pass
 
     def wait(self) -> None:
         """Block until the before-capture checksums are computed (no work started later can
@@ -269,8 +298,9 @@ class StateSnapshot:
         runtime = cupy.cuda.runtime
         t0 = time.perf_counter()
         runtime.deviceSynchronize()  # stray work on any stream has finished
-        after = self._table.data.ptr + 3 * n * 8
-        runtime.memsetAsync(after, 0, n * 8, self.stream.ptr)
+        if not self._after_zeroed:  # a second graph's compare: clear the first's sums
+            runtime.memsetAsync(self._table.data.ptr + 3 * n * 8, 0, n * 8, self.stream.ptr)
+        self._after_zeroed = False
         self._launch(1)
         self._host = host = _staging_for(2 * n)
         runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
