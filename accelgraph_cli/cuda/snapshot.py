@@ -176,21 +176,38 @@ def _return_staging(buffer) -> None:
         _STAGING.append(buffer)
 
 
-_TABLES: list = []  # device tables (uint64 arrays) free for a snapshot to use
+# Device tables (uint64 arrays) free for a snapshot to use, by device. Re-entrant lock: a
+# snapshot's __del__ gives its table back, and the collector can run it on a thread that is
+# inside _table_for.
+_TABLES_LOCK = threading.RLock()
+_TABLES: dict[int, list] = {}
 
 
-def _table_for(words: int) -> Any:
-    """A device array of at least ``words`` uint64s from a free list, else one allocated
-    outside CuPy's pool. The pool keeps a freed block for the stream that freed it, and every
-    capture runs on a stream of its own, so a pooled table cost a cudaMalloc per capture."""
-    with _STAGING_LOCK:
-        for i, table in enumerate(_TABLES):
+def _table_for(words: int, device: int) -> Any:
+    """A device array of at least ``words`` uint64s on ``device`` (the current one) from a
+    free list, else one allocated outside CuPy's pool: the pool keeps a freed block for the
+    stream that freed it, and every capture runs on a stream of its own, so a pooled table
+    would need a new block per capture. Where that allocation finds no memory, the pool's
+    (which frees its cached blocks and tries again)."""
+    with _TABLES_LOCK:
+        free = _TABLES.get(device, [])
+        for i, table in enumerate(free):
             if table.size >= words:
-                return _TABLES.pop(i)
+                return free.pop(i)
     cupy = _cuda.require_cuda()
-    size = max(words, 256)
-    memory = cupy.cuda.Memory(size * 8)
+    size = max(words, 64)
+    try:
+        memory = cupy.cuda.Memory(size * 8)
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
+            raise
+        return cupy.empty(size, dtype=cupy.uint64)
     return cupy.ndarray((size,), dtype=cupy.uint64, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+
+def _give_back_table(table, device: int) -> None:
+    with _TABLES_LOCK:
+        _TABLES.setdefault(device, []).append(table)
 
 
 class StateSnapshot:
@@ -208,13 +225,19 @@ class StateSnapshot:
         self.take_ms = 0.0
         self.compare_ms = 0.0
         self._pending = False  # before-capture checksums launched, not yet waited for
+        # Work that uses the table may be queued and not yet waited for: set before anything
+        # is queued, cleared after a synchronization of the stream. Only a table of a
+        # snapshot with none goes back to the free list.
+        self._in_flight = False
         self._host = None  # pinned buffer the after-capture checksums are being copied into
         self._after_zeroed = False  # the after-capture slots hold zeros (as uploaded)
         n = len(regions)
         # One table on the device (pointers, sizes, checksums before, checksums after), sent
         # once from pinned staging memory with its checksum slots zeroed (one copy, no
-        # kernel): each check is then a memset, one kernel and one small copy back.
-        self._table = _table_for(4 * n)
+        # kernel): the first check is one kernel and one small copy back, a later one (the
+        # next graph of the scenario) a memset more. No table for a state with no arrays.
+        self._device = _cuda.require_cuda().cuda.runtime.getDevice() if n else -1
+        self._table = _table_for(4 * n, self._device) if n else None
         self._upload = None  # the pinned buffer the table is sent from, until it has arrived
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
@@ -238,13 +261,15 @@ class StateSnapshot:
             host[:n] = [r.ptr for r in snapshot.regions]
             host[n:2 * n] = [r.size for r in snapshot.regions]
             host[2 * n:4 * n] = 0
-            runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
-                                stream.ptr)
-            snapshot._after_zeroed = True
+            snapshot._in_flight = True
             try:
+                runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
+                                    stream.ptr)
+                snapshot._after_zeroed = True
                 snapshot._launch(0)
             except BaseException:
                 stream.synchronize()  # the copy is done with the staging buffer
+                snapshot._in_flight = False
                 _return_staging(host)
                 snapshot._upload = None
                 raise
@@ -254,12 +279,11 @@ class StateSnapshot:
 
     def __del__(self) -> None:
         # The table goes back for the next snapshot once no copy or kernel of this one can
-        # still use it: take waited for (or never started) and no compare in flight.
+        # still use it (a table with work in flight is freed with this object instead).
         table, self._table = getattr(self, "_table", None), None
-        if table is not None and not getattr(self, "_pending", True) and self._host is None:
+        if table is not None and not getattr(self, "_in_flight", True):
             try:
-                with _STAGING_LOCK:
-                    _TABLES.append(table)
+                _give_back_table(table, self._device)
             except Exception:  # interpreter exit
                 pass
 
@@ -269,7 +293,7 @@ class StateSnapshot:
         if self._pending:
             t0 = time.perf_counter()
             self.stream.synchronize()
-            self._pending = False
+            self._pending = self._in_flight = False
             if self._upload is not None:  # the table has arrived: its staging buffer is free
                 _return_staging(self._upload)
                 self._upload = None
@@ -298,11 +322,12 @@ class StateSnapshot:
         runtime = cupy.cuda.runtime
         t0 = time.perf_counter()
         runtime.deviceSynchronize()  # stray work on any stream has finished
+        self._host = host = _staging_for(2 * n)
+        self._in_flight = True
         if not self._after_zeroed:  # a second graph's compare: clear the first's sums
             runtime.memsetAsync(self._table.data.ptr + 3 * n * 8, 0, n * 8, self.stream.ptr)
         self._after_zeroed = False
         self._launch(1)
-        self._host = host = _staging_for(2 * n)
         runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
                             self.stream.ptr)
         self.compare_ms += (time.perf_counter() - t0) * 1e3
@@ -318,6 +343,7 @@ class StateSnapshot:
             self.start_compare()
         t0 = time.perf_counter()
         self.stream.synchronize()
+        self._in_flight = False
         host, self._host = self._host, None
         before, now = host[:n].copy(), host[n:2 * n].copy()
         _return_staging(host)
