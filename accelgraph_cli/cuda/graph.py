@@ -234,11 +234,8 @@ class Graph(GraphBase):
 
     _graph = _held("graph")
     _exec = _held("exec")
-    _owner = _held("owner")
     _pool = _held("pool")
-    _stream = _held("stream")
     _capturing = _held("capturing")
-    _restore_allocator = _held("restore_allocator")
 
     # -- settings -------------------------------------------------------------------------
 
@@ -485,9 +482,6 @@ class Graph(GraphBase):
     def _destroy_exec(self) -> None:
         self.__dict__.pop("replay", None)
         self._res.destroy_exec()
-
-    def _destroy_graph(self) -> None:
-        self._res.destroy_graph()
 
     # -- memory and debugging -------------------------------------------------------------
 
