@@ -17,10 +17,17 @@ from accelgraph_cli.cuda import snapshot as sm
 N = 2  # regions in the stubbed state
 
 
+class _OutOfMemory(Exception):
+    status = 2  # the stub runtime's errorMemoryAllocation
+
+
 class _Memory:
     made = 0
+    full = False  # the device has no memory left outside CuPy's pool
 
     def __init__(self, nbytes):
+        if _Memory.full:
+            raise _OutOfMemory()
         _Memory.made += 1
         self.ptr = 1 << 30 + _Memory.made % 8
         self.size = nbytes
@@ -71,11 +78,19 @@ def rig(monkeypatch):
         memcpyAsync=copy,
         memsetAsync=lambda ptr, value, n, stream: log.append(("memset", ptr, n)),
         getDevice=lambda: device[0],
-        CUDARuntimeError=RuntimeError,
+        CUDARuntimeError=_OutOfMemory,
+        errorMemoryAllocation=2,
     )
+    pooled: list = []
+
+    def empty(size, dtype=None):  # CuPy's pool, which frees its cached blocks first
+        pooled.append(_Table((size,), memptr=types.SimpleNamespace(mem=types.SimpleNamespace(ptr=64))))
+        return pooled[-1]
+
     cupy = types.SimpleNamespace(
         uint64=numpy.uint64,
         ndarray=_Table,
+        empty=empty,
         RawKernel=lambda source, name: checksum,
         cuda=types.SimpleNamespace(
             runtime=runtime, Memory=_Memory,
@@ -88,7 +103,8 @@ def rig(monkeypatch):
     sm._checksum_kernel.cache_clear()
     regions = [sm.Region(1 << 20, 4096, None, ["x"]), sm.Region(2 << 20, 8192, None, ["w"])]
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
-    yield types.SimpleNamespace(log=log, device=device, kernel_error=kernel_error,
+    monkeypatch.setattr(_Memory, "full", False)
+    yield types.SimpleNamespace(log=log, device=device, kernel_error=kernel_error, pooled=pooled,
                                 take=lambda: sm.StateSnapshot.take([], _Stream(log)))
     gc.collect()  # this test's snapshots die while its own lists are in place
     sm._checksum_kernel.cache_clear()
@@ -190,3 +206,16 @@ def test_only_a_second_compare_clears_the_slots(rig):
     assert rig.log[first:first + 3] == ["device sync", ("memset", after_slots, N * 8), "checksum"]
     snap.start_compare()
     assert len([entry for entry in rig.log if entry[0] == "memset"]) == 2
+
+
+def test_a_table_from_cupys_pool_is_never_handed_on(rig, monkeypatch):
+    # With no memory outside the pool, the table comes from CuPy's pool, which orders a
+    # block's reuse after the work of the stream that allocated it only: handed to another
+    # snapshot (another stream), it could be reused while that snapshot's kernel runs.
+    monkeypatch.setattr(_Memory, "full", True)
+    snap = rig.take()
+    assert snap._table is rig.pooled[-1]
+    snap.wait()
+    del snap
+    gc.collect()
+    assert _free() == []

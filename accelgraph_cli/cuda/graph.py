@@ -218,8 +218,8 @@ class Graph(GraphBase):
     def __init__(self, keep_graph: bool = False, *, pool: tuple[int, int] | None = None,
                  capture_error_mode: CaptureErrorMode | str = CaptureErrorMode.DEFAULT) -> None:
         # With keep_graph=False (and a private or shared pool) the capture ends through CuPy's
-        # Stream.end_capture, and the CuPy Graph it returns (_owner) holds the executable and
-        # serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
+        # Stream.end_capture, and the CuPy Graph it returns (_res.owner) holds the executable
+        # and serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
         self._res = _Resources()
         self.keep_graph = bool(keep_graph)
         # What the graph_pool and capture_error_mode setters check, without their "not during

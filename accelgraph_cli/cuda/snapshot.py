@@ -5,8 +5,9 @@ write must be bit for bit the same after capture as before. When it is not, some
 work ran eagerly *outside* the graph (on another stream, or a library's own stream) and the
 graph is missing it. ``StateSnapshot`` takes every device array the state holds (found by
 ``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one kernel
-before capture and again after it, and names the state paths whose checksum moved. One kernel
-launch and one small device-to-host copy each time: no copy of the state is kept, on the
+before capture and again after it, and names the state paths whose checksum moved. Before
+capture, one small upload and one kernel; after it, one kernel and one small device-to-host
+copy (and a memset from a scenario's second graph on): no copy of the state is kept, on the
 device or the host.
 
 The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
@@ -183,17 +184,19 @@ _TABLES_LOCK = threading.RLock()
 _TABLES: dict[int, list] = {}
 
 
-def _table_for(words: int, device: int) -> Any:
-    """A device array of at least ``words`` uint64s on ``device`` (the current one) from a
-    free list, else one allocated outside CuPy's pool: the pool keeps a freed block for the
-    stream that freed it, and every capture runs on a stream of its own, so a pooled table
-    would need a new block per capture. Where that allocation finds no memory, the pool's
-    (which frees its cached blocks and tries again)."""
+def _table_for(words: int, device: int) -> tuple[Any, bool]:
+    """A device array of at least ``words`` uint64s on ``device`` (the current one), and
+    whether it may go back to the free list: one from the list, else one allocated outside
+    CuPy's pool (the pool gives a block back only to the stream that allocated it, and every
+    capture runs on a stream of its own, so a pooled table would need a new block per
+    capture). Where that allocation finds no memory, one from the pool, which frees its
+    cached blocks and tries again; that one is never reused by another snapshot, since the
+    pool orders its reuse after the work of its own stream only."""
     with _TABLES_LOCK:
         free = _TABLES.get(device, [])
         for i, table in enumerate(free):
             if table.size >= words:
-                return free.pop(i)
+                return free.pop(i), True
     cupy = _cuda.require_cuda()
     size = max(words, 64)
     try:
@@ -201,8 +204,9 @@ def _table_for(words: int, device: int) -> Any:
     except cupy.cuda.runtime.CUDARuntimeError as exc:
         if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
             raise
-        return cupy.empty(size, dtype=cupy.uint64)
-    return cupy.ndarray((size,), dtype=cupy.uint64, memptr=cupy.cuda.MemoryPointer(memory, 0))
+        return cupy.empty(size, dtype=cupy.uint64), False
+    table = cupy.ndarray((size,), dtype=cupy.uint64, memptr=cupy.cuda.MemoryPointer(memory, 0))
+    return table, True
 
 
 def _give_back_table(table, device: int) -> None:
@@ -237,7 +241,7 @@ class StateSnapshot:
         # kernel): the first check is one kernel and one small copy back, a later one (the
         # next graph of the scenario) a memset more. No table for a state with no arrays.
         self._device = _cuda.require_cuda().cuda.runtime.getDevice() if n else -1
-        self._table = _table_for(4 * n, self._device) if n else None
+        self._table, self._reusable = _table_for(4 * n, self._device) if n else (None, False)
         self._upload = None  # the pinned buffer the table is sent from, until it has arrived
         # Enough blocks to stream the largest allocation at full bandwidth, but not so many
         # that a state of hundreds of small tensors launches mostly idle blocks.
@@ -279,9 +283,12 @@ class StateSnapshot:
 
     def __del__(self) -> None:
         # The table goes back for the next snapshot once no copy or kernel of this one can
-        # still use it (a table with work in flight is freed with this object instead).
+        # still use it. One with work in flight is freed instead: freeing raw memory waits
+        # for the device, and a pooled table (never on the list) is reused only after the
+        # work of the stream that allocated it, the only stream it was used on.
         table, self._table = getattr(self, "_table", None), None
-        if table is not None and not getattr(self, "_in_flight", True):
+        if (table is not None and getattr(self, "_reusable", False)
+                and not getattr(self, "_in_flight", True)):
             try:
                 _give_back_table(table, self._device)
             except Exception:  # interpreter exit
