@@ -430,7 +430,7 @@ def flip_low_bits(ptr: int, size: int, itemsize: int, owner: Any) -> Any:
     its last place only (zero becomes the smallest subnormal, an infinity a NaN): stray work
     that reads it computes nothing wild, where a complement would read NaNs and huge values."""
     cupy = _cuda.require_cuda()
-    words = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(itemsize)
+    words = _unsigned_words(cupy, itemsize)
     count = size // itemsize
     if words is None or not count:
         return None
@@ -461,7 +461,7 @@ def fill_complement(target: Any, reference: Any) -> bool:
     if target.dtype == cupy.bool_:
         target[...] = ~reference
         return True
-    words = _same_size_words(cupy, target.dtype)
+    words = _unsigned_words(cupy, target.dtype.itemsize)
     if words is None:
         return False
     target.view(words)[...] = ~reference.view(words)
@@ -477,11 +477,12 @@ def is_complement(got: Any, want: Any) -> bool:
         return False
     if want.dtype == cupy.bool_:
         return bool((got == ~want).all())
-    words = _same_size_words(cupy, want.dtype)
+    words = _unsigned_words(cupy, want.dtype.itemsize)
     if words is None:
         return False
     return bool((got.view(words) == ~want.view(words)).all())
 
 
-def _same_size_words(cupy, dtype):
-    return {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(dtype.itemsize)
+def _unsigned_words(cupy, itemsize: int):
+    """The unsigned integer dtype of ``itemsize`` bytes (None for other sizes)."""
+    return {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(itemsize)
