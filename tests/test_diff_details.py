@@ -596,15 +596,49 @@ def _twin_children(kind: int) -> GraphModel:
 
 def test_moving_holes_stays_off_child_graph_nodes():
     # Look-alike child-graph nodes share a digest, not always a graph: moving a hole along
-    # them would pair nodes whose child graphs differ, and the report would diff those too.
-    # A chain of ten such nodes with the fourth-from-last cut out: without the step's guard
-    # the report grew from 2 items to 4 (two nodes changed inside).
+    # them pairs nodes whose child graphs differ, and the report diffs those too. A chain of
+    # eight such nodes with the fourth cut out: kept off them, the report is the last node
+    # removed and one edge removed; walked along them, it was a node removed and two nodes
+    # changed (their child graphs rewired inside), 3 items.
     nodes = [Node(f"graph_0_node_{i}", "graph", None, {}, _twin_children(kind), topo_id=i)
-             for i, kind in enumerate([1, 1, 0, 0, 0, 1, 1, 0, 0, 0])]
+             for i, kind in enumerate([0, 0, 1, 0, 0, 0, 1, 0])]
     ids = [node.id for node in nodes]
     edges = list(zip(ids, ids[1:]))
     a = GraphModel(nodes, edges, source="dot-verbose")
-    b = GraphModel(nodes[:4] + nodes[5:], [e for e in edges if ids[4] not in e], source="dot-verbose")
+    b = GraphModel(nodes[:3] + nodes[4:], [e for e in edges if ids[3] not in e], source="dot-verbose")
     diff = diff_models(a, b)
     assert diff.changed == [] and diff.added == [] and diff.edges_added == []
     assert _items(diff) == 2
+
+
+def test_rematching_a_part_pairs_each_waiting_node_once():
+    # _rematch_part queued a node that found no place twice (it came back closer to placed
+    # nodes), paired it twice, and left its first partner pointing at it; _reseat then
+    # swapped two nodes back and forth for ever on this pair of 10- and 11-node graphs.
+    import signal
+
+    def model(spec, edges):
+        nodes = {i: kernel(i, name) for i, name in spec}
+        return GraphModel(list(nodes.values()), [(nodes[s].id, nodes[t].id) for s, t in edges],
+                          source="dot-verbose")
+
+    a = model([(1, "a"), (2, "b"), (4, "a"), (5, "a"), (6, "b"), (7, "a"), (8, "b"), (9, "a"),
+               (10, "a"), (11, "a")],
+              [(1, 2), (11, 9), (2, 4), (2, 5), (4, 6), (4, 7), (5, 6), (5, 7), (5, 9), (7, 10),
+               (7, 8)])
+    b = model([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (4, "a"), (5, "a"), (6, "b"), (7, "a"),
+               (8, "b"), (9, "a"), (10, "a")],
+              [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 4), (2, 5), (3, 4), (4, 6), (4, 7),
+               (5, 6), (5, 7), (5, 9), (7, 10), (7, 8)])
+
+    def hung(*_):
+        raise TimeoutError("diff_models did not return")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        diff = diff_models(a, b)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert (len(diff.removed), len(diff.added)) == (1, 2)

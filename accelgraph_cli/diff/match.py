@@ -185,7 +185,9 @@ def _rewired_near(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, nodes:
                   y: int) -> int:
     """Rewired edges (between matched nodes, with no image on the other side) among the edges
     of X touching ``nodes`` and the edges of Y touching ``y``. (Step 8 passes a hole and its
-    neighbour, one of them unmatched: the edge between them, seen from both, counts 0.)"""
+    neighbour, one of them unmatched: the edge between them, seen from both, counts 0. A
+    self-loop, which no CUDA graph has but a hand-written DOT file may, counts twice: a move
+    next to one can trade a report for another of the same size.)"""
     edges_y = side_y.edge_set
     edges_x = side_x.edge_set
     lost = 0
@@ -1049,14 +1051,17 @@ def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: 
                 bound[x] = min(bound[x], len(parents_b[q]))
         heap.append((bound[x], -placed[x], rank_a[x], x))
     heapify(heap)
-    waiting = []  # nodes with no free B node of their fine label next to their neighbours
+    # Nodes with no free B node of their fine label next to their neighbours, each once: a
+    # node queued again closer to placed nodes can come back here, and paired twice below
+    # it would leave its first partner pointing at it (a matching that then never settles).
+    waiting: dict[int, None] = {}
     while heap:
         width, score, _, x = heappop(heap)
         if x in a_to_b or width != bound[x] or -score != placed[x]:
             continue  # placed already, or queued again closer to placed nodes
         pool_x = free.get(fine_a[x])
         if not pool_x:
-            waiting.append(x)
+            waiting[x] = None
             continue
         ups = [a_to_b[p] for p in parents_a[x] if p in a_to_b]
         downs = [a_to_b[c] for c in children_a[x] if c in a_to_b]
@@ -1071,7 +1076,7 @@ def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: 
         else:
             candidates = list(pool_x)
         if not candidates:
-            waiting.append(x)
+            waiting[x] = None
             continue
         was = saved.get(x, -1)
         best, best_key = candidates[0], None
@@ -1087,14 +1092,14 @@ def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: 
         touch(x, best)
     if waiting:
         left_b = sorted((y for ys in free.values() for y in ys), key=rank_b.__getitem__)
-        waiting.sort(key=rank_a.__getitem__)
+        left_a = sorted(waiting, key=rank_a.__getitem__)
 
         def pair(i: int, j: int) -> None:
             a_to_b[i] = j
             b_to_a[j] = i
 
-        _pair_by_key(waiting, left_b, fine_a, fine_b, pair)
-        _pair_by_key([x for x in waiting if x not in a_to_b], [y for y in left_b if b_to_a[y] < 0],
+        _pair_by_key(left_a, left_b, fine_a, fine_b, pair)
+        _pair_by_key([x for x in left_a if x not in a_to_b], [y for y in left_b if b_to_a[y] < 0],
                      side_a.coarse, side_b.coarse, pair)
     if _part_cost(side_a, side_b, a_to_b, b_to_a, part, pool) < before:
         return True
