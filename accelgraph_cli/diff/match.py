@@ -1052,8 +1052,9 @@ def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: 
         heap.append((bound[x], -placed[x], rank_a[x], x))
     heapify(heap)
     # Nodes with no free B node of their fine label next to their neighbours, each once: a
-    # node queued again closer to placed nodes can come back here, and paired twice below
-    # it would leave its first partner pointing at it (a matching that then never settles).
+    # node queued again closer to placed nodes can come back here, or be placed after all,
+    # and paired again below it would leave its first partner pointing at it (a matching
+    # that then never settles).
     waiting: dict[int, None] = {}
     while heap:
         width, score, _, x = heappop(heap)
@@ -1092,7 +1093,7 @@ def _rematch_part(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, part: 
         touch(x, best)
     if waiting:
         left_b = sorted((y for ys in free.values() for y in ys), key=rank_b.__getitem__)
-        left_a = sorted(waiting, key=rank_a.__getitem__)
+        left_a = sorted((x for x in waiting if x not in a_to_b), key=rank_a.__getitem__)
 
         def pair(i: int, j: int) -> None:
             a_to_b[i] = j
