@@ -611,37 +611,61 @@ def test_moving_holes_stays_off_child_graph_nodes():
     assert _items(diff) == 2
 
 
-def test_rematching_a_part_pairs_each_waiting_node_once():
-    # _rematch_part queued a node that found no place twice (it came back closer to placed
-    # nodes), paired it twice, and left its first partner pointing at it; _reseat then
-    # swapped two nodes back and forth for ever on this pair of 10- and 11-node graphs.
+def _labelled(spec, edges) -> GraphModel:
+    """Kernels ``(index, name)`` and edges between those indices."""
+    nodes = {i: kernel(i, name) for i, name in spec}
+    return GraphModel(list(nodes.values()), [(nodes[s].id, nodes[t].id) for s, t in edges],
+                      source="dot-verbose")
+
+
+def _diff_within(a: GraphModel, b: GraphModel, seconds: int = 20):
+    """diff_models(a, b), or TimeoutError where it has not returned within ``seconds``."""
     import signal
-
-    def model(spec, edges):
-        nodes = {i: kernel(i, name) for i, name in spec}
-        return GraphModel(list(nodes.values()), [(nodes[s].id, nodes[t].id) for s, t in edges],
-                          source="dot-verbose")
-
-    a = model([(1, "a"), (2, "b"), (4, "a"), (5, "a"), (6, "b"), (7, "a"), (8, "b"), (9, "a"),
-               (10, "a"), (11, "a")],
-              [(1, 2), (11, 9), (2, 4), (2, 5), (4, 6), (4, 7), (5, 6), (5, 7), (5, 9), (7, 10),
-               (7, 8)])
-    b = model([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (4, "a"), (5, "a"), (6, "b"), (7, "a"),
-               (8, "b"), (9, "a"), (10, "a")],
-              [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 4), (2, 5), (3, 4), (4, 6), (4, 7),
-               (5, 6), (5, 7), (5, 9), (7, 10), (7, 8)])
 
     def hung(*_):
         raise TimeoutError("diff_models did not return")
 
     previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(20)
+    signal.alarm(seconds)
     try:
-        diff = diff_models(a, b)
+        return diff_models(a, b)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_rematching_a_part_pairs_each_waiting_node_once():
+    # _rematch_part queued a node that found no place twice (it came back closer to placed
+    # nodes), paired it twice, and left its first partner pointing at it; _reseat then
+    # swapped two nodes back and forth for ever on this pair of 10- and 11-node graphs.
+    a = _labelled([(1, "a"), (2, "b"), (4, "a"), (5, "a"), (6, "b"), (7, "a"), (8, "b"),
+                   (9, "a"), (10, "a"), (11, "a")],
+                  [(1, 2), (11, 9), (2, 4), (2, 5), (4, 6), (4, 7), (5, 6), (5, 7), (5, 9),
+                   (7, 10), (7, 8)])
+    b = _labelled([(0, "a"), (1, "a"), (2, "b"), (3, "a"), (4, "a"), (5, "a"), (6, "b"),
+                   (7, "a"), (8, "b"), (9, "a"), (10, "a")],
+                  [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 4), (2, 5), (3, 4), (4, 6),
+                   (4, 7), (5, 6), (5, 7), (5, 9), (7, 10), (7, 8)])
+    diff = _diff_within(a, b)
     assert (len(diff.removed), len(diff.added)) == (1, 2)
+
+
+@pytest.mark.parametrize("a_spec, b_spec", [
+    # A with a 2-cycle, B a 3-cycle (generic DOT files may hold cycles)
+    ((3, [(1, 0), (1, 2), (2, 0), (2, 1)]), (3, [(0, 2), (2, 1), (1, 0)])),
+    # A a DAG (three sources into one sink), B with a cycle
+    ((4, [(0, 3), (1, 3), (2, 3)]), (5, [(0, 1), (1, 4), (3, 0), (3, 1), (3, 4), (4, 0), (4, 2)])),
+])
+def test_reseat_counts_an_edge_kept_only_where_b_has_it_the_same_way_round(a_spec, b_spec):
+    # _reseat took one back from a swap's count for an edge whose image B holds reversed
+    # (counted by neither end): a swap that gained nothing passed as a gain, and with a cycle
+    # such swaps went round for ever (a reviewer's random search; both pairs hung).
+    (n_a, edges_a), (n_b, edges_b) = a_spec, b_spec
+    a = _labelled([(i, "a") for i in range(n_a)], edges_a)
+    b = _labelled([(i, "a") for i in range(n_b)], edges_b)
+    for x, y in ((a, b), (b, a)):
+        diff = _diff_within(x, y)
+        assert len(diff.added) - len(diff.removed) == len(y.nodes) - len(x.nodes)
 
 
 def test_rematching_parts_keeps_the_matching_one_to_one(monkeypatch):

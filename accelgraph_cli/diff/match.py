@@ -744,11 +744,16 @@ def _reseat(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, troubled: se
     def kept_around(i: int, other: int) -> int:
         # Edges touching i or other, each once (an edge between them is counted twice by
         # kept(i) + kept(other), so one of those is taken back).
+        # Only an edge B holds the same way round was counted: i -> other in A is kept by
+        # ji -> jo, not by jo -> ji. (Taking one back for a reversed image counted a swap
+        # that gained nothing as a gain, and on graphs with cycles such swaps went round
+        # for ever.)
         total = kept(i) + kept(other)
-        if other >= 0 and (other in children_a[i] or other in parents_a[i]):
+        if other >= 0:
             ji, jo = a_to_b.get(i), a_to_b.get(other)
-            if ji is not None and jo is not None and (jo in children_b[ji] or jo in parents_b[ji]):
-                total -= 1
+            if ji is not None and jo is not None:
+                total -= (other in children_a[i] and jo in children_b[ji]) + (
+                    other in parents_a[i] and jo in parents_b[ji])
         return total
 
     def assign(i: int, j: int) -> None:
