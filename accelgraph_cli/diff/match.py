@@ -129,8 +129,9 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
     if side_a.doubled or side_b.doubled:
         return
     budget = [_HOLE_STEPS]
-    # From a_to_b, the map every step keeps: b_to_a can hold a stale entry by now (a pair
-    # undone by a later step), which read here would hand a hole someone else's partner.
+    # B's side as a dict like a_to_b (b_to_a is a list with -1 for none), so one walk serves
+    # both directions; built from a_to_b, the map the earlier steps are checked to keep
+    # (test_rematching_parts_keeps_the_matching_one_to_one).
     b_to_a_map = {j: i for i, j in a_to_b.items()}
     for side_x, side_y, x_to_y, y_to_x in ((side_a, side_b, a_to_b, b_to_a_map),
                                            (side_b, side_a, b_to_a_map, a_to_b)):
