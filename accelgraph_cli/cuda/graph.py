@@ -16,6 +16,7 @@ validation) works on machines without a GPU.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from types import TracebackType
@@ -222,11 +223,9 @@ class Graph(GraphBase):
         # and serves replay; otherwise this object owns the raw cudaGraph_t. See instantiate().
         self._res = _Resources()
         self.keep_graph = bool(keep_graph)
-        # What the graph_pool and capture_error_mode setters check, without their "not during
-        # a capture" test: a new graph is not capturing (the setters cost a capture ~1 µs).
-        if pool is not None:
-            pools.get_pool(pool)
-        self._graph_pool = pool
+        # The setters' checks without their "not during a capture" one: a new graph is not
+        # capturing (going through the setters cost a capture ~1 µs).
+        self._graph_pool = _checked_pool(pool)
         self._capture_error_mode = CaptureErrorMode.parse(capture_error_mode,
                                                           "capture_error_mode")
         self._debug = False
@@ -258,8 +257,7 @@ class Graph(GraphBase):
 
     @graph_pool.setter
     def graph_pool(self, value) -> None:
-        if value is not None:
-            pools.get_pool(value)  # validates shape and liveness
+        value = _checked_pool(value)
         if getattr(self, "_capturing", False):
             raise GraphStateError("graph_pool cannot change during a capture")
         self._graph_pool = value
@@ -320,7 +318,7 @@ class Graph(GraphBase):
         mode = self._capture_error_mode.cuda_value
         if self._debug and not self.keep_graph:
             _cupy_keeps_captured_graph(cupy)  # learn it now: it captures, so not mid-capture
-        pool = pools.acquire(self._graph_pool if self._graph_pool is not None else self.pool())
+        pool = pools.acquire(self.pool())
         restore_allocator = _use_allocator(cupy, pool.capture_allocator())
         try:
             stream.begin_capture(mode)
@@ -585,7 +583,20 @@ def _cupy_keeps_captured_graph(cupy) -> bool:
     return _KEEPS_GRAPH["value"]
 
 
-_ALLOCATOR_CALLS: list = []  # CuPy's (get, set) of the thread's allocator, looked up once
+def _checked_pool(value):
+    """``value`` (a pool token, or None for a private pool), once pools.get_pool has checked
+    its shape and that the pool is alive."""
+    if value is not None:
+        pools.get_pool(value)
+    return value
+
+
+@functools.lru_cache(maxsize=1)
+def _allocator_calls(memory) -> tuple:
+    """CuPy's (get, set) of the thread's allocator in ``cupy.cuda.memory``, looked up once
+    (None for either this CuPy lacks)."""
+    return (getattr(memory, "_get_thread_local_allocator", None),
+            getattr(memory, "_set_thread_local_allocator", None))
 
 
 def _use_allocator(cupy, allocator):
@@ -593,11 +604,7 @@ def _use_allocator(cupy, allocator):
     previous one back. What ``cupy.cuda.using_allocator`` does, through the two functions it
     calls, without building a generator context per capture; through using_allocator itself
     where this CuPy lacks them."""
-    if not _ALLOCATOR_CALLS:
-        memory = cupy.cuda.memory
-        _ALLOCATOR_CALLS.append((getattr(memory, "_get_thread_local_allocator", None),
-                                 getattr(memory, "_set_thread_local_allocator", None)))
-    get, set_ = _ALLOCATOR_CALLS[0]
+    get, set_ = _allocator_calls(cupy.cuda.memory)
     if get is None or set_ is None:
         context = cupy.cuda.using_allocator(allocator)
         context.__enter__()

@@ -74,8 +74,7 @@ class GraphPool:
             # "shared" is no kind of pool: it is a private pool whose token several graphs pass
             raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "
                              f"pool's token to several graphs); got {kind!r}")
-        if type(kind) is not PoolKind:
-            kind = PoolKind(kind)
+        kind = PoolKind.parse(kind, "pool kind")
         self.token = token
         self.kind = kind
         self.users = 0
