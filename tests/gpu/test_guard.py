@@ -220,6 +220,27 @@ def test_stray_work_on_an_output_returned_as_a_view_is_seen(tmp_path):
         _capture(path)
 
 
+def test_a_buffer_every_state_shares_is_not_taken_for_stray_work(tmp_path):
+    # setup hands every state one module-level accumulator that the step writes. The
+    # warm-up's step writes it too, through its throwaway state: the checksums are taken
+    # after the warm-up, or its write would look like work that ran outside the graph.
+    path = _write(tmp_path, "shared_buffer", '''
+        """acc += x, acc one buffer for every state."""
+        import cupy
+        SHARED = []
+        def setup():
+            if not SHARED:
+                SHARED.append(cupy.zeros(256, dtype=cupy.float32))
+            return {"x": cupy.ones(256, dtype=cupy.float32), "acc": SHARED[0]}
+        def step(state):
+            state["acc"] += state["x"]
+        def outputs(state):
+            return {"acc": state["acc"]}
+    ''')
+    result = _capture(path)
+    assert result.node_count == 1
+
+
 def test_buckets_replay_reports_each_graph_and_checks_each_alone():
     result = _capture(ROOT / "scenarios" / "buckets.py")
     checked = runner.check(result)
