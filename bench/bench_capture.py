@@ -12,9 +12,10 @@ Each repeat, interleaved across the three, times from nothing to an instantiated
 * bare CuPy: ``Stream.begin_capture()``, the step, ``Stream.end_capture()`` (which instantiates);
 * torch: ``torch.cuda.CUDAGraph()``, capture_begin, the step, capture_end (which instantiates).
 
-Medians of host wall time. Target: accelgraph <= 1.2x bare CuPy at 4 kernels, with and
-without the allocation. Also the first capture in a fresh process (phases of a child
-process: imports, CUDA start, kernel load, first capture), for accelgraph and bare CuPy.
+Medians of host wall time; each repeat runs the ways in the next of their orders (all of
+them in turn). Target: accelgraph <= 1.2x bare CuPy at 4 kernels, with and without the
+allocation. Also the first capture in a fresh process (phases of a child process: imports,
+CUDA start, kernel load, first capture), for accelgraph and bare CuPy.
 ``--profile N`` prints cProfile's top functions of N accelgraph captures (4 kernels, allocating).
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import itertools
 import json
 import pstats
 import statistics
@@ -130,9 +132,12 @@ class Harness:
         times = {k: [] for k in ways}
         for fn in ways.values():  # warm each path once
             fn()
-        for _ in range(repeats):
-            for name, fn in ways.items():
-                us, graph = fn()
+        orders = list(itertools.permutations(ways))
+        for repeat in range(repeats):
+            # Every order of the ways in turn, so each follows each other one (whose capture
+            # may leave the host's caches cold for it) as often, and runs first as often.
+            for name in orders[repeat % len(orders)]:
+                us, graph = ways[name]()
                 times[name].append(us)
                 del graph
         self.stream.synchronize()
