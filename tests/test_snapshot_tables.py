@@ -68,8 +68,11 @@ def rig(monkeypatch):
         if kind == 2:  # back to the host: checksums of an unchanged state (equal, zero here)
             ctypes.memset(dst, 0, n)
 
+    launches: list = []  # (grid, first region) of each checksum launch
+
     def checksum(grid, block, args):
         log.append("checksum")
+        launches.append((grid, int(args[3])))
         if kernel_error:
             raise kernel_error.pop()
 
@@ -105,6 +108,7 @@ def rig(monkeypatch):
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
     monkeypatch.setattr(_Memory, "full", False)
     yield types.SimpleNamespace(log=log, device=device, kernel_error=kernel_error, pooled=pooled,
+                                launches=launches,
                                 take=lambda: sm.StateSnapshot.take([], _Stream(log)))
     gc.collect()  # this test's snapshots die while its own lists are in place
     sm._checksum_kernel.cache_clear()
@@ -219,3 +223,12 @@ def test_a_table_from_cupys_pool_is_never_handed_on(rig, monkeypatch):
     del snap
     gc.collect()
     assert _free() == []
+
+
+def test_a_state_of_more_regions_than_a_grid_holds_is_checksummed_in_several_launches(
+        rig, monkeypatch):
+    # gridDim.y holds 65,535 regions; here 1, so the 2 regions take a launch each, the second
+    # starting at region 1.
+    monkeypatch.setattr(sm, "_GRID_Y_MAX", 1)
+    rig.take()
+    assert [(grid[1], first) for grid, first in rig.launches] == [(1, 0), (1, 1)]

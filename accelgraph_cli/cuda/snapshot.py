@@ -5,10 +5,10 @@ write must be bit for bit the same after capture as before. When it is not, some
 work ran eagerly *outside* the graph (on another stream, or a library's own stream) and the
 graph is missing it. ``StateSnapshot`` takes every device array the state holds (found by
 ``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one kernel
-before capture and again after it, and names the state paths whose checksum moved. Before
-capture, one small upload and one kernel; after it, one kernel and one small device-to-host
-copy (and a memset from a scenario's second graph on): no copy of the state is kept, on the
-device or the host.
+(a launch per 65,535 allocations) before capture and again after it, and names the state
+paths whose checksum moved. Before capture, one small upload and one kernel; after it, one
+kernel and one small device-to-host copy (and a memset from a scenario's second graph on): no
+copy of the state is kept, on the device or the host.
 
 The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
 over its 8-byte words: order-dependent through the salt, deterministic (a sum does not depend on
@@ -37,6 +37,7 @@ _H2D = 1  # cudaMemcpyHostToDevice
 _D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256
+_GRID_Y_MAX = 65535  # regions one checksum launch covers (gridDim.y's limit)
 
 _CHECKSUM_SOURCE = r"""
 __device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
@@ -45,10 +46,12 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
     return z ^ (z >> 31);
 }
 
-// One checksum per region: blockIdx.y is the region, blocks along x stride over its words.
-// table holds n pointers, n sizes, then the output slots (n checksums each).
-extern "C" __global__ void region_checksums(unsigned long long* table, int n, int slot) {
-    const unsigned int r = blockIdx.y;
+// One checksum per region: region first + blockIdx.y (a launch covers at most 65,535 regions,
+// the grid's y limit), blocks along x stride over its words. table holds n pointers, n sizes,
+// then the output slots (n checksums each).
+extern "C" __global__ void region_checksums(unsigned long long* table, int n, int slot,
+                                            int first) {
+    const unsigned int r = first + blockIdx.y;
     const unsigned char* base = (const unsigned char*)table[r];
     const unsigned long long size = table[n + r];
     unsigned long long* out = table + (unsigned long long)(2 + slot) * n;
@@ -319,8 +322,10 @@ class StateSnapshot:
 
         n = len(self.regions)
         with self.stream:
-            _checksum_kernel()((self._blocks, n), (_THREADS,),
-                               (self._table, numpy.int32(n), numpy.int32(slot)))
+            for first in range(0, n, _GRID_Y_MAX):
+                _checksum_kernel()((self._blocks, min(_GRID_Y_MAX, n - first)), (_THREADS,),
+                                   (self._table, numpy.int32(n), numpy.int32(slot),
+                                    numpy.int32(first)))
 
     def start_compare(self) -> None:
         """Once all device work is done, start the after-capture checksums and their copy

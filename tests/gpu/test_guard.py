@@ -284,3 +284,22 @@ def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):
     b[[0, 1]] = b[[1, 0]]
     b[-1] = -0.0 if float(b[-1]) == 0.0 else float(b[-1]) + 1
     assert snap.changed() == ["state['b']"]
+
+
+def test_a_state_of_more_allocations_than_one_launch_covers_is_checksummed_whole(cupy, stream):
+    # A launch covers 65,535 allocations (gridDim.y); the rest take further launches. 64-byte
+    # slices of one buffer, each an allocation of its own to the snapshot.
+    from accelgraph_cli.cuda.snapshot import _GRID_Y_MAX, StateSnapshot, is_device_array
+
+    count = _GRID_Y_MAX + 10
+    base = cupy.zeros(count * 64, dtype=cupy.uint8)
+    parts = [cupy.ndarray((64,), dtype=cupy.uint8, memptr=cupy.cuda.MemoryPointer(
+        cupy.cuda.UnownedMemory(base.data.ptr + 64 * i, 64, base), 0)) for i in range(count)]
+    snap = StateSnapshot.take(find_arrays({"parts": parts}, is_device_array), stream)
+    assert len(snap.regions) == count
+    assert snap.changed() == []
+    base[-1] = 1  # in the last allocation, which only the second launch reads
+    assert snap.changed() == [f"state['parts'][{count - 1}]"]
+    base[-1] = 0
+    base[0] = 1  # and the first, read by the first launch
+    assert snap.changed() == ["state['parts'][0]"]
