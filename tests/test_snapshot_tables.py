@@ -68,11 +68,11 @@ def rig(monkeypatch):
         if kind == 2:  # back to the host: checksums of an unchanged state (equal, zero here)
             ctypes.memset(dst, 0, n)
 
-    launches: list = []  # (grid, first region) of each checksum launch
+    launches: list = []  # (grid, regions in all, first region) of each checksum launch
 
     def checksum(grid, block, args):
         log.append("checksum")
-        launches.append((grid, int(args[3])))
+        launches.append((grid, int(args[1]), int(args[3])))
         if kernel_error:
             raise kernel_error.pop()
 
@@ -227,8 +227,11 @@ def test_a_table_from_cupys_pool_is_never_handed_on(rig, monkeypatch):
 
 def test_a_state_of_more_regions_than_a_grid_holds_is_checksummed_in_several_launches(
         rig, monkeypatch):
-    # gridDim.y holds 65,535 regions; here 1, so the 2 regions take a launch each, the second
-    # starting at region 1.
-    monkeypatch.setattr(sm, "_GRID_Y_MAX", 1)
+    # gridDim.y holds 65,535 regions; here 2, so 3 regions take two launches: regions 0-1,
+    # then region 2 alone (a last launch as wide as the others would read past the table),
+    # each told the total, where the checksum slots start.
+    monkeypatch.setattr(sm, "_GRID_Y_MAX", 2)
+    three = [sm.Region(k << 20, 4096, None, [f"r{k}"]) for k in (1, 2, 3)]
+    monkeypatch.setattr(sm, "state_regions", lambda arrays: list(three))
     rig.take()
-    assert [(grid[1], first) for grid, first in rig.launches] == [(1, 0), (1, 1)]
+    assert [(grid[1], n, first) for grid, n, first in rig.launches] == [(2, 3, 0), (1, 3, 2)]

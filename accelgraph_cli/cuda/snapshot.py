@@ -4,10 +4,10 @@ Capturing a stream records work and runs none of it, so the state a scenario's s
 write must be bit for bit the same after capture as before. When it is not, some of the step's
 work ran eagerly *outside* the graph (on another stream, or a library's own stream) and the
 graph is missing it. ``StateSnapshot`` takes every device array the state holds (found by
-``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one kernel
-(a launch per 65,535 allocations) before capture and again after it, and names the state
-paths whose checksum moved. Before capture, one small upload and one kernel; after it, one
-kernel and one small device-to-host copy (and a memset from a scenario's second graph on): no
+``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one pass
+(one kernel launch per 65,535 allocations) before capture and again after it, and names the
+state paths whose checksum moved. Before capture, one small upload and one pass; after it,
+one pass and one small device-to-host copy (and a memset from a scenario's second graph on): no
 copy of the state is kept, on the device or the host.
 
 The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
