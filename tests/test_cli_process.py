@@ -45,6 +45,33 @@ def test_closed_stdout_ends_quietly_with_141_not_a_verdict(tmp_path, args):
     assert err == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["show", "--json", "chain1k_verbose.dot"],
+    ["diff", "--json", "chain1k_verbose.dot", "chain_verbose.dot"],
+], ids=" ".join)
+def test_a_reader_that_stops_part_way_through_a_large_output_gives_141(tmp_path, args):
+    # The reader takes the first bytes and goes (`| head -c 100`): the rest of the JSON, far
+    # more than a pipe holds, can no longer be written, so the output is cut short and the
+    # exit code must say so (one large write used to be reported as written: exit 0, or 1
+    # for diff, which reads as its "different" verdict).
+    args = [recorded(a) if a.endswith(".dot") else a for a in args]
+    proc = subprocess.Popen([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            env=child_env())
+    try:
+        head = proc.stdout.read(100)
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert head.startswith(b"{")
+    assert code == 141, (code, err)
+    assert err == ""
+
+
 def test_closed_stdout_still_leaves_whole_files_and_no_temporary_ones(tmp_path):
     code, err = _run_into_closed_pipe(tmp_path, "show", recorded("chain1k_verbose.dot"),
                                       "-o", tmp_path / "g.json")

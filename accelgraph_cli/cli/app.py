@@ -187,11 +187,19 @@ def echo(text: str) -> None:
     if sys.stdout is None:
         return
     out = _StdoutFile(sys.stdout)
+    text += "\n"
     try:
-        out.write(text + "\n")
-        out.flush()
+        # In pieces, each flushed: one large write that the reader stops reading part way
+        # through (`| head -c 100`) is reported as written by Python's buffered writer, and
+        # the command would end 0 with its output cut short.
+        for start in range(0, len(text), _ECHO_PIECE):
+            out.write(text[start:start + _ECHO_PIECE])
+            out.flush()
     except (BrokenPipeError, ValueError):  # ValueError: closed inside this process
         raise StdoutClosed from None
+
+
+_ECHO_PIECE = 1 << 16  # characters per write: a pipe's usual buffer
 
 
 class Terminated(KeyboardInterrupt):
