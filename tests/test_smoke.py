@@ -67,6 +67,42 @@ def test_smoke_json_without_gpu_still_prints_every_scenario_skipped(cli):
     assert len([line for line in err.splitlines() if line.strip()]) == 1
 
 
+def _one_good_one_broken(tmp_path):
+    folder = tmp_path / "scen"
+    folder.mkdir()
+    (folder / "good.py").write_text((SCENARIOS / "saxpy.py").read_text())
+    (folder / "broken.py").write_text('"""Broken."""\n\ndef setup(:\n    pass\n')
+    return folder
+
+
+@requires_no_gpu
+def test_smoke_without_gpu_still_reports_a_broken_scenario_file_as_an_error(cli, tmp_path):
+    # A CI job without a GPU must still fail on a file that cannot be a scenario (found
+    # without running it), not list it among the skipped.
+    folder = _one_good_one_broken(tmp_path)
+    code, out, err = cli("smoke", folder, "--junit", tmp_path / "r.xml")
+    assert code == 1, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert any("broken.py:3" in line and "syntax" in line for line in lines), err
+    assert "1 of 2 scenario file(s) cannot be run" in lines[-1]
+    assert "no usable GPU" in err or "CuPy is not installed" in err
+    suite = ElementTree.parse(tmp_path / "r.xml").getroot()
+    assert (suite.get("errors"), suite.get("skipped")) == ("1", "1")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert "syntax" in cases["broken"].find("error").get("message")
+    assert cases["good"].find("skipped") is not None
+
+
+@requires_no_gpu
+def test_smoke_json_without_gpu_marks_a_broken_scenario_file_as_an_error(cli, tmp_path):
+    folder = _one_good_one_broken(tmp_path)
+    code, out, err = cli("smoke", folder, "--json")
+    assert code == 1, err
+    rows = {Path(r["scenario"]).name: r for r in json.loads(out)["rows"]}
+    assert rows["broken.py"]["status"] == "error" and "syntax" in rows["broken.py"]["message"]
+    assert rows["good.py"]["status"] == "skipped"
+
+
 def test_smoke_update_baseline_needs_baseline(cli):
     code, out, err = cli("smoke", SCENARIOS, "--update-baseline")
     assert code == 2 and "--baseline" in err

@@ -919,7 +919,8 @@ def smoke(
                               help="Timed iterations per round."),
     rounds: int = typer.Option(3, "--rounds", min=1, metavar="R", help="Timed rounds."),
     junit: str = typer.Option(None, "--junit", metavar="FILE", help="Write a JUnit XML report "
-                              "here (without a GPU too: every scenario skipped, with the reason)."),
+                              "here (without a GPU too: every scenario skipped, with the "
+                              "reason, and a file that cannot be a scenario an error)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     baseline: str = typer.Option(None, "--baseline", metavar="DIR", help="Folder of saved graph models: fail "
                                  "on structural drift from them."),
@@ -932,7 +933,8 @@ def smoke(
 
     One failing scenario does not stop the others. Prints a table (scenario, status, nodes,
     capture ms, speedup, check, drift: none / changed / new baseline with --baseline, - without);
-    exit 0 when all passed, 1 when any failed, 3 without a GPU. Ctrl-C stops at once (the
+    exit 0 when all passed, 1 when any failed, 3 without a GPU (1 even then when a file cannot
+    be a scenario: that needs no GPU to find). Ctrl-C stops at once (the
     scenario in flight is dropped), still prints the table of those that finished and writes
     --junit marked interrupted; exit 130.
     """
@@ -954,18 +956,27 @@ def smoke(
     try:
         _cuda.require_cuda()
     except AccelgraphError as exc:
+        # What needs no GPU is still checked: a file that cannot be a scenario is an error
+        # (exit 1, as a run would report it), so a CI job without a GPU still catches it.
+        errors = smoke_mod.static_errors(files)
         if junit:  # CI uploads the report whatever happened: say why nothing ran
-            write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc)))
-            err_console.print(f"wrote {junit} ({len(files)} scenario(s) skipped: no usable GPU)",
-                              soft_wrap=True)
+            write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc), errors))
+            broken = f", {len(errors)} with errors" if errors else ""
+            err_console.print(f"wrote {junit} ({len(files) - len(errors)} scenario(s) skipped: "
+                              f"no usable GPU{broken})", soft_wrap=True)
         if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
             try:  # no GPU is the news (exit 3), also where the report cannot be written
-                echo(json.dumps(smoke_mod.json_not_run(files, str(exc)), indent=2))
+                echo(json.dumps(smoke_mod.json_not_run(files, str(exc), errors), indent=2))
             except StdoutClosed:
                 _silence_stdout()
             except AccelgraphError:
                 pass
-        raise
+        if not errors:
+            raise
+        for message in errors.values():
+            fail(message)
+        raise fail(f"{len(errors)} of {len(files)} scenario file(s) cannot be run (above); "
+                   f"the others did not run either: {exc}", ExitCode.FAILED) from None
     console = _stdout()
     rows, interrupted = [], None
     with render_run.progress(console, "smoke", enabled=not json_out) as tick:

@@ -171,25 +171,49 @@ def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> 
             "passed": sum(r.ok for r in rows), "total": total}
 
 
-def json_not_run(files: list[Path], reason: str) -> dict:
+def static_errors(files: list[Path]) -> dict[str, str]:
+    """The one-line error of each file that cannot be a scenario, by path: what can be told
+    without running it (syntax, setup and step, PARAMS and setup's parameters, POOL...), so a
+    run that cannot start still reports a broken file as an error, not as skipped."""
+    from .scenario import inspect_scenario
+
+    found = {}
+    for path in files:
+        try:
+            inspect_scenario(path)
+        except AccelgraphError as exc:
+            found[str(path)] = str(exc)
+    return found
+
+
+def json_not_run(files: list[Path], reason: str, errors: dict[str, str] | None = None) -> dict:
     """`smoke --json` for a run that could not start (no GPU): every scenario skipped, with
-    why; none passed."""
-    report = json_report([SmokeRow(str(path), "skipped", message=reason) for path in files],
-                         len(files))
+    why, except those ``errors`` (from :func:`static_errors`) names, which are errors; none
+    passed."""
+    errors = errors or {}
+    rows = [SmokeRow(str(path), "error", message=errors[str(path)]) if str(path) in errors
+            else SmokeRow(str(path), "skipped", message=reason) for path in files]
+    report = json_report(rows, len(files))
     report.update(passed=0, not_run=reason)
     return report
 
 
-def junit_not_run(files: list[Path], reason: str) -> str:
-    """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why."""
+def junit_not_run(files: list[Path], reason: str, errors: dict[str, str] | None = None) -> str:
+    """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why,
+    except those ``errors`` names, which are errors."""
+    errors = errors or {}
     suite = ElementTree.Element(
-        "testsuite", name="accelgraph smoke", tests=str(len(files)), failures="0", errors="0",
-        skipped=str(len(files)), time="0.000",
+        "testsuite", name="accelgraph smoke", tests=str(len(files)), failures="0",
+        errors=str(sum(str(path) in errors for path in files)),
+        skipped=str(sum(str(path) not in errors for path in files)), time="0.000",
     )
     for path in files:
         case = ElementTree.SubElement(suite, "testcase", classname="accelgraph.smoke",
                                       name=Path(path).stem, file=str(path), time="0.000")
-        ElementTree.SubElement(case, "skipped", message=reason)
+        if str(path) in errors:
+            ElementTree.SubElement(case, "error", message=errors[str(path)])
+        else:
+            ElementTree.SubElement(case, "skipped", message=reason)
     ElementTree.SubElement(suite, "system-err").text = f"nothing ran: {reason}"
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
