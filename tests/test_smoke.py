@@ -103,6 +103,44 @@ def test_smoke_json_without_gpu_marks_a_broken_scenario_file_as_an_error(cli, tm
     assert rows["good.py"]["status"] == "skipped"
 
 
+@pytest.fixture
+def read_only(monkeypatch):
+    """Folders to treat as read-only: os.access says so (as root, mode bits would not)."""
+    import os
+
+    folders: list = []
+    real = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if mode & os.W_OK and any(os.path.samefile(path, f) for f in folders
+                                  if os.path.exists(path)):
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    return folders
+
+
+@requires_no_gpu
+def test_smoke_compares_with_a_read_only_baseline_folder(cli, tmp_path, read_only):
+    # Comparing only reads the baselines (a checkout's committed ones, read-only): the run
+    # gets as far as the GPU, where --update-baseline is refused before any work.
+    folder = tmp_path / "baselines"
+    folder.mkdir()
+    read_only.append(folder)
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--baseline", folder)
+    assert code == 3, err
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--baseline", folder,
+                         "--update-baseline")
+    assert code == 2 and "not writable" in err
+
+
+def test_smoke_baseline_that_is_a_file_is_refused(cli, tmp_path):
+    (tmp_path / "b.json").write_text("{}")
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--baseline", tmp_path / "b.json")
+    assert code == 2 and "not a folder" in err
+
+
 def test_smoke_update_baseline_needs_baseline(cli):
     code, out, err = cli("smoke", SCENARIOS, "--update-baseline")
     assert code == 2 and "--baseline" in err

@@ -888,6 +888,23 @@ def _print_rows(rows) -> None:
         console.print(Text.assemble((f"{label:<{width}}", "bold"), text), soft_wrap=True)
 
 
+def _check_baseline_folder(folder: str, update: bool) -> None:
+    """Refuse, before any work, a --baseline folder that smoke could not use: one it must
+    write (--update-baseline, or one that does not exist yet) and cannot, or an existing one
+    it cannot read. Comparing with saved baselines only reads them, so a read-only folder of
+    committed baselines serves; a baseline missing from it makes that scenario's row an
+    error, saying the file cannot be written."""
+    from ..files import check_output_folder
+
+    path = Path(folder)
+    if update or not path.exists():
+        check_output_folder(folder)
+    elif not path.is_dir():
+        raise AccelgraphError(f"--baseline {folder}: a file, not a folder of baselines")
+    elif not os.access(path, os.R_OK | os.X_OK):
+        raise AccelgraphError(f"--baseline {folder}: this folder cannot be read")
+
+
 def _list_smoke(paths, json_out: bool) -> None:
     """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
     report it, and with the same exit code 1), the others as _print_scenarios shows them."""
@@ -939,7 +956,7 @@ def smoke(
     --junit marked interrupted; exit 130.
     """
     from ..cuda import device as _cuda
-    from ..files import check_output_file, check_output_folder, write_text_atomic
+    from ..files import check_output_file, write_text_atomic
     from ..render import run as render_run
     from ..run import smoke as smoke_mod
 
@@ -950,7 +967,7 @@ def smoke(
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
-        check_output_folder(baseline)
+        _check_baseline_folder(baseline, update_baseline)
     if junit:
         check_output_file(junit)
     try:
