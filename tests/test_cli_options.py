@@ -232,8 +232,8 @@ def test_a_bad_choice_is_one_plain_line(cli, args, option, choices):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--graph", "foo"], "--graph apply to scenarios (captured first)"),
-    (["--pool", "shared"], "--pool apply to scenarios (captured first)"),
+    (["--graph", "foo"], "--graph applies to scenarios (captured first)"),
+    (["--pool", "shared"], "--pool applies to scenarios (captured first)"),
     (["--error-mode", "relaxed", "--graph", "x"], "--graph/--error-mode apply to scenarios"),
     (["--param", "n=1"], "--param/--a-param/--b-param apply to scenarios, not"),
 ])
@@ -241,6 +241,28 @@ def test_diff_of_saved_graphs_refuses_scenario_options(cli, options, message):
     code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", *options)
     assert (code, out) == (2, "")
     assert err.startswith(f"accelgraph: error: {message}")
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--a-param", "n=abc"], "--a-param n='abc': n expects an int"),
+    (["--b-param", "q=1"], "--b-param 'q=1': unknown key 'q'"),
+    (["--param", "n=abc"], "--param n='abc': n expects an int"),
+])
+def test_diff_names_the_option_a_bad_scenario_param_came_from(cli, options, message):
+    # Checked for both sides before either is captured: a bad --b-param is bad input (2),
+    # also where side A would need a GPU to capture first.
+    code, out, err = cli("diff", "saxpy", "saxpy", *options)
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"accelgraph: error: {message}")
+
+
+@pytest.mark.parametrize("sides", [["saxpy", "chain"], ["chain", "saxpy"]])
+def test_diff_refuses_a_side_param_for_a_saved_graph_before_capturing_the_other(cli, sides):
+    a, b = [str(CHAIN) if side == "chain" else side for side in sides]
+    option = "--b-param" if sides[1] == "chain" else "--a-param"
+    code, out, err = cli("diff", a, b, option, "n=1")
+    assert (code, out) == (2, ""), err
+    assert "apply to scenarios, not" in err and str(CHAIN) in err
 
 
 @pytest.mark.parametrize("value", ["nonsense", "Grid", "grid,nonsense"])

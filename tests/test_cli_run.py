@@ -109,6 +109,20 @@ def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, wo
 
 
 @requires_no_gpu
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_param_overrides_a_bad_value_the_record_holds(cli, tmp_path, verb):
+    # --param overrides what the last capture recorded, a value that no longer parses too:
+    # the recorded one is not read at all, so this gets as far as the GPU.
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "saxpy", "params": {"n": "many", "a": 2.0}}')
+    args = ["--out", "g.dot"] if verb == "dump" else []
+    assert cli(verb, "--param", "n=5", *args)[0] == 3
+    code, out, err = cli(verb, "--param", "a=1", *args)  # the bad one not overridden
+    assert code == 2 and "the last capture's param n='many'" in err
+
+
+@requires_no_gpu
 def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
     (tmp_path / ".accelgraph").mkdir()
     (tmp_path / ".accelgraph" / "last_capture.json").write_text(

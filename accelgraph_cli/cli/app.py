@@ -403,11 +403,14 @@ MODE_OPTION = typer.Option(
 )
 
 
-def _scenario_and_options(scenario_path, params, pool, error_mode):
+def _scenario_and_options(scenario_path, params, pool, error_mode, side_params=(), load=True):
     """Check the scenario file and options (no GPU needed), then load it (GPU needed).
 
     Without a SCENARIO, the last capture recorded in this directory is used, with its
-    parameters, pool and mode; options given now override them.
+    parameters, pool and mode; options given now override them (a recorded parameter given
+    again is not read at all). ``side_params``: (option, [KEY=VALUE...]) applied after
+    ``params``, each named as its own option in errors (diff's --a-param, --b-param).
+    ``load=False`` stops before the GPU is needed (the scenario comes back as None).
     """
     from ..cuda import device as _cuda
     from ..run import protocol as runner
@@ -420,7 +423,9 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
     if from_record:
         record = load_record()
         scenario_path = record["scenario"]
-        recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()]
+        given = {item.partition("=")[0].strip() for item in params}
+        recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()
+                    if k not in given]
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
     try:
@@ -441,7 +446,11 @@ def _scenario_and_options(scenario_path, params, pool, error_mode):
         except scenario_mod.ScenarioError as exc:
             raise AccelgraphError(f"{exc}; capture again, or name the scenario") from None
     values = scenario_mod.parse_params(defaults, list(params))  # --param on top of the record
+    for option, items in side_params:
+        values = scenario_mod.parse_params(values, list(items), source=option)
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
+    if not load:
+        return None, values, pool, error_mode
     _cuda.require_cuda()
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
 
@@ -1062,11 +1071,21 @@ def diff(
         given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
                                           ("--error-mode", error_mode)) if value is not None]
         if given:
-            raise AccelgraphError(f"{'/'.join(given)} apply to scenarios (captured first); "
+            verb = "applies" if len(given) == 1 else "apply"
+            raise AccelgraphError(f"{'/'.join(given)} {verb} to scenarios (captured first); "
                                   f"{a} and {b} are saved graphs")
+    sides = ((a, ("--a-param", list(a_param))), (b, ("--b-param", list(b_param))))
+    for side, side_params in sides:  # both sides' options, before either is read or captured
+        if side != STDIN and is_scenario_argument(side):
+            _scenario_and_options(side, list(param), pool, error_mode, [side_params], load=False)
+        elif param or side_params[1]:
+            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
+                                  f"{_side_name(side)}")
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
-        side_a = _diff_side(a, list(param) + list(a_param), graph_name, pool, error_mode)
-        side_b = _diff_side(b, list(param) + list(b_param), graph_name, pool, error_mode)
+        side_a = _diff_side(a, list(param), ("--a-param", list(a_param)), graph_name, pool,
+                            error_mode)
+        side_b = _diff_side(b, list(param), ("--b-param", list(b_param)), graph_name, pool,
+                            error_mode)
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
@@ -1100,21 +1119,21 @@ def _side_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
-def _diff_side(path: str, params: list[str], graph_name, pool, error_mode):
+def _diff_side(path: str, params: list[str], side: tuple[str, list[str]], graph_name, pool,
+               error_mode):
     """A GraphModel for one side of a diff: a file (or - for stdin) is read; a scenario is
-    captured."""
+    captured, with ``params`` (--param) and then ``side`` (--a-param or --b-param, and its
+    values)."""
     from ..dot.parse import parse_dot
     from ..dot.read import STDIN, read_graph
     from ..run.catalog import is_scenario_argument
 
     if path == STDIN or not is_scenario_argument(path):
-        if params:
-            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
-                                  f"{_side_name(path)}")
-        return read_graph(path).model
+        return read_graph(path).model  # (diff refused --param for it already)
     from ..run import protocol as runner
 
-    scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode)
+    scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode,
+                                                           side_params=[side])
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = {g.name: g for g in result.graphs}
     if graph_name is None and len(graphs) > 1:
