@@ -322,3 +322,33 @@ def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tm
     assert (code, out) == (2, "")  # was 70: "internal error: ValueError: invalid literal for int()"
     assert err.strip() == (f'accelgraph: error: {path}: malformed accelgraph model: node a: '
                            'parameter "bytes" must be an integer')
+
+
+@pytest.mark.parametrize("out, fmt, words", [
+    ("-", "dot", "--out -: dump writes files, not standard output"),
+    ("g.svg.gz", "svg", "only DOT and JSON are written gzipped"),
+    ("g.dot.gz", "json", "the suffix names dot but --format is json"),
+    ("g.JSON.GZ", "dot", "the suffix names json but --format is dot"),
+])
+def test_dump_refuses_an_output_it_cannot_write_before_capture(cli, out, fmt, words):
+    code, out_text, err = cli("dump", "saxpy", "-o", out, "-f", fmt)
+    assert (code, out_text) == (2, ""), err
+    assert words in err
+
+
+def test_dump_refuses_a_graph_name_a_one_graph_scenario_does_not_have(cli):
+    code, out, err = cli("dump", "saxpy", "-o", "g.dot", "--graph", "nosuch")
+    assert (code, out) == (2, "")
+    assert "no such graph; this scenario has one graph, step" in err
+
+
+@pytest.mark.parametrize("out, name, expected", [
+    ("graph.dot", "batch8", "graph_batch8.dot"),
+    ("graph.dot.gz", "batch8", "graph_batch8.dot.gz"),
+    ("dir/Graph.JSON.GZ", "a b", "dir/Graph_a_b.JSON.GZ"),
+    ("graph.gz", "x", "graph_x.gz"),
+])
+def test_each_graph_of_a_dump_gets_its_name_before_the_suffixes(out, name, expected):
+    from accelgraph_cli.cli.app import _per_graph_path
+
+    assert _per_graph_path(out, name, 2) == expected

@@ -632,7 +632,7 @@ def test_dot_parse_errors_are_one_line():
 def test_bytes_without_a_name_are_called_bytes():
     with pytest.raises(DotParseError) as caught:
         load_model_bytes(b"")
-    assert str(caught.value) == "<bytes>: empty file, not a DOT graph"
+    assert str(caught.value) == "<bytes>: empty file, not a DOT or JSON graph"
 
 
 def test_parse_dot_messages_name_the_text_and_what_was_wrong():

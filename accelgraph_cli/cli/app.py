@@ -784,6 +784,13 @@ def dump(
         raise AccelgraphError(f"--flags: {exc}") from None
     _check_dump_suffix(out, fmt)
     files.check_output_file(out)  # before any GPU work; creates nothing
+    if graph_name is not None and graph_name != "step":
+        from ..run.catalog import resolve_scenario
+        from ..run.scenario import inspect_scenario
+
+        if scenario is not None and not inspect_scenario(resolve_scenario(scenario)).multi_graph:
+            raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has "
+                                  "one graph, step")
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
 
@@ -800,10 +807,15 @@ def dump(
     for captured, target in zip(graphs, targets):
         text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
-        if fmt is DumpFormat.DOT:
-            files.write_text_atomic(target, text)
-        elif fmt is DumpFormat.JSON:
-            files.write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
+        if fmt in (DumpFormat.DOT, DumpFormat.JSON):
+            if fmt is DumpFormat.JSON:
+                text = json.dumps(model.to_json(), indent=2) + "\n"
+            data = text.encode("utf-8")
+            if target.lower().endswith(".gz"):  # show and diff read it as it is
+                import gzip
+
+                data = gzip.compress(data, mtime=0)
+            files.write_bytes_atomic(target, data)
         else:
             from ..dot.draw import render_image
 
@@ -843,8 +855,16 @@ _PICTURE_FORMATS = {suffix: fmt.value for suffix, fmt in _DUMP_SUFFIXES.items()
 
 def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:
     """Refuse, before any GPU work, a file whose suffix names another format than --format
-    writes (`-o graph.svg` with the default dot would be DOT text in a .svg file)."""
-    named = _DUMP_SUFFIXES.get(os.path.splitext(out)[1].lower())
+    writes (`-o graph.svg` with the default dot would be DOT text in a .svg file), a gzipped
+    name for a drawing, and `-`: dump writes files."""
+    if out == "-":
+        raise AccelgraphError("--out -: dump writes files, not standard output; name a file "
+                              "(e.g. -o graph.dot), which `accelgraph show` then reads")
+    ext = _split_ext(out)[1].lower()
+    if ext.endswith(".gz") and fmt not in (DumpFormat.DOT, DumpFormat.JSON):
+        raise AccelgraphError(f"--out {out}: only DOT and JSON are written gzipped; name a "
+                              f".{fmt} file")
+    named = _DUMP_SUFFIXES.get(ext.removesuffix(".gz"))
     if named is not None and named is not fmt:
         raise AccelgraphError(
             f"--out {out}: the suffix names {named} but --format is {fmt}; add --format {named}, "
@@ -857,8 +877,19 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
         return out
     from ..files import safe_name
 
-    root, ext = os.path.splitext(out)
+    root, ext = _split_ext(out)
     return f"{root}_{safe_name(name)}{ext}"
+
+
+def _split_ext(path: str) -> tuple[str, str]:
+    """(root, suffix) with a gzipped file's two suffixes as one: graph.dot.gz -> graph,
+    .dot.gz."""
+    root, ext = os.path.splitext(path)
+    if ext.lower() == ".gz":
+        inner_root, inner = os.path.splitext(root)
+        if inner:
+            return inner_root, inner + ext
+    return root, ext
 
 
 @command(cls=_Command, short_help="List the bundled scenarios (no GPU needed).")

@@ -90,6 +90,8 @@ def load_model_bytes(data: bytes, filename: str = "<bytes>") -> GraphModel:
 
 def model_from_text(text: str, filename: str) -> GraphModel:
     """The graph in decoded text: a JSON model, or DOT."""
+    if not text or text.isspace():  # either format: say so whatever the file is named
+        raise DotParseError(f"{filename}: empty file, not a DOT or JSON graph")
     if _JSON_START.match(text):
         return _load_json(text, filename)
     from .parse import parse_dot  # here, not above: parse re-exports this module's names
