@@ -20,3 +20,22 @@ def cli(capsys, monkeypatch, tmp_path):
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """Folders to treat as read-only (append them): os.access says they cannot be written,
+    as it would for a read-only mount (as root, mode bits would not stop a write)."""
+    import os
+
+    folders: list = []
+    real = os.access
+
+    def access(path, mode, *args, **kwargs):
+        if mode & os.W_OK and os.path.exists(path) and any(os.path.samefile(path, f)
+                                                           for f in folders):
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    return folders

@@ -122,6 +122,18 @@ def test_param_overrides_a_bad_value_the_record_holds(cli, tmp_path, verb):
     assert code == 2 and "the last capture's param n='many'" in err
 
 
+@pytest.mark.parametrize("out", [None, "elsewhere"])
+def test_capture_refuses_a_folder_it_cannot_write_before_the_gpu(cli, tmp_path, read_only, out):
+    # The artifacts go to .accelgraph/<scenario>/ (or --out) and the record of the capture to
+    # ./.accelgraph/ whatever --out says: both are checked before any GPU work.
+    read_only.append(tmp_path)
+    args = ["--out", tmp_path.parent / f"{tmp_path.name}-out"] if out else []
+    code, out_text, err = cli("capture", "saxpy", *args)
+    assert (code, out_text) == (2, ""), err
+    assert "not writable" in err
+    assert not (tmp_path / ".accelgraph").exists()
+
+
 @requires_no_gpu
 def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
     (tmp_path / ".accelgraph").mkdir()

@@ -103,24 +103,6 @@ def test_smoke_json_without_gpu_marks_a_broken_scenario_file_as_an_error(cli, tm
     assert rows["good.py"]["status"] == "skipped"
 
 
-@pytest.fixture
-def read_only(monkeypatch):
-    """Folders to treat as read-only: os.access says so (as root, mode bits would not)."""
-    import os
-
-    folders: list = []
-    real = os.access
-
-    def access(path, mode, *args, **kwargs):
-        if mode & os.W_OK and any(os.path.samefile(path, f) for f in folders
-                                  if os.path.exists(path)):
-            return False
-        return real(path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(os, "access", access)
-    return folders
-
-
 @requires_no_gpu
 def test_smoke_compares_with_a_read_only_baseline_folder(cli, tmp_path, read_only):
     # Comparing only reads the baselines (a checkout's committed ones, read-only): the run

@@ -489,10 +489,14 @@ def capture(
     from ..render import run as render_run
     from ..run import artifacts
     from ..run import protocol as runner
-    from ..run.record import save_record
+    from ..run.catalog import resolve_scenario
+    from ..run.record import record_path, save_record
 
-    if out is not None:
-        files.check_output_folder(out)  # an unwritable --out fails before any GPU work
+    # Where it will write, checked before any GPU work: the artifacts' folder (--out, or
+    # the default under ./.accelgraph/) and the record of this capture (./.accelgraph/).
+    files.check_output_folder(out if out is not None
+                              else artifacts.default_folder(resolve_scenario(scenario)))
+    files.check_output_folder(record_path().parent)
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)
@@ -526,7 +530,7 @@ def replay(
     unroll: int = typer.Option(1, "--unroll", min=1, metavar="K", help="Also capture K "
                                "consecutive steps into one graph and report its time per step "
                                "beside the one-step graph and eager; the check then compares "
-                               "K eager steps with one unrolled replay. Default 1 (off)."),
+                               "K eager steps with one unrolled replay. 1: off."),
 ) -> None:
     """Time graph replay against eager execution, and check replay computes what eager does.
 
@@ -759,7 +763,7 @@ def dump(
                             help="dot: CUDA's DOT as written; json: the graph model; svg/png: "
                             "drawn with Graphviz, kinds coloured."),
     graph_name: str = typer.Option(None, "--graph", metavar="NAME", help="Only this graph of a multi-graph "
-                                   "scenario."),
+                                   "scenario. Default: every graph, a file each."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -1085,7 +1089,8 @@ def diff(
     copy direction; never pointers) and where they sit in the graph, so renumbered dumps and
     basic-vs-verbose dumps of one graph are identical. A scenario is captured first (GPU), so
     `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`
-    shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read.
+    shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read;
+    3: a scenario to capture and no GPU.
     """
     from ..diff.structural import diff_models
     from ..dot.read import STDIN

@@ -9,12 +9,17 @@ from ..errors import AccelgraphError
 from ..files import ensure_folder, safe_name, write_text_atomic
 
 
+def default_folder(scenario_path) -> Path:
+    """Where `capture` writes a scenario's artifacts without --out: .accelgraph/<file stem>/."""
+    return Path(".accelgraph") / Path(str(scenario_path)).stem
+
+
 def write_capture(result, out: str | None) -> Path:
     """Write ``<graph>.dot`` (verbose) for each graph and ``capture.json`` into ``out``.
 
     Default folder: ``.accelgraph/<scenario stem>/``. Returns the folder.
     """
-    folder = ensure_folder(out or Path(".accelgraph") / Path(str(result.scenario.path)).stem)
+    folder = ensure_folder(out or default_folder(result.scenario.path))
     summary = result.summary()
     for entry, captured in zip(summary["graphs"], result.graphs):
         dot = folder / f"{safe_name(captured.name)}.dot"
