@@ -248,7 +248,8 @@ def test_diff_of_saved_graphs_refuses_scenario_options(cli, options, message):
     (["--b-param", "q=1"], "--b-param 'q=1': unknown key 'q'"),
     (["--param", "n=abc"], "--param n='abc': n expects an int"),
 ])
-def test_diff_names_the_option_a_bad_scenario_param_came_from(cli, options, message):
+def test_diff_names_the_option_a_bad_scenario_param_came_from(cli, no_capture, options,
+                                                               message):
     # Checked for both sides before either is captured: a bad --b-param is bad input (2),
     # also where side A would need a GPU to capture first.
     code, out, err = cli("diff", "saxpy", "saxpy", *options)
@@ -257,7 +258,8 @@ def test_diff_names_the_option_a_bad_scenario_param_came_from(cli, options, mess
 
 
 @pytest.mark.parametrize("sides", [["saxpy", "chain"], ["chain", "saxpy"]])
-def test_diff_refuses_a_side_param_for_a_saved_graph_before_capturing_the_other(cli, sides):
+def test_diff_refuses_a_side_param_for_a_saved_graph_before_capturing_the_other(cli, no_capture,
+                                                                              sides):
     a, b = [str(CHAIN) if side == "chain" else side for side in sides]
     option = "--b-param" if sides[1] == "chain" else "--a-param"
     code, out, err = cli("diff", a, b, option, "n=1")
@@ -327,6 +329,8 @@ def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tm
 @pytest.mark.parametrize("out, fmt, words", [
     ("-", "dot", "--out -: dump writes files, not standard output"),
     ("g.svg.gz", "svg", "only DOT and JSON are written gzipped"),
+    ("g.png.gz", "dot", "only DOT and JSON are written gzipped; name a .dot.gz or .json.gz"),
+    ("g.tar.gz", "dot", "only DOT and JSON are written gzipped"),
     ("g.dot.gz", "json", "the suffix names dot but --format is json"),
     ("g.JSON.GZ", "dot", "the suffix names json but --format is dot"),
 ])
@@ -336,10 +340,32 @@ def test_dump_refuses_an_output_it_cannot_write_before_capture(cli, out, fmt, wo
     assert words in err
 
 
-def test_dump_refuses_a_graph_name_a_one_graph_scenario_does_not_have(cli):
-    code, out, err = cli("dump", "saxpy", "-o", "g.dot", "--graph", "nosuch")
-    assert (code, out) == (2, "")
-    assert "no such graph; this scenario has one graph, step" in err
+@pytest.fixture
+def no_capture(monkeypatch):
+    """Fail the test if anything is captured: what is refused must be refused before that."""
+    from accelgraph_cli.run import protocol
+
+    def capture(*args, **kwargs):
+        raise AssertionError("captured before the options were checked")
+
+    monkeypatch.setattr(protocol, "capture", capture)
+
+
+@pytest.mark.parametrize("args", [
+    ["dump", "saxpy", "-o", "g.dot", "--graph", "nosuch"],
+    ["diff", "saxpy", "saxpy", "--graph", "nosuch"],
+], ids=" ".join)
+def test_a_graph_name_a_one_graph_scenario_does_not_have_is_refused(cli, no_capture, args):
+    code, out, err = cli(*args)
+    assert (code, out) == (2, ""), err
+    assert "--graph 'nosuch': no such graph; saxpy.py has one graph, step" in err
+
+
+def test_dump_from_the_record_refuses_a_graph_name_before_capture(cli, tmp_path, no_capture):
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text('{"scenario": "saxpy"}')
+    code, out, err = cli("dump", "-o", "g.dot", "--graph", "nosuch")
+    assert code == 2 and "no such graph; saxpy.py has one graph, step" in err
 
 
 @pytest.mark.parametrize("out, name, expected", [

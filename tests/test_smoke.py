@@ -94,6 +94,15 @@ def test_smoke_without_gpu_still_reports_a_broken_scenario_file_as_an_error(cli,
 
 
 @requires_no_gpu
+def test_smoke_without_gpu_and_every_file_broken_says_nothing_could_run(cli, tmp_path):
+    folder = _one_good_one_broken(tmp_path)
+    (folder / "good.py").unlink()
+    code, out, err = cli("smoke", folder)
+    assert code == 1
+    assert "1 of 1 scenario file(s) cannot be run (above); and nothing could run here" in err
+
+
+@requires_no_gpu
 def test_smoke_json_without_gpu_marks_a_broken_scenario_file_as_an_error(cli, tmp_path):
     folder = _one_good_one_broken(tmp_path)
     code, out, err = cli("smoke", folder, "--json")

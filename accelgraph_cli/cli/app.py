@@ -410,7 +410,8 @@ def _scenario_and_options(scenario_path, params, pool, error_mode, side_params=(
     parameters, pool and mode; options given now override them (a recorded parameter given
     again is not read at all). ``side_params``: (option, [KEY=VALUE...]) applied after
     ``params``, each named as its own option in errors (diff's --a-param, --b-param).
-    ``load=False`` stops before the GPU is needed (the scenario comes back as None).
+    ``load=False`` stops before the GPU is needed (the scenario's ScenarioInfo comes back in
+    place of the loaded scenario).
     """
     from ..cuda import device as _cuda
     from ..run import protocol as runner
@@ -450,7 +451,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode, side_params=(
         values = scenario_mod.parse_params(values, list(items), source=option)
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
     if not load:
-        return None, values, pool, error_mode
+        return info, values, pool, error_mode
     _cuda.require_cuda()
     return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
 
@@ -788,13 +789,8 @@ def dump(
         raise AccelgraphError(f"--flags: {exc}") from None
     _check_dump_suffix(out, fmt)
     files.check_output_file(out)  # before any GPU work; creates nothing
-    if graph_name is not None and graph_name != "step":
-        from ..run.catalog import resolve_scenario
-        from ..run.scenario import inspect_scenario
-
-        if scenario is not None and not inspect_scenario(resolve_scenario(scenario)).multi_graph:
-            raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has "
-                                  "one graph, step")
+    _check_graph_name(graph_name, _scenario_and_options(scenario, param, pool, error_mode,
+                                                        load=False)[0])
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
 
@@ -828,6 +824,14 @@ def dump(
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
+
+
+def _check_graph_name(graph_name: str | None, info) -> None:
+    """Refuse, before capture, --graph naming anything but "step" for a one-graph scenario (a
+    multi-graph scenario's names come from its steps(), known only once it runs)."""
+    if graph_name not in (None, "step") and not info.multi_graph:
+        raise AccelgraphError(f"--graph {graph_name!r}: no such graph; {info.path.name} has "
+                              "one graph, step")
 
 
 def _dump_targets(out: str, names: list[str]) -> list[str]:
@@ -865,9 +869,10 @@ def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:
         raise AccelgraphError("--out -: dump writes files, not standard output; name a file "
                               "(e.g. -o graph.dot), which `accelgraph show` then reads")
     ext = _split_ext(out)[1].lower()
-    if ext.endswith(".gz") and fmt not in (DumpFormat.DOT, DumpFormat.JSON):
+    if ext.endswith(".gz") and _DUMP_SUFFIXES.get(ext[:-3]) not in (DumpFormat.DOT,
+                                                                    DumpFormat.JSON):
         raise AccelgraphError(f"--out {out}: only DOT and JSON are written gzipped; name a "
-                              f".{fmt} file")
+                              f".dot.gz or .json.gz file, or a .{fmt} file")
     named = _DUMP_SUFFIXES.get(ext.removesuffix(".gz"))
     if named is not None and named is not fmt:
         raise AccelgraphError(
@@ -886,12 +891,12 @@ def _per_graph_path(out: str, name: str, count: int) -> str:
 
 
 def _split_ext(path: str) -> tuple[str, str]:
-    """(root, suffix) with a gzipped file's two suffixes as one: graph.dot.gz -> graph,
-    .dot.gz."""
+    """(root, suffix), a gzipped dump's two suffixes as one: graph.dot.gz -> graph, .dot.gz
+    (only a suffix dump writes before the .gz: run.v2.gz -> run.v2, .gz)."""
     root, ext = os.path.splitext(path)
     if ext.lower() == ".gz":
         inner_root, inner = os.path.splitext(root)
-        if inner:
+        if inner.lower() in _DUMP_SUFFIXES:
             return inner_root, inner + ext
     return root, ext
 
@@ -1036,8 +1041,10 @@ def smoke(
             raise
         for message in errors.values():
             fail(message)
+        rest = ("the others did not run either" if len(errors) < len(files)
+                else "and nothing could run here")
         raise fail(f"{len(errors)} of {len(files)} scenario file(s) cannot be run (above); "
-                   f"the others did not run either: {exc}", ExitCode.FAILED) from None
+                   f"{rest}: {exc}", ExitCode.FAILED) from None
     console = _stdout()
     rows, interrupted = [], None
     with render_run.progress(console, "smoke", enabled=not json_out) as tick:
@@ -1113,7 +1120,9 @@ def diff(
     sides = ((a, ("--a-param", list(a_param))), (b, ("--b-param", list(b_param))))
     for side, side_params in sides:  # both sides' options, before either is read or captured
         if side != STDIN and is_scenario_argument(side):
-            _scenario_and_options(side, list(param), pool, error_mode, [side_params], load=False)
+            info = _scenario_and_options(side, list(param), pool, error_mode, [side_params],
+                                         load=False)[0]
+            _check_graph_name(graph_name, info)
         elif param or side_params[1]:
             raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
                                   f"{_side_name(side)}")

@@ -687,7 +687,8 @@ def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(
-                f"{source} {item!r}: expected KEY=VALUE, e.g. --param batch=8; "
+                f"{source} {item!r}: expected KEY=VALUE, e.g. "
+                f"{source if source.startswith('--') else '--param'} batch=8; "
                 f"known keys: {_known_keys(defaults)}"
             )
         if key not in defaults:

@@ -2,15 +2,21 @@
 
 import gzip
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from accelgraph_cli.dot.load import load_model
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def _accelgraph(tmp_path, *args):
+    # this checkout's code, whatever else an installed accelgraph points at
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=180)
+                          capture_output=True, text=True, cwd=tmp_path, timeout=180, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
