@@ -378,3 +378,11 @@ def test_each_graph_of_a_dump_gets_its_name_before_the_suffixes(out, name, expec
     from accelgraph_cli.cli.app import _per_graph_path
 
     assert _per_graph_path(out, name, 2) == expected
+
+
+def test_show_json_refuses_limit_it_would_ignore(cli):
+    code, out, err = cli("show", CHAIN, "--json", "--limit", "1")
+    assert (code, out) == (2, "")
+    assert "--limit shortens the listing in the terminal; --json prints the whole model" in err
+    code, out, err = cli("show", CHAIN, "--json")  # the default limit is no objection
+    assert code == 0 and json.loads(out)["nodes"]

@@ -658,6 +658,7 @@ def _resolve_node(model, focus: str) -> tuple:
 
 @command(cls=_Command, short_help="Render a saved CUDA graph dump (no GPU needed).")
 def show(
+    ctx: typer.Context,
     file: str = typer.Argument(..., metavar="FILE", help="A graph dump (.dot from any CUDA "
                                "program) or an accelgraph .json model; gzipped (.gz) is fine; "
                                "- reads standard input."),
@@ -682,6 +683,9 @@ def show(
 
     if json_out and focus is not None:
         raise AccelgraphError("--focus draws a neighbourhood in the terminal; --json prints the "
+                              "whole model: use one or the other")
+    if json_out and _given(ctx, "limit"):
+        raise AccelgraphError("--limit shortens the listing in the terminal; --json prints the "
                               "whole model: use one or the other")
     if depth is not None and focus is None:
         raise AccelgraphError("--depth applies to --focus NODE; without --focus the whole graph "
@@ -824,6 +828,12 @@ def dump(
         err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not left at its default).
+    By the source's name: typer may bring a click of its own, with its own enum."""
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
 
 
 def _check_graph_name(graph_name: str | None, info) -> None:
