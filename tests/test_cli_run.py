@@ -1,6 +1,8 @@
 """capture / replay from the command line, on a machine without a GPU: bad input is diagnosed
 before any GPU is needed; a good scenario ends in one line saying what works without one."""
 
+from pathlib import Path
+
 import pytest
 from _paths import ROOT, SCENARIOS, requires_no_gpu
 
@@ -184,3 +186,12 @@ def test_smoke_list_json_marks_the_broken_one(cli, mixed_folder):
     broken, good = json.loads(out)
     assert broken["name"] == "broken" and "syntax error" in broken["error"]
     assert good["name"] == "saxpy" and "error" not in good and good["params"]["n"] > 0
+
+
+def test_a_file_named_like_a_bundled_scenario_says_what_it_hides(cli, tmp_path):
+    (tmp_path / "saxpy").write_text("not a scenario\n")
+    code, out, err = cli("capture", "saxpy")
+    assert (code, out) == (2, ""), err
+    assert "its name hides the bundled scenario saxpy; to run that one, give its path:" in err
+    bundled = err.rsplit("give its path: ", 1)[1].strip()
+    assert Path(bundled).name == "saxpy.py" and (tmp_path / bundled).is_file()  # as given

@@ -135,3 +135,11 @@ def test_smoke_baseline_that_is_a_file_is_refused(cli, tmp_path):
 def test_smoke_update_baseline_needs_baseline(cli):
     code, out, err = cli("smoke", SCENARIOS, "--update-baseline")
     assert code == 2 and "--baseline" in err
+
+
+def test_smoke_list_says_where_a_missing_summary_goes(cli, tmp_path):
+    body = (SCENARIOS / "saxpy.py").read_text().split('"""', 2)[2]  # saxpy without its docstring
+    (tmp_path / "bare.py").write_text(body)
+    code, out, err = cli("smoke", "--list", tmp_path / "bare.py")
+    assert code == 0, err
+    assert "(no summary: the first line of the file's docstring is its summary)" in out

@@ -930,7 +930,15 @@ def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     if json_out:
         echo(json.dumps([_scenario_json(i) for i in infos], indent=2))
         return
-    _print_rows([(str(i.path) if paths else i.name, Text(f"  {i.summary}")) for i in infos])
+    _print_rows([(str(i.path) if paths else i.name, _summary_text(i)) for i in infos])
+
+
+def _summary_text(info) -> Text:
+    """A scenario's summary as a listing shows it; a scenario without one says where it goes."""
+    if info.summary:
+        return Text(f"  {info.summary}")
+    return Text("  (no summary: the first line of the file's docstring is its summary)",
+                style="dim")
 
 
 def _scenario_json(info) -> dict:
@@ -980,7 +988,7 @@ def _list_smoke(paths, json_out: bool) -> None:
                          {"name": Path(path).stem, "path": str(path), "error": error}
                          for path, info, error in entries], indent=2))
     else:
-        _print_rows([(str(path), Text(f"  {info.summary}") if info else
+        _print_rows([(str(path), _summary_text(info) if info else
                       Text(f"  error: {error}", style="red")) for path, info, error in entries])
     if any(error for _, _, error in entries):
         raise typer.Exit(ExitCode.FAILED)

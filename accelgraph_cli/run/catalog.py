@@ -42,9 +42,16 @@ def resolve_scenario(argument: str | Path) -> Path:
     bundled scenario of that name. Neither: a one-line ScenarioError listing the bundled names.
     """
     path = Path(argument)
-    if path.exists():
-        return path
     bundled = bundled_scenario(str(argument))
+    if path.exists():
+        if bundled is not None and path.is_file() and path.suffix != ".py":
+            # a path wins over a name: say which name it hides, and how to reach that one
+            raise ScenarioError(
+                f"{argument}: this file is not a scenario (.py), and its name hides the bundled "
+                f"scenario {argument}; to run that one, give its path: {bundled}",
+                path=str(argument),
+            )
+        return path
     if bundled is not None:
         return bundled
     raise ScenarioError(
