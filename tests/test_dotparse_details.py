@@ -839,3 +839,12 @@ def test_a_stream_is_read_from_where_it_stands(tmp_path, gzipped):
     with open(path, "rb") as handle:
         handle.readline()
         assert read_stream_bytes(handle, "<stdin>") == raw
+
+
+def test_dot_nested_too_deeply_for_the_generic_reader_says_so(tmp_path):
+    path = tmp_path / "deep.dot"
+    path.write_text("digraph G { a -> " + "{" * 3000 + "b" + "}" * 3000 + "}\n")
+    with pytest.raises(DotParseError) as caught:
+        load_model(path)
+    assert str(caught.value) == (f"{path}: not valid DOT: nested too deeply (braces or brackets "
+                                 "inside one another)")

@@ -70,6 +70,9 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
             # pydot prints parse errors instead of raising; capture them for our message.
             with contextlib.redirect_stdout(messages):
                 graphs = pydot.graph_from_dot_data(text)
+        except RecursionError:  # pyparsing recurses once per level of { } or [ ]
+            graphs = None
+            reason = "nested too deeply (braces or brackets inside one another)"
         except Exception as problem:  # noqa: BLE001 - pyparsing/pydot raise assorted types
             graphs = None
             reason = str(problem).splitlines()[0] if str(problem) else type(problem).__name__
