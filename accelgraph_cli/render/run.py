@@ -191,7 +191,8 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     for r in rows:
         table.add_row(
             Text(r.scenario), Text(r.status, style=colours.get(r.status, "")), f"{r.nodes:,}",
-            f"{r.capture_ms:.1f}", f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
+            "-" if r.capture_ms is None else f"{r.capture_ms:.1f}",
+            f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
             Text(r.drift),
         )
     console.print(table)

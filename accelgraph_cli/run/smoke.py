@@ -24,8 +24,8 @@ class SmokeRow:
     # "skipped" (a torch scenario where torch is not installed: message says so)
     nodes: int = 0
     graphs: int = 0
-    capture_ms: float = 0.0
-    speedup: float = 0.0
+    capture_ms: float | None = None  # None: not captured (no GPU, a skip, an error before it)
+    speedup: float | None = None  # None: not timed; 0.0: timed, but the graph took no time
     check: str = "-"  # "ok", "failed", "not run", "none" (no outputs), "-" (not reached)
     drift: str = "-"  # "none", "changed", "new baseline", "-" (no baseline asked)
     message: str = ""
@@ -233,7 +233,9 @@ def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
         )
         props = ElementTree.SubElement(case, "properties")
         for key in ("nodes", "graphs", "capture_ms", "speedup", "check", "drift"):
-            ElementTree.SubElement(props, "property", name=key, value=str(getattr(r, key)))
+            value = getattr(r, key)
+            ElementTree.SubElement(props, "property", name=key,
+                                   value="-" if value is None else str(value))
         if r.status == "failed":
             el = ElementTree.SubElement(case, "failure", message=r.message)
             el.text = "\n".join(r.details)
