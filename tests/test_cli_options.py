@@ -380,6 +380,17 @@ def test_each_graph_of_a_dump_gets_its_name_before_the_suffixes(out, name, expec
     assert _per_graph_path(out, name, 2) == expected
 
 
+@pytest.mark.parametrize("args, words", [
+    (["diff", CHAIN, CHAIN, "--json", "--limit", "1"], "--limit shortens the lists in the terminal"),
+    (["dump", "saxpy", "-o", "g.dot", "--no-render", "--limit", "5"],
+     "--limit shortens the rendering in the terminal; --no-render renders nothing"),
+], ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else "")
+def test_a_limit_that_nothing_would_use_is_refused(cli, args, words):
+    code, out, err = cli(*args)
+    assert (code, out) == (2, ""), err
+    assert words in err
+
+
 def test_show_json_refuses_limit_it_would_ignore(cli):
     code, out, err = cli("show", CHAIN, "--json", "--limit", "1")
     assert (code, out) == (2, "")

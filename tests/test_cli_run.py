@@ -188,10 +188,16 @@ def test_smoke_list_json_marks_the_broken_one(cli, mixed_folder):
     assert good["name"] == "saxpy" and "error" not in good and good["params"]["n"] > 0
 
 
-def test_a_file_named_like_a_bundled_scenario_says_what_it_hides(cli, tmp_path):
-    (tmp_path / "saxpy").write_text("not a scenario\n")
-    code, out, err = cli("capture", "saxpy")
+@pytest.mark.parametrize("kind", ["file", "folder"])
+@pytest.mark.parametrize("verb", ["capture", "smoke"])
+def test_a_path_named_like_a_bundled_scenario_says_what_it_hides(cli, tmp_path, kind, verb):
+    if kind == "file":
+        (tmp_path / "saxpy").write_text("not a scenario\n")
+    else:
+        (tmp_path / "saxpy").mkdir()  # e.g. `capture saxpy -o saxpy` made it
+    code, out, err = cli(verb, "saxpy")
     assert (code, out) == (2, ""), err
-    assert "its name hides the bundled scenario saxpy; to run that one, give its path:" in err
+    assert f"saxpy: this {kind} is not a scenario (.py), and its name hides the bundled " \
+           "scenario saxpy; to run that one, give its path:" in err
     bundled = err.rsplit("give its path: ", 1)[1].strip()
     assert Path(bundled).name == "saxpy.py" and (tmp_path / bundled).is_file()  # as given

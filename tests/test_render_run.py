@@ -77,17 +77,18 @@ def unrolled(chk) -> NS:
               graph=timing(1), over_one_step=0.5, speedup=6.0, check=chk)
 
 
-def smoke_row(scenario: str, status: str, speedup, message: str = "") -> NS:
-    return NS(scenario=scenario, status=status, nodes=1200, capture_ms=12.345, speedup=speedup,
-              check="bitwise", drift="-", message=message)
+def smoke_row(scenario: str, status: str, speedup, message: str = "", captured=True) -> NS:
+    return NS(scenario=scenario, status=status, nodes=1200 if captured else None,
+              capture_ms=12.345 if captured else None, speedup=speedup,
+              check="bitwise" if captured else "-", drift="-", message=message)
 
 
 def smoke_rows() -> list[NS]:
-    """One row of each status smoke reports."""
+    """One row of each status smoke reports (a skipped one captured nothing)."""
     return [
         smoke_row("saxpy", "ok", 2.5),
         smoke_row("jacobi", "failed", 0, "outputs differ"),
-        smoke_row("torch_mlp", "skipped", None, "needs torch"),
+        smoke_row("torch_mlp", "skipped", None, "needs torch", captured=False),
         smoke_row("bad", "error", 1.0, "boom"),
     ]
 
@@ -208,7 +209,7 @@ def test_smoke_table_problems_and_summary():
 ━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━╇━━━━━━━
  saxpy     │ ok      │ 1,200 │       12.3 │   2.50x │ bitwise │ -
  jacobi    │ failed  │ 1,200 │       12.3 │       - │ bitwise │ -
- torch_mlp │ skipped │ 1,200 │       12.3 │       - │ bitwise │ -
+ torch_mlp │ skipped │     - │          - │       - │ -       │ -
  bad       │ error   │ 1,200 │       12.3 │   1.00x │ bitwise │ -
 jacobi: outputs differ
 torch_mlp: needs torch

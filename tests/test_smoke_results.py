@@ -301,7 +301,7 @@ def test_smoke_row_ok_and_dict():
     row = SmokeRow("s.py", "ok", nodes=2)
     assert row.ok and not SmokeRow("s.py", "failed").ok and not SmokeRow("s.py", "error").ok
     assert row.to_dict() == {
-        "scenario": "s.py", "status": "ok", "nodes": 2, "graphs": 0, "capture_ms": None,
+        "scenario": "s.py", "status": "ok", "nodes": 2, "graphs": None, "capture_ms": None,
         "speedup": None, "check": "-", "drift": "-", "message": "", "seconds": 0.0, "details": [],
     }
     assert smoke.SmokeRow("s.py", "ok").details is not smoke.SmokeRow("s.py", "ok").details
@@ -331,11 +331,11 @@ def test_junit_document_exactly():
         '<testcase classname="accelgraph.smoke" name="a" file="scenarios/a.py" time="0.500">'
         + props.format(3, 1, 1.5, 2.0, "ok", "none") + "</testcase>"
         '<testcase classname="accelgraph.smoke" name="b" file="scenarios/b.py" time="0.250">'
-        + props.format(0, 0, "-", "-", "failed", "-")
+        + props.format("-", "-", "-", "-", "failed", "-")
         + "<failure message=\"output 'y' differs\">output 'y' differs\noutput 'z' differs</failure>"
         "</testcase>"
         '<testcase classname="accelgraph.smoke" name="c" file="scenarios/c.py" time="0.000">'
-        + props.format(0, 0, "-", "-", "-", "-") + '<error message="c.py:7: setup() raised" />'
+        + props.format("-", "-", "-", "-", "-", "-") + '<error message="c.py:7: setup() raised" />'
         "</testcase>{}</testsuite>\n"
     )
     assert smoke.junit_xml(rows) == expected.format("")

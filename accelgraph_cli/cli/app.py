@@ -756,6 +756,7 @@ class DumpFormat(str, Enum):
 
 @command(cls=_Command, short_help="Capture a scenario and write its graph to a file (GPU).")
 def dump(
+    ctx: typer.Context,
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
         "the last capture here."),
@@ -787,6 +788,9 @@ def dump(
     from ..dot.parse import parse_dot
     from ..run import protocol as runner
 
+    if not render_it and _given(ctx, "limit"):
+        raise AccelgraphError("--limit shortens the rendering in the terminal; --no-render "
+                              "renders nothing: use one or the other")
     try:
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
@@ -1088,6 +1092,7 @@ def smoke(
 
 @command(cls=_Command, short_help="What changed between two graphs (saved: no GPU).")
 def diff(
+    ctx: typer.Context,
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
                             "scenario .py, or a bundled scenario's name; - reads standard input "
                             "(for one side)."),
@@ -1122,6 +1127,9 @@ def diff(
     from ..render.diff import render_diff
     from ..run.catalog import is_scenario_argument, resolve_scenario
 
+    if json_out and _given(ctx, "limit"):
+        raise AccelgraphError("--limit shortens the lists in the terminal; --json prints every "
+                              "item: use one or the other")
     ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
     if a == b == STDIN:
         raise AccelgraphError("A and B are both - (standard input); give a file for one of them")

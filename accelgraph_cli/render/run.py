@@ -190,7 +190,8 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
     for r in rows:
         table.add_row(
-            Text(r.scenario), Text(r.status, style=colours.get(r.status, "")), f"{r.nodes:,}",
+            Text(r.scenario), Text(r.status, style=colours.get(r.status, "")),
+            "-" if r.nodes is None else f"{r.nodes:,}",
             "-" if r.capture_ms is None else f"{r.capture_ms:.1f}",
             f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
             Text(r.drift),

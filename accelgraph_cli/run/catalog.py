@@ -44,13 +44,8 @@ def resolve_scenario(argument: str | Path) -> Path:
     path = Path(argument)
     bundled = bundled_scenario(str(argument))
     if path.exists():
-        if bundled is not None and path.is_file() and path.suffix != ".py":
-            # a path wins over a name: say which name it hides, and how to reach that one
-            raise ScenarioError(
-                f"{argument}: this file is not a scenario (.py), and its name hides the bundled "
-                f"scenario {argument}; to run that one, give its path: {bundled}",
-                path=str(argument),
-            )
+        if bundled is not None and (path.is_dir() or path.suffix != ".py"):
+            raise ScenarioError(hides_bundled(argument, bundled), path=str(argument))
         return path
     if bundled is not None:
         return bundled
@@ -59,6 +54,14 @@ def resolve_scenario(argument: str | Path) -> Path:
         f"{', '.join(bundled_names()) or 'none'} (`accelgraph scenarios` lists them)",
         path=str(argument),
     )
+
+
+def hides_bundled(argument: str | Path, bundled: Path) -> str:
+    """The error for a path that is not a scenario file but has a bundled scenario's name (a
+    path wins over a name): which scenario it hides, and the path that reaches that one."""
+    what = "folder" if Path(argument).is_dir() else "file"
+    return (f"{argument}: this {what} is not a scenario (.py), and its name hides the bundled "
+            f"scenario {argument}; to run that one, give its path: {bundled}")
 
 
 def is_scenario_argument(argument: str) -> bool:

@@ -12,7 +12,13 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from ..errors import AccelgraphError
-from .catalog import bundled_names, bundled_scenario, bundled_scenario_files, relative_to_cwd
+from .catalog import (
+    bundled_names,
+    bundled_scenario,
+    bundled_scenario_files,
+    hides_bundled,
+    relative_to_cwd,
+)
 
 
 @dataclass
@@ -22,9 +28,9 @@ class SmokeRow:
     scenario: str
     status: str  # "ok", "failed" (check or drift), "error" (could not capture/replay),
     # "skipped" (a torch scenario where torch is not installed: message says so)
-    nodes: int = 0
-    graphs: int = 0
-    capture_ms: float | None = None  # None: not captured (no GPU, a skip, an error before it)
+    nodes: int | None = None  # None (and for graphs, capture_ms): not captured (no GPU, a skip,
+    graphs: int | None = None  # an error before it)
+    capture_ms: float | None = None
     speedup: float | None = None  # None: not timed; 0.0: timed, but the graph took no time
     check: str = "-"  # "ok", "failed", "not run", "none" (no outputs), "-" (not reached)
     drift: str = "-"  # "none", "changed", "new baseline", "-" (no baseline asked)
@@ -52,12 +58,16 @@ def discover(paths: list[str] | None) -> list[Path]:
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
+        hidden = bundled_scenario(raw) if path.exists() else None
         if path.is_dir():
             files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
             if not files:
-                raise AccelgraphError(f"{path}: no scenario files (*.py) in this folder")
+                raise AccelgraphError(hides_bundled(raw, hidden) if hidden is not None else
+                                      f"{path}: no scenario files (*.py) in this folder")
             found.extend(files)
         elif path.is_file():
+            if hidden is not None and path.suffix != ".py":
+                raise AccelgraphError(hides_bundled(raw, hidden))
             found.append(path)
         elif bundled_scenario(raw) is not None:
             found.append(relative_to_cwd(bundled_scenario(raw)))
