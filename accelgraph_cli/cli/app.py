@@ -18,6 +18,7 @@ import signal
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import typer
 from rich.console import Console
@@ -403,17 +404,39 @@ MODE_OPTION = typer.Option(
 )
 
 
-def _scenario_and_options(scenario_path, params, pool, error_mode, side_params=(), load=True):
-    """Check the scenario file and options (no GPU needed), then load it (GPU needed).
+class _Chosen(NamedTuple):
+    """A scenario and its options, checked without a GPU (what _scenario_options returns)."""
+
+    path: Path
+    info: Any  # run.scenario.ScenarioInfo
+    values: dict
+    pool: PoolKind
+    error_mode: CaptureErrorMode
+
+
+def _scenario_and_options(scenario_path, params, pool, error_mode):
+    """Check the scenario file and options (no GPU needed), then load it (GPU needed): the
+    scenario, its parameter values, pool and capture error mode."""
+    return _load_chosen(_scenario_options(scenario_path, params, pool, error_mode))
+
+
+def _load_chosen(chosen: _Chosen):
+    """Load a checked scenario (GPU needed): as _scenario_and_options returns it."""
+    from ..cuda import device as _cuda
+    from ..run.scenario import load_scenario
+
+    _cuda.require_cuda()
+    return load_scenario(chosen.path), chosen.values, chosen.pool, chosen.error_mode
+
+
+def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -> _Chosen:
+    """The scenario file and options, checked (no GPU needed).
 
     Without a SCENARIO, the last capture recorded in this directory is used, with its
     parameters, pool and mode; options given now override them (a recorded parameter given
     again is not read at all). ``side_params``: (option, [KEY=VALUE...]) applied after
     ``params``, each named as its own option in errors (diff's --a-param, --b-param).
-    ``load=False`` stops before the GPU is needed (the scenario's ScenarioInfo comes back in
-    place of the loaded scenario).
     """
-    from ..cuda import device as _cuda
     from ..run import protocol as runner
     from ..run import scenario as scenario_mod
     from ..run.catalog import resolve_scenario
@@ -450,10 +473,7 @@ def _scenario_and_options(scenario_path, params, pool, error_mode, side_params=(
     for option, items in side_params:
         values = scenario_mod.parse_params(values, list(items), source=option)
     pool, error_mode = runner.resolve_options(info, pool, error_mode)
-    if not load:
-        return info, values, pool, error_mode
-    _cuda.require_cuda()
-    return scenario_mod.load_scenario(scenario_path), values, pool, error_mode
+    return _Chosen(scenario_path, info, values, pool, error_mode)
 
 
 def _stdout() -> Console:
@@ -797,13 +817,13 @@ def dump(
         raise AccelgraphError(f"--flags: {exc}") from None
     _check_dump_suffix(out, fmt)
     files.check_output_file(out)  # before any GPU work; creates nothing
-    _check_graph_name(graph_name, _scenario_and_options(scenario, param, pool, error_mode,
-                                                        load=False)[0])
+    chosen = _scenario_options(scenario, param, pool, error_mode)
+    _check_graph_name(graph_name, chosen.info)
     if fmt in (DumpFormat.SVG, DumpFormat.PNG):
         from ..dot.draw import require_graphviz
 
         require_graphviz()
-    scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+    scen, values, pool, error_mode = _load_chosen(chosen)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = result.graphs
     if graph_name is not None:
@@ -979,14 +999,9 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
 def _list_smoke(paths, json_out: bool) -> None:
     """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
     report it, and with the same exit code 1), the others as _print_scenarios shows them."""
-    from ..run.scenario import inspect_scenario
+    from ..run.smoke import inspect_files
 
-    entries = []  # (path, ScenarioInfo or None, error or "")
-    for path in paths:
-        try:
-            entries.append((path, inspect_scenario(path), ""))
-        except AccelgraphError as exc:
-            entries.append((path, None, str(exc)))
+    entries = inspect_files(paths)
     if json_out:
         echo(json.dumps([_scenario_json(info) if info else
                          {"name": Path(path).stem, "path": str(path), "error": error}
@@ -1143,20 +1158,20 @@ def diff(
             verb = "applies" if len(given) == 1 else "apply"
             raise AccelgraphError(f"{'/'.join(given)} {verb} to scenarios (captured first); "
                                   f"{a} and {b} are saved graphs")
+    chosen = []  # per side: its scenario and options (None for a saved graph)
     sides = ((a, ("--a-param", list(a_param))), (b, ("--b-param", list(b_param))))
     for side, side_params in sides:  # both sides' options, before either is read or captured
         if side != STDIN and is_scenario_argument(side):
-            info = _scenario_and_options(side, list(param), pool, error_mode, [side_params],
-                                         load=False)[0]
-            _check_graph_name(graph_name, info)
+            chosen.append(_scenario_options(side, list(param), pool, error_mode, [side_params]))
+            _check_graph_name(graph_name, chosen[-1].info)
         elif param or side_params[1]:
             raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
                                   f"{_side_name(side)}")
+        else:
+            chosen.append(None)
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
-        side_a = _diff_side(a, list(param), ("--a-param", list(a_param)), graph_name, pool,
-                            error_mode)
-        side_b = _diff_side(b, list(param), ("--b-param", list(b_param)), graph_name, pool,
-                            error_mode)
+        side_a = _diff_side(a, chosen[0], graph_name)
+        side_b = _diff_side(b, chosen[1], graph_name)
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
@@ -1190,21 +1205,17 @@ def _side_name(path: str) -> str:
     return "<stdin>" if path == STDIN else path
 
 
-def _diff_side(path: str, params: list[str], side: tuple[str, list[str]], graph_name, pool,
-               error_mode):
+def _diff_side(path: str, chosen: _Chosen | None, graph_name):
     """A GraphModel for one side of a diff: a file (or - for stdin) is read; a scenario is
-    captured, with ``params`` (--param) and then ``side`` (--a-param or --b-param, and its
-    values)."""
+    captured with the options ``chosen`` for it (None for a saved graph)."""
     from ..dot.parse import parse_dot
-    from ..dot.read import STDIN, read_graph
-    from ..run.catalog import is_scenario_argument
+    from ..dot.read import read_graph
 
-    if path == STDIN or not is_scenario_argument(path):
+    if chosen is None:
         return read_graph(path).model  # (diff refused --param for it already)
     from ..run import protocol as runner
 
-    scen, values, pool, error_mode = _scenario_and_options(path, params, pool, error_mode,
-                                                           side_params=[side])
+    scen, values, pool, error_mode = _load_chosen(chosen)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     graphs = {g.name: g for g in result.graphs}
     if graph_name is None and len(graphs) > 1:

@@ -58,19 +58,19 @@ def discover(paths: list[str] | None) -> list[Path]:
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        hidden = bundled_scenario(raw) if path.exists() else None
+        bundled = bundled_scenario(raw)
         if path.is_dir():
             files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
             if not files:
-                raise AccelgraphError(hides_bundled(raw, hidden) if hidden is not None else
+                raise AccelgraphError(hides_bundled(raw, bundled) if bundled is not None else
                                       f"{path}: no scenario files (*.py) in this folder")
             found.extend(files)
         elif path.is_file():
-            if hidden is not None and path.suffix != ".py":
-                raise AccelgraphError(hides_bundled(raw, hidden))
+            if bundled is not None and path.suffix != ".py":
+                raise AccelgraphError(hides_bundled(raw, bundled))
             found.append(path)
-        elif bundled_scenario(raw) is not None:
-            found.append(relative_to_cwd(bundled_scenario(raw)))
+        elif bundled is not None:
+            found.append(relative_to_cwd(bundled))
         else:
             raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
                                   f"that name; bundled: {', '.join(bundled_names())}")
@@ -181,29 +181,38 @@ def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> 
             "passed": sum(r.ok for r in rows), "total": total}
 
 
-def static_errors(files: list[Path]) -> dict[str, str]:
-    """The one-line error of each file that cannot be a scenario, by path: what can be told
-    without running it (syntax, setup and step, PARAMS and setup's parameters, POOL...), so a
-    run that cannot start still reports a broken file as an error, not as skipped."""
+def inspect_files(files: list[Path]) -> list[tuple]:
+    """(path, ScenarioInfo or None, its one-line error or "") for each file: what can be told
+    without running it (syntax, setup and step, PARAMS and setup's parameters, POOL...)."""
     from .scenario import inspect_scenario
 
-    found = {}
+    entries = []
     for path in files:
         try:
-            inspect_scenario(path)
+            entries.append((path, inspect_scenario(path), ""))
         except AccelgraphError as exc:
-            found[str(path)] = str(exc)
-    return found
+            entries.append((path, None, str(exc)))
+    return entries
+
+
+def static_errors(files: list[Path]) -> dict[str, str]:
+    """The one-line error of each file that cannot be a scenario, by path, so a run that
+    cannot start still reports a broken file as an error, not as skipped."""
+    return {str(path): error for path, _, error in inspect_files(files) if error}
+
+
+def _not_run_rows(files: list[Path], reason: str, errors: dict[str, str] | None) -> list:
+    """The rows of a run that could not start: every scenario skipped with ``reason``, except
+    those ``errors`` (from :func:`static_errors`) names, which are errors."""
+    errors = errors or {}
+    return [SmokeRow(str(path), "error", message=errors[str(path)]) if str(path) in errors
+            else SmokeRow(str(path), "skipped", message=reason) for path in files]
 
 
 def json_not_run(files: list[Path], reason: str, errors: dict[str, str] | None = None) -> dict:
     """`smoke --json` for a run that could not start (no GPU): every scenario skipped, with
-    why, except those ``errors`` (from :func:`static_errors`) names, which are errors; none
-    passed."""
-    errors = errors or {}
-    rows = [SmokeRow(str(path), "error", message=errors[str(path)]) if str(path) in errors
-            else SmokeRow(str(path), "skipped", message=reason) for path in files]
-    report = json_report(rows, len(files))
+    why, except those ``errors`` names, which are errors; none passed."""
+    report = json_report(_not_run_rows(files, reason, errors), len(files))
     report.update(passed=0, not_run=reason)
     return report
 
@@ -211,19 +220,17 @@ def json_not_run(files: list[Path], reason: str, errors: dict[str, str] | None =
 def junit_not_run(files: list[Path], reason: str, errors: dict[str, str] | None = None) -> str:
     """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why,
     except those ``errors`` names, which are errors."""
-    errors = errors or {}
+    rows = _not_run_rows(files, reason, errors)
     suite = ElementTree.Element(
-        "testsuite", name="accelgraph smoke", tests=str(len(files)), failures="0",
-        errors=str(sum(str(path) in errors for path in files)),
-        skipped=str(sum(str(path) not in errors for path in files)), time="0.000",
+        "testsuite", name="accelgraph smoke", tests=str(len(rows)), failures="0",
+        errors=str(sum(r.status == "error" for r in rows)),
+        skipped=str(sum(r.status == "skipped" for r in rows)), time="0.000",
     )
-    for path in files:
+    for r in rows:
         case = ElementTree.SubElement(suite, "testcase", classname="accelgraph.smoke",
-                                      name=Path(path).stem, file=str(path), time="0.000")
-        if str(path) in errors:
-            ElementTree.SubElement(case, "error", message=errors[str(path)])
-        else:
-            ElementTree.SubElement(case, "skipped", message=reason)
+                                      name=Path(r.scenario).stem, file=r.scenario, time="0.000")
+        ElementTree.SubElement(case, "error" if r.status == "error" else "skipped",
+                               message=r.message)
     ElementTree.SubElement(suite, "system-err").text = f"nothing ran: {reason}"
     return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
 
