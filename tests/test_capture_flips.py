@@ -94,7 +94,7 @@ def rig(monkeypatch, tmp_path):
     monkeypatch.setattr(protocol, "flip_low_bits", lambda ptr, *rest: log.append(f"flip {ptr}") or ptr)
     monkeypatch.setattr(protocol, "flip_back", lambda view: log.append(f"flip_back {view}"))
     monkeypatch.setattr(protocol, "StateSnapshot",
-                        types.SimpleNamespace(take=lambda *args: FakeSnapshot()))
+                        types.SimpleNamespace(take=lambda *args, **options: FakeSnapshot()))
     monkeypatch.setattr(protocol, "node_kinds", lambda handle: {"kernel": 1})
     monkeypatch.setattr(protocol, "_off_stream_lines", lambda *args: [])
 

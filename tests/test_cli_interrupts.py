@@ -53,7 +53,8 @@ def no_gpu_capture(monkeypatch):
     stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, stream))
     monkeypatch.setattr(protocol, "find_arrays", lambda *args: [])
     monkeypatch.setattr(protocol, "StateSnapshot",
-                        types.SimpleNamespace(take=lambda *args: types.SimpleNamespace(wait=lambda: None)))
+                        types.SimpleNamespace(
+                            take=lambda *args, **options: types.SimpleNamespace(wait=lambda: None)))
     return flags
 
 

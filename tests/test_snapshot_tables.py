@@ -1,11 +1,11 @@
-"""The capture guard's device tables, with the CUDA layer stubbed (no GPU here): a table goes
-back for the next snapshot only once nothing of its snapshot can still use it, only to a
-snapshot on its own device, and only a second compare clears the slots the upload already
-zeroed. Stand-ins record what would run; no CUDA output is imitated."""
+"""The capture guard's tables, with the CUDA layer stubbed (no GPU here): a snapshot's table
+(pinned host memory the checksum kernel reads its allocations from and writes its sums into)
+goes back for the next snapshot only once no kernel of its snapshot can still use it, and
+each pass costs the calls it should: no upload, no copy back. Stand-ins record what would
+run; no CUDA output is imitated."""
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import threading
 import types
@@ -13,30 +13,6 @@ import types
 import pytest
 
 from accelgraph_cli.cuda import snapshot as sm
-
-N = 2  # regions in the stubbed state
-
-
-class _OutOfMemory(Exception):
-    status = 2  # the stub runtime's errorMemoryAllocation
-
-
-class _Memory:
-    made = 0
-    full = False  # the device has no memory left outside CuPy's pool
-
-    def __init__(self, nbytes):
-        if _Memory.full:
-            raise _OutOfMemory()
-        _Memory.made += 1
-        self.ptr = 1 << 30 + _Memory.made % 8
-        self.size = nbytes
-
-
-class _Table:
-    def __init__(self, shape, dtype=None, memptr=None):
-        self.size = shape[0]
-        self.data = types.SimpleNamespace(ptr=memptr.mem.ptr)
 
 
 class _Stream:
@@ -60,92 +36,100 @@ def rig(monkeypatch):
     import numpy
 
     log: list = []
-    device = [0]
     kernel_error: list = []  # an exception the next checksum launch raises once queued
+    launches: list = []  # (grid, regions in all, slot, first region) of each checksum launch
+    pinned: list = []  # sizes of the pinned allocations made
 
-    def copy(dst, src, n, kind, stream):
-        log.append(("copy", kind, n))
-        if kind == 2:  # back to the host: checksums of an unchanged state (equal, zero here)
-            ctypes.memset(dst, 0, n)
-
-    launches: list = []  # (grid, regions in all, first region) of each checksum launch
-
-    def checksum(grid, block, args):
+    def checksum(grid, block, args, shared_mem, stream):
         log.append("checksum")
-        launches.append((grid, int(args[1]), int(args[3])))
+        launches.append((grid, int(args[1]), int(args[2]), int(args[3]), stream))
         if kernel_error:
             raise kernel_error.pop()
 
-    runtime = types.SimpleNamespace(
-        deviceSynchronize=lambda: log.append("device sync"),
-        memcpyAsync=copy,
-        memsetAsync=lambda ptr, value, n, stream: log.append(("memset", ptr, n)),
-        getDevice=lambda: device[0],
-        CUDARuntimeError=_OutOfMemory,
-        errorMemoryAllocation=2,
-    )
-    pooled: list = []
+    def alloc_pinned(nbytes):
+        pinned.append(nbytes)
+        return bytearray(nbytes)
 
-    def empty(size, dtype=None):  # CuPy's pool, which frees its cached blocks first
-        pooled.append(_Table((size,), memptr=types.SimpleNamespace(mem=types.SimpleNamespace(ptr=64))))
-        return pooled[-1]
-
+    runtime = types.SimpleNamespace(deviceSynchronize=lambda: log.append("device sync"))
     cupy = types.SimpleNamespace(
-        uint64=numpy.uint64,
-        ndarray=_Table,
-        empty=empty,
-        RawKernel=lambda source, name: checksum,
-        cuda=types.SimpleNamespace(
-            runtime=runtime, Memory=_Memory,
-            MemoryPointer=lambda mem, offset: types.SimpleNamespace(mem=mem),
-            alloc_pinned_memory=lambda nbytes: bytearray(nbytes)),
+        RawKernel=lambda source, name: types.SimpleNamespace(kernel=checksum),
+        cuda=types.SimpleNamespace(runtime=runtime, alloc_pinned_memory=alloc_pinned),
     )
     monkeypatch.setattr(sm._cuda, "require_cuda", lambda: cupy)
-    monkeypatch.setattr(sm, "_TABLES", {})
-    monkeypatch.setattr(sm, "_STAGING", [])
+    monkeypatch.setattr(sm, "_TABLES", [])
     sm._checksum_kernel.cache_clear()
     regions = [sm.Region(1 << 20, 4096, None, ["x"]), sm.Region(2 << 20, 8192, None, ["w"])]
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
-    monkeypatch.setattr(_Memory, "full", False)
-    yield types.SimpleNamespace(log=log, device=device, kernel_error=kernel_error, pooled=pooled,
-                                launches=launches,
-                                take=lambda: sm.StateSnapshot.take([], _Stream(log)))
+
+    def take(**options):
+        return sm.StateSnapshot.take([], _Stream(log), **options)
+
+    yield types.SimpleNamespace(log=log, kernel_error=kernel_error, launches=launches,
+                                pinned=pinned, regions=regions, take=take, numpy=numpy)
     gc.collect()  # this test's snapshots die while its own lists are in place
     sm._checksum_kernel.cache_clear()
 
 
-def _free(device=0) -> list:
-    return sm._TABLES.get(device, [])
+def test_a_pass_is_one_launch_and_the_table_names_each_allocation(rig):
+    snap = rig.take()
+    assert rig.log == ["device sync", "checksum"]  # no upload: the kernel reads the table
+    table = snap._table
+    assert list(table[:2]) == [1 << 20, 2 << 20] and list(table[2:4]) == [4096, 8192]
+    snap.wait()
+    del rig.log[:]
+    snap.start_compare()
+    assert snap.changed() == []
+    # after capture: stray work finishes, one launch, one wait; no copy back
+    assert rig.log == ["device sync", "checksum", "stream sync"]
+    assert [slot for _, _, slot, _, _ in rig.launches] == [0, 1]
+    assert {stream for *_, stream in rig.launches} == {snap.stream}  # given, not entered
+    assert rig.launches[0][0] == (snap._blocks, 2)  # a row of blocks per allocation
+
+
+def test_a_synchronized_caller_spares_the_snapshot_its_device_sync(rig):
+    rig.take(synchronized=True)
+    assert rig.log == ["checksum"]
+
+
+def test_a_moved_block_sum_names_its_allocations_paths(rig):
+    snap = rig.take()
+    snap.wait()
+    snap.start_compare()
+    blocks = snap._blocks
+    # the second region's first block sum after capture (the kernel's place for it)
+    snap._table[2 * 2 + 2 * blocks + blocks] = 5
+    assert snap.changed() == ["w"]
 
 
 def test_a_finished_snapshots_table_serves_the_next_one(rig):
     snap = rig.take()
-    assert ("copy", 1, 32 * N) in rig.log  # pointers, sizes and both checksum slots, zeroed
     snap.wait()
     snap.start_compare()
     assert snap.changed() == []
     table = snap._table
     del snap
     gc.collect()
-    assert _free() == [table]
-    made = _Memory.made
-    assert rig.take()._table is table and _Memory.made == made  # no allocation this time
+    assert [t for t, _ in sm._TABLES] == [table]
+    made = len(rig.pinned)
+    again = rig.take()
+    assert again._table is table and len(rig.pinned) == made  # no allocation this time
+    assert again._address == table.ctypes.data  # what the kernel is given
 
 
 @pytest.mark.parametrize("stop", ["before the wait", "during the compare"])
-def test_a_table_that_work_may_still_use_is_never_handed_on(rig, stop):
-    # A snapshot dropped with its checksum kernel or its copy back still queued: the next
-    # snapshot's upload must not land in memory that kernel still adds into.
+def test_a_table_that_a_kernel_may_still_use_is_never_handed_on(rig, stop):
+    # A snapshot dropped with its checksum kernel still queued: the next snapshot must not
+    # write its allocations into memory that kernel still reads and writes.
     snap = rig.take()
     if stop == "during the compare":
         snap.wait()
         snap.start_compare()
     del snap
     gc.collect()
-    assert _free() == []
-    made = _Memory.made
+    assert sm._TABLES == []
+    made = len(rig.pinned)
     rig.take()
-    assert _Memory.made == made + 1
+    assert len(rig.pinned) == made + 1
 
 
 def test_an_interrupted_take_hands_its_table_on_only_after_waiting_for_its_stream(rig):
@@ -153,7 +137,7 @@ def test_an_interrupted_take_hands_its_table_on_only_after_waiting_for_its_strea
     with pytest.raises(KeyboardInterrupt):
         rig.take()
     gc.collect()
-    assert len(_free()) == 1
+    assert len(sm._TABLES) == 1
     assert rig.log[-2:] == ["checksum", "stream sync"]
 
 
@@ -165,17 +149,7 @@ def test_a_compare_that_fails_once_work_is_queued_keeps_its_table(rig):
         snap.start_compare()
     del snap
     gc.collect()
-    assert _free() == []
-
-
-def test_a_table_goes_only_to_a_snapshot_on_its_own_device(rig):
-    snap = rig.take()
-    snap.wait()
-    table = snap._table
-    del snap
-    gc.collect()
-    rig.device[0] = 1
-    assert rig.take()._table is not table and _free(0) == [table]
+    assert sm._TABLES == []
 
 
 def test_dropping_a_snapshot_inside_the_free_lists_lock_does_not_hang(rig):
@@ -194,44 +168,30 @@ def test_dropping_a_snapshot_inside_the_free_lists_lock_does_not_hang(rig):
     del snap
     worker.start()
     worker.join(timeout=5)
-    assert done.is_set() and len(_free()) == 1
+    assert done.is_set() and len(sm._TABLES) == 1
 
 
-def test_only_a_second_compare_clears_the_slots(rig):
+def test_a_second_graphs_compare_needs_no_clearing(rig):
+    # Each block writes its sum (no adding into a slot), so the next graph's compare of the
+    # same snapshot is again a sync and one launch.
     snap = rig.take()
     snap.wait()
     snap.start_compare()
     snap.changed()
-    assert not [entry for entry in rig.log if entry[0] == "memset"]  # the upload zeroed them
     first = len(rig.log)
-    snap.start_compare()  # the next graph of the same scenario
-    snap.changed()
-    after_slots = snap._table.data.ptr + 3 * N * 8
-    assert rig.log[first:first + 3] == ["device sync", ("memset", after_slots, N * 8), "checksum"]
     snap.start_compare()
-    assert len([entry for entry in rig.log if entry[0] == "memset"]) == 2
-
-
-def test_a_table_from_cupys_pool_is_never_handed_on(rig, monkeypatch):
-    # With no memory outside the pool, the table comes from CuPy's pool, which orders a
-    # block's reuse after the work of the stream that allocated it only: handed to another
-    # snapshot (another stream), it could be reused while that snapshot's kernel runs.
-    monkeypatch.setattr(_Memory, "full", True)
-    snap = rig.take()
-    assert snap._table is rig.pooled[-1]
-    snap.wait()
-    del snap
-    gc.collect()
-    assert _free() == []
+    snap.changed()
+    assert rig.log[first:] == ["device sync", "checksum", "stream sync"]
 
 
 def test_a_state_of_more_regions_than_a_grid_holds_is_checksummed_in_several_launches(
         rig, monkeypatch):
     # gridDim.y holds 65,535 regions; here 2, so 3 regions take two launches: regions 0-1,
     # then region 2 alone (a last launch as wide as the others would read past the table),
-    # each told the total, where the checksum slots start.
+    # each told the total, where the sums start.
     monkeypatch.setattr(sm, "_GRID_Y_MAX", 2)
     three = [sm.Region(k << 20, 4096, None, [f"r{k}"]) for k in (1, 2, 3)]
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(three))
-    rig.take()
-    assert [(grid[1], n, first) for grid, n, first in rig.launches] == [(2, 3, 0), (1, 3, 2)]
+    snap = rig.take()
+    assert [(grid[1], n, first) for grid, n, _, first, _ in rig.launches] == [(2, 3, 0), (1, 3, 2)]
+    assert snap._table.size >= 2 * 3 + 2 * 3 * snap._blocks

@@ -6,14 +6,16 @@ work ran eagerly *outside* the graph (on another stream, or a library's own stre
 graph is missing it. ``StateSnapshot`` takes every device array the state holds (found by
 ``run.statewalk.find_arrays`` with :func:`is_device_array`), checksums them all in one pass
 (one kernel launch per 65,535 allocations) before capture and again after it, and names the
-state paths whose checksum moved. Before capture, one small upload and one pass; after it,
-one pass and one small device-to-host copy (and a memset from a scenario's second graph on): no
-copy of the state is kept, on the device or the host.
+state paths whose checksum moved. Before capture, one kernel launch; after it, one device
+synchronization and one launch: the kernel reads the table of allocations from pinned host
+memory and writes its sums straight back into it, so no table is uploaded and no result
+copied back. No copy of the state is kept, on the device or the host.
 
-The checksum of an allocation is the sum, modulo 2**64, of splitmix64(word ^ salt(position))
-over its 8-byte words: order-dependent through the salt, deterministic (a sum does not depend on
-the order in which threads add), and any change to one word changes it unless two 64-bit
-mixes cancel exactly (about one chance in 2**64).
+Each block of the kernel sums, modulo 2**64, splitmix64(word ^ salt(position)) over the 8-byte
+words of its allocation that it reads (the same words in both passes: the grid is fixed per
+snapshot), and each block's sum is compared: order-dependent through the salt, deterministic
+(a sum does not depend on the order in which threads add), and any change to one word changes
+its block's sum unless two 64-bit mixes cancel exactly (about one chance in 2**64).
 
 ``restore_from(fresh_arrays)`` copies another state's allocations (the correctness check's
 eager starting state) into the captured state's, so replays start from exactly the bytes
@@ -33,8 +35,6 @@ from typing import Any
 from ..errors import AccelgraphError
 from . import device as _cuda
 
-_H2D = 1  # cudaMemcpyHostToDevice
-_D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
 _THREADS = 256
 _GRID_Y_MAX = 65535  # regions one checksum launch covers (gridDim.y's limit)
@@ -46,15 +46,21 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
     return z ^ (z >> 31);
 }
 
-// One checksum per region: region first + blockIdx.y (a launch covers at most 65,535 regions,
-// the grid's y limit), blocks along x stride over its words. table holds n pointers, n sizes,
-// then the output slots (n checksums each).
+// One sum per block: region first + blockIdx.y (a launch covers at most 65,535 regions, the
+// grid's y limit), its blocks along x striding over the region's words. table is pinned host
+// memory the device reads and writes: n pointers, n sizes, then the blocks' sums, gridDim.x a
+// region, n regions a slot (slot 0 before capture, 1 after).
 extern "C" __global__ void region_checksums(unsigned long long* table, int n, int slot,
                                             int first) {
     const unsigned int r = first + blockIdx.y;
-    const unsigned char* base = (const unsigned char*)table[r];
-    const unsigned long long size = table[n + r];
-    unsigned long long* out = table + (unsigned long long)(2 + slot) * n;
+    __shared__ unsigned long long region[2];
+    if (threadIdx.x == 0) {  // one read of host memory per block
+        region[0] = table[r];
+        region[1] = table[n + r];
+    }
+    __syncthreads();
+    const unsigned char* base = (const unsigned char*)region[0];
+    const unsigned long long size = region[1];
     // an allocation not 8-byte aligned (rare: allocators align to 256 B or more) is read
     // byte by byte by one thread, below
     const unsigned long long words = ((unsigned long long)base & 7) ? 0 : size / 8;
@@ -88,7 +94,7 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
     if (threadIdx.x == 0) {
         unsigned long long total = 0;
         for (int w = 0; w < (int)(blockDim.x >> 5); ++w) total += partial[w];
-        atomicAdd(out + r, total);
+        table[2ULL * n + ((unsigned long long)slot * n + r) * gridDim.x + blockIdx.x] = total;
     }
 }
 """
@@ -96,8 +102,10 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
 
 @functools.lru_cache(maxsize=1)
 def _checksum_kernel():
+    """The checksum kernel's compiled function (launched with its stream given: no stream
+    context to enter and leave around a launch)."""
     cupy = _cuda.require_cuda()
-    return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums")
+    return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums").kernel
 
 
 @dataclass
@@ -155,75 +163,43 @@ def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
     return list(by_ptr.values())
 
 
-_STAGING_LOCK = threading.Lock()
-_STAGING: list = []  # pinned host buffers (uint64 arrays) free for a compare to use
+_TABLES_LOCK = threading.RLock()
+# Pinned host tables free for a snapshot to use, as (uint64 array, address) pairs.
+# Re-entrant lock: a snapshot's __del__ gives its table back, and the collector can run it on
+# a thread that is inside _table_for.
+_TABLES: list = []
 
 
-def _staging_for(words: int) -> Any:
-    """A pinned host buffer of at least ``words`` uint64s, taken from a free list (pinned
-    memory costs far more to allocate than a check); whoever took it gives it back with
-    :func:`_return_staging` once no copy uses it."""
+def _table_for(words: int) -> tuple[Any, int]:
+    """A pinned host buffer of at least ``words`` uint64s, which the device reads and writes
+    in place (pinned memory is mapped into every device's address space), and its address:
+    one from the free list, else a new one (pinned memory costs far more to allocate than a
+    check). Whoever took it gives it back with :func:`_give_back_table` once no kernel can
+    still use it."""
     import numpy
 
-    with _STAGING_LOCK:
-        for i, buffer in enumerate(_STAGING):
-            if buffer.size >= words:
-                return _STAGING.pop(i)
+    with _TABLES_LOCK:
+        for i, (table, _) in enumerate(_TABLES):
+            if table.size >= words:
+                return _TABLES.pop(i)
     cupy = _cuda.require_cuda()
     size = max(words, 1024)
     memory = cupy.cuda.alloc_pinned_memory(size * 8)
-    return numpy.frombuffer(memory, dtype=numpy.uint64, count=size)
+    table = numpy.frombuffer(memory, dtype=numpy.uint64, count=size)
+    return table, int(table.ctypes.data)
 
 
-def _return_staging(buffer) -> None:
-    with _STAGING_LOCK:
-        _STAGING.append(buffer)
-
-
-# Device tables (uint64 arrays) free for a snapshot to use, by device. Re-entrant lock: a
-# snapshot's __del__ gives its table back, and the collector can run it on a thread that is
-# inside _table_for.
-_TABLES_LOCK = threading.RLock()
-_TABLES: dict[int, list] = {}
-
-
-def _table_for(words: int, device: int) -> tuple[Any, bool]:
-    """A device array of at least ``words`` uint64s on ``device`` (the current one), and
-    whether it may go back to the free list: one from the list, else one allocated outside
-    CuPy's pool (the pool gives a block back only to the stream that allocated it, and every
-    capture runs on a stream of its own, so a pooled table would need a new block per
-    capture). Where that allocation finds no memory, one from the pool, which frees its
-    cached blocks and tries again; that one is never reused by another snapshot, since the
-    pool orders its reuse after the work of its own stream only."""
+def _give_back_table(table: tuple[Any, int]) -> None:
     with _TABLES_LOCK:
-        free = _TABLES.get(device, [])
-        for i, table in enumerate(free):
-            if table.size >= words:
-                return free.pop(i), True
-    cupy = _cuda.require_cuda()
-    size = max(words, 64)
-    try:
-        memory = cupy.cuda.Memory(size * 8)
-    except cupy.cuda.runtime.CUDARuntimeError as exc:
-        if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
-            raise
-        return cupy.empty(size, dtype=cupy.uint64), False
-    table = cupy.ndarray((size,), dtype=cupy.uint64, memptr=cupy.cuda.MemoryPointer(memory, 0))
-    return table, True
-
-
-def _give_back_table(table, device: int) -> None:
-    with _TABLES_LOCK:
-        _TABLES.setdefault(device, []).append(table)
+        _TABLES.append(table)
 
 
 class StateSnapshot:
     """Checksums of every allocation a state holds, taken before capture.
 
-    Cost: before capture, one kernel that reads the state (its result stays on the device);
-    after, a device synchronization, the same kernel again and one copy of 16 bytes per
-    allocation to pinned host memory (a staging buffer kept for the process). No copy of the
-    state.
+    Cost: before capture, one kernel that reads the state (its sums land in pinned host
+    memory, the table the kernel read its allocations from); after, a device synchronization
+    and the same kernel again. No copy of the state, no upload, no copy back.
     """
 
     def __init__(self, regions: list[Region], stream: Any):
@@ -232,20 +208,12 @@ class StateSnapshot:
         self.take_ms = 0.0
         self.compare_ms = 0.0
         self._pending = False  # before-capture checksums launched, not yet waited for
-        # Work that uses the table may be queued and not yet waited for: set before anything
-        # is queued, cleared after a synchronization of the stream. Only a table of a
-        # snapshot with none goes back to the free list.
+        # A kernel that uses the table may be queued and not yet waited for: set before one is
+        # queued, cleared after a synchronization of the stream. Only the table of a snapshot
+        # with none goes back to the free list.
         self._in_flight = False
-        self._host = None  # pinned buffer the after-capture checksums are being copied into
-        self._after_zeroed = False  # the after-capture slots hold zeros (as uploaded)
+        self._comparing = False  # after-capture checksums launched, not yet read
         n = len(regions)
-        # One table on the device (pointers, sizes, checksums before, checksums after), sent
-        # once from pinned staging memory with its checksum slots zeroed (one copy, no
-        # kernel): the first check is one kernel and one small copy back, a later one (the
-        # next graph of the scenario) a memset more. No table for a state with no arrays.
-        self._device = _cuda.require_cuda().cuda.runtime.getDevice() if n else -1
-        self._table, self._reusable = _table_for(4 * n, self._device) if n else (None, False)
-        self._upload = None  # the pinned buffer the table is sent from, until it has arrived
         # Blocks along x, the same for every allocation: enough that each thread reads about
         # 32 words of the largest, at most 2,048, and at most 32,768 in all but 8 an
         # allocation (the blocks of a small allocation find little or nothing to read). On an
@@ -254,50 +222,49 @@ class StateSnapshot:
         # allocation, 78.2 µs with 256; the same for 28 allocations of a GPT block (37 µs).
         words = max((r.size // 8 for r in regions), default=0)
         self._blocks = max(1, min(-(-words // (_THREADS * 32)), 2048, max(8, 32768 // max(1, n))))
+        # The table: n pointers, n sizes, then one sum per block for each of the two passes.
+        self._table, self._address = _table_for(2 * n + 2 * n * self._blocks) if n else (None, 0)
 
     @classmethod
-    def take(cls, arrays: list[tuple[str, Any]], stream: Any) -> StateSnapshot:
+    def take(cls, arrays: list[tuple[str, Any]], stream: Any, *,
+             synchronized: bool = False) -> StateSnapshot:
         """Start checksumming the allocations behind a state's ``(path, array)`` pairs, once all
         device work so far is done. Call :meth:`wait` before anything may run stray work (the
-        first capture): host work in between overlaps the checksum kernel. The checksums stay
-        on the device until :meth:`changed`."""
+        first capture): host work in between overlaps the checksum kernel. The sums stay in
+        the snapshot's table until :meth:`changed`.
+
+        ``synchronized``: the caller has synchronized the device since the state was last
+        written on another stream, and queued any later write on ``stream`` (so the kernel,
+        queued there too, runs after it): the snapshot then skips its own synchronization.
+        """
         cupy = _cuda.require_cuda()
         t0 = time.perf_counter()
         snapshot = cls(state_regions(arrays), stream)
-        runtime = cupy.cuda.runtime
-        runtime.deviceSynchronize()
+        if not synchronized:
+            cupy.cuda.runtime.deviceSynchronize()
         n = len(snapshot.regions)
         if n:
-            snapshot._upload = host = _staging_for(4 * n)
-            host[:n] = [r.ptr for r in snapshot.regions]
-            host[n:2 * n] = [r.size for r in snapshot.regions]
-            host[2 * n:4 * n] = 0
+            snapshot._table[:2 * n] = ([r.ptr for r in snapshot.regions]
+                                       + [r.size for r in snapshot.regions])
             snapshot._in_flight = True
             try:
-                runtime.memcpyAsync(snapshot._table.data.ptr, host.ctypes.data, 32 * n, _H2D,
-                                    stream.ptr)
-                snapshot._after_zeroed = True
                 snapshot._launch(0)
             except BaseException:
-                stream.synchronize()  # the copy is done with the staging buffer
+                stream.synchronize()  # no kernel is left that reads or writes the table
                 snapshot._in_flight = False
-                _return_staging(host)
-                snapshot._upload = None
                 raise
         snapshot._pending = True
         snapshot.take_ms = (time.perf_counter() - t0) * 1e3
         return snapshot
 
     def __del__(self) -> None:
-        # The table goes back for the next snapshot once no copy or kernel of this one can
-        # still use it. One with work in flight is freed instead: freeing raw memory waits
-        # for the device, and a pooled table (never on the list) is reused only after the
-        # work of the stream that allocated it, the only stream it was used on.
+        # The table goes back for the next snapshot once no kernel of this one can still use
+        # it. One with a kernel in flight is freed instead: freeing pinned memory waits for
+        # the device.
         table, self._table = getattr(self, "_table", None), None
-        if (table is not None and getattr(self, "_reusable", False)
-                and not getattr(self, "_in_flight", True)):
+        if table is not None and not getattr(self, "_in_flight", True):
             try:
-                _give_back_table(table, self._device)
+                _give_back_table((table, self._address))
             except Exception:  # interpreter exit
                 pass
 
@@ -308,9 +275,6 @@ class StateSnapshot:
             t0 = time.perf_counter()
             self.stream.synchronize()
             self._pending = self._in_flight = False
-            if self._upload is not None:  # the table has arrived: its staging buffer is free
-                _return_staging(self._upload)
-                self._upload = None
             self.take_ms += (time.perf_counter() - t0) * 1e3
 
     @property
@@ -321,31 +285,25 @@ class StateSnapshot:
         import numpy
 
         n = len(self.regions)
-        with self.stream:
-            for first in range(0, n, _GRID_Y_MAX):
-                _checksum_kernel()((self._blocks, min(_GRID_Y_MAX, n - first)), (_THREADS,),
-                                   (self._table, numpy.int32(n), numpy.int32(slot),
-                                    numpy.int32(first)))
+        kernel = _checksum_kernel()
+        table, count, which = numpy.uint64(self._address), numpy.int32(n), numpy.int32(slot)
+        for first in range(0, n, _GRID_Y_MAX):
+            kernel((self._blocks, min(_GRID_Y_MAX, n - first)), (_THREADS,),
+                   (table, count, which, numpy.int32(first)), 0, self.stream)
 
     def start_compare(self) -> None:
-        """Once all device work is done, start the after-capture checksums and their copy
-        back (host work can then overlap them until :meth:`changed`)."""
+        """Once all device work is done, start the after-capture checksums (host work can
+        then overlap them until :meth:`changed`)."""
         n = len(self.regions)
         self.wait()
         if not n:
             return
-        cupy = _cuda.require_cuda()
-        runtime = cupy.cuda.runtime
+        runtime = _cuda.require_cuda().cuda.runtime
         t0 = time.perf_counter()
         runtime.deviceSynchronize()  # stray work on any stream has finished
-        self._host = host = _staging_for(2 * n)
         self._in_flight = True
-        if not self._after_zeroed:  # a second graph's compare: clear the first's sums
-            runtime.memsetAsync(self._table.data.ptr + 3 * n * 8, 0, n * 8, self.stream.ptr)
-        self._after_zeroed = False
         self._launch(1)
-        runtime.memcpyAsync(host.ctypes.data, self._table.data.ptr + 16 * n, 16 * n, _D2H,
-                            self.stream.ptr)
+        self._comparing = True
         self.compare_ms += (time.perf_counter() - t0) * 1e3
 
     def changed(self) -> list[str]:
@@ -355,17 +313,24 @@ class StateSnapshot:
         if not n:
             self.wait()
             return []
-        if self._host is None:
+        if not self._comparing:
             self.start_compare()
         t0 = time.perf_counter()
         self.stream.synchronize()
-        self._in_flight = False
-        host, self._host = self._host, None
-        before, now = host[:n].copy(), host[n:2 * n].copy()
-        _return_staging(host)
+        self._in_flight = self._comparing = False
+        per_slot = n * self._blocks
+        sums = self._table[2 * n:2 * n + 2 * per_slot]
+        before, now = sums[:per_slot], sums[per_slot:]
+        # bytes compared in one C call: a NumPy comparison cost 3x as long on the cold path
+        # right after capture (37 against 12 µs, H100)
+        if before.tobytes() == now.tobytes():
+            paths = []
+        else:
+            moved = (before != now).reshape(n, self._blocks).any(axis=1)
+            paths = [path for region, differs in zip(self.regions, moved) if differs
+                     for path in region.paths]
         self.compare_ms += (time.perf_counter() - t0) * 1e3
-        return [path for region, b, a in zip(self.regions, before, now) if b != a
-                for path in region.paths]
+        return paths
 
     def restore_from(self, fresh_arrays: list[tuple[str, Any]]) -> None:
         """Copy a fresh state's allocations over the captured state's (on the snapshot's

@@ -219,7 +219,9 @@ def capture(
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
             _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy)
-            snapshot = StateSnapshot.take(arrays, streams.cupy)
+            # the device was synchronized above and the flips queued on this stream: the
+            # checksum kernel, queued after them, sees the state as capture finds it
+            snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True)
             shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
             tokens = []
             captured = []
