@@ -92,3 +92,12 @@ def test_the_scenario_contract_uses_the_same_names(tmp_path):
         inspect_scenario(path)
     path.write_text(path.read_text().replace('"managed"', '"async"'))
     assert inspect_scenario(path).pool is PoolKind.ASYNC
+
+
+def test_a_value_and_its_member_parse_alike_and_lookalikes_do_not():
+    for member in (*PoolKind, *CaptureErrorMode):
+        assert type(member).parse(member.value, "x") is member
+        assert type(member).parse(member, "x") is member
+    for bad in ("Private", " global", "private ", b"private"):
+        with pytest.raises(ValueError, match="must be one of"):
+            PoolKind.parse(bad, "pool")

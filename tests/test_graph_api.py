@@ -105,3 +105,17 @@ def test_debug_dot_flags_by_name_and_number():
         debug_dot_flags("everything")
     with pytest.raises(ValueError):
         debug_dot_flags(-1)
+
+
+def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it():
+    # The graph keeps the pool its token names (so a capture need not look it up again):
+    # given at construction, set later, or made by pool(), the kept pool is the token's.
+    shared = graph_pool_handle()
+    given, later, own = Graph(pool=shared), Graph(), Graph()
+    later.graph_pool = shared
+    token = own.pool()
+    assert given._pool_entry is later._pool_entry is get_pool(shared)
+    assert own._pool_entry is get_pool(token) and token != shared
+    later.graph_pool = None
+    assert later._pool_entry is None and later.pool() != shared
+    assert get_pool(later.graph_pool) is later._pool_entry

@@ -225,7 +225,7 @@ class Graph(GraphBase):
         self.keep_graph = bool(keep_graph)
         # The setters' checks without their "not during a capture" one: a new graph is not
         # capturing (going through the setters cost a capture ~1 µs).
-        self._graph_pool = _checked_pool(pool)
+        self._graph_pool, self._pool_entry = _checked_pool(pool)
         self._capture_error_mode = CaptureErrorMode.parse(capture_error_mode,
                                                           "capture_error_mode")
         self._debug = False
@@ -257,10 +257,10 @@ class Graph(GraphBase):
 
     @graph_pool.setter
     def graph_pool(self, value) -> None:
-        value = _checked_pool(value)
+        value, entry = _checked_pool(value)
         if getattr(self, "_capturing", False):
             raise GraphStateError("graph_pool cannot change during a capture")
-        self._graph_pool = value
+        self._graph_pool, self._pool_entry = value, entry
 
     @property
     def is_capturing(self) -> bool:
@@ -287,7 +287,8 @@ class Graph(GraphBase):
         before either is captured.
         """
         if self._graph_pool is None:
-            self._graph_pool = pools.new_pool(PoolKind.PRIVATE)
+            entry = pools.create(PoolKind.PRIVATE)
+            self._graph_pool, self._pool_entry = entry.token, entry
         return self._graph_pool
 
     def capture_begin(self) -> None:
@@ -318,7 +319,9 @@ class Graph(GraphBase):
         mode = self._capture_error_mode.cuda_value
         if self._debug and not self.keep_graph:
             _cupy_keeps_captured_graph(cupy)  # learn it now: it captures, so not mid-capture
-        pool = pools.acquire(self.pool())
+        if self._pool_entry is None:
+            self.pool()
+        pool = pools.hold(self._pool_entry)
         restore_allocator = _use_allocator(cupy, pool.capture_allocator())
         try:
             stream.begin_capture(mode)
@@ -583,12 +586,11 @@ def _cupy_keeps_captured_graph(cupy) -> bool:
     return _KEEPS_GRAPH["value"]
 
 
-def _checked_pool(value):
-    """``value`` (a pool token, or None for a private pool), once pools.get_pool has checked
-    its shape and that the pool is alive."""
-    if value is not None:
-        pools.get_pool(value)
-    return value
+def _checked_pool(value) -> tuple:
+    """``value`` (a pool token, or None for a private pool) and the pool it names (None for
+    None), once pools.get_pool has checked its shape and that the pool is alive. The graph
+    keeps the pool, so its captures need not look the token up again."""
+    return value, (pools.get_pool(value) if value is not None else None)
 
 
 @functools.lru_cache(maxsize=1)

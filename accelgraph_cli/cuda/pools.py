@@ -70,11 +70,12 @@ class GraphPool:
     """
 
     def __init__(self, token: tuple[int, int], kind: PoolKind | str):
-        if kind not in (PoolKind.PRIVATE, PoolKind.ASYNC):
+        member = PoolKind._value2member_map_.get(kind) if type(kind) is str else kind
+        if member is not PoolKind.PRIVATE and member is not PoolKind.ASYNC:
             # "shared" is no kind of pool: it is a private pool whose token several graphs pass
             raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "
                              f"pool's token to several graphs); got {kind!r}")
-        kind = PoolKind.parse(kind, "pool kind")
+        kind = member
         self.token = token
         self.kind = kind
         self.users = 0
@@ -139,10 +140,16 @@ def new_pool(kind: PoolKind | str = PoolKind.PRIVATE) -> tuple[int, int]:
     Like ``torch.cuda.graph_pool_handle()``; ``kind="async"`` asks for stream-ordered
     allocation nodes inside the graphs instead of a pool owned by the process.
     """
+    return create(kind).token
+
+
+def create(kind: PoolKind | str = PoolKind.PRIVATE) -> GraphPool:
+    """:func:`new_pool`, returning the pool itself (its ``token`` names it)."""
     token = (0, next(_serial))
+    pool = GraphPool(token, kind)
     with _lock:
-        _registry[token] = GraphPool(token, kind)
-    return token
+        _registry[token] = pool
+    return pool
 
 
 graph_pool_handle = new_pool
@@ -173,9 +180,13 @@ def get_pool(token) -> GraphPool:
 
 
 def acquire(token: tuple[int, int]) -> GraphPool:
-    """Register one more graph as a user of the pool (before its capture begins: spare memory
+    """Register one more graph as a user of the pool a token names (see :func:`hold`)."""
+    return hold(get_pool(token))
+
+
+def hold(pool: GraphPool) -> GraphPool:
+    """Register one more graph as a user of ``pool`` (before its capture begins: spare memory
     over SPARE_LIMIT is freed here, where no capture of this thread is running)."""
-    pool = get_pool(token)
     with _lock:
         if _draining:
             _sweep_draining()
