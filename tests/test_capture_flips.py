@@ -123,6 +123,27 @@ def test_outputs_are_flipped_once_each_before_capture_and_back_after_the_compare
     assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS]
 
 
+def test_outputs_are_asked_for_before_the_sync_that_lets_the_snapshot_skip_its_own(
+        rig, monkeypatch):
+    # The snapshot is told the device is settled (it skips its synchronization): so any
+    # work outputs() queues must come before the runner's synchronization, and the
+    # snapshot must be taken after the flips, on the stream they were queued on.
+    from accelgraph_cli.run import protocol
+
+    asked = protocol._outputs_to_flip
+    monkeypatch.setattr(protocol, "_outputs_to_flip",
+                        lambda *args: rig.log.append("outputs") or asked(*args))
+    taken = protocol.StateSnapshot.take
+
+    def take(arrays, stream, **options):
+        rig.log.append(f"take {options}")
+        return taken(arrays, stream)
+
+    monkeypatch.setattr(protocol, "StateSnapshot", types.SimpleNamespace(take=take))
+    rig.run(lambda state: rig.log.append("step"))
+    assert rig.log[:5] == ["outputs", "device_sync", *FLIPS, "take {'synchronized': True}"]
+
+
 def test_a_step_that_raises_ends_the_capture_before_the_flips_back(rig):
     def step(state):
         raise ValueError("boom")

@@ -101,3 +101,23 @@ def test_a_value_and_its_member_parse_alike_and_lookalikes_do_not():
     for bad in ("Private", " global", "private ", b"private"):
         with pytest.raises(ValueError, match="must be one of"):
             PoolKind.parse(bad, "pool")
+
+
+def test_a_pool_kind_is_taken_from_anything_that_names_one_and_shared_is_refused():
+    import enum
+
+    import numpy
+
+    class Spelled(str):
+        pass
+
+    class Theirs(str, enum.Enum):
+        ASYNC = "async"
+
+    for kind, want in [("private", PoolKind.PRIVATE), (Spelled("private"), PoolKind.PRIVATE),
+                       (numpy.str_("async"), PoolKind.ASYNC), (Theirs.ASYNC, PoolKind.ASYNC),
+                       (PoolKind.ASYNC, PoolKind.ASYNC)]:
+        assert GraphPool((0, 3), kind).kind is want
+    for kind in ("shared", PoolKind.SHARED, Spelled("shared"), "Private", 3, None, ["private"]):
+        with pytest.raises(ValueError, match="'private' or 'async'"):
+            GraphPool((0, 4), kind)

@@ -107,15 +107,52 @@ def test_debug_dot_flags_by_name_and_number():
         debug_dot_flags(-1)
 
 
-def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it():
+def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it(monkeypatch):
     # The graph keeps the pool its token names (so a capture need not look it up again):
-    # given at construction, set later, or made by pool(), the kept pool is the token's.
+    # given at construction, set later, or made by pool(), the pool its capture holds (and
+    # allocates from) is the one its token names. CUDA is stubbed: the stand-ins record.
+    import types
+
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    held = []
+    stream = types.SimpleNamespace(ptr=5, begin_capture=lambda mode: None)
+    allocator = [None]
+    memory = types.SimpleNamespace()
+
+    class MemoryPool:
+        def __init__(self, malloc):
+            self.malloc = lambda size: None
+
+        def free_all_blocks(self):
+            pass
+
+        def total_bytes(self):
+            return 0
+
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        get_current_stream=lambda: stream, memory=memory, MemoryPool=MemoryPool,
+        runtime=types.SimpleNamespace(streamEndCapture=lambda ptr: 0)))
+    monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: cupy)
+    monkeypatch.setattr(pools._cuda, "require_cuda", lambda: cupy)
+    monkeypatch.setattr(pools, "_idle_cupy_pools", [])  # where the stand-in pools go after
+    monkeypatch.setattr(graph_mod, "_allocator_calls",  # CuPy's get and set of the allocator
+                        lambda memory: (lambda: allocator[0],
+                                        lambda value: allocator.__setitem__(0, value)))
+    hold = pools.hold
+    monkeypatch.setattr(pools, "hold", lambda pool: held.append(pool) or hold(pool))
+
     shared = graph_pool_handle()
     given, later, own = Graph(pool=shared), Graph(), Graph()
     later.graph_pool = shared
-    token = own.pool()
-    assert given._pool_entry is later._pool_entry is get_pool(shared)
-    assert own._pool_entry is get_pool(token) and token != shared
-    later.graph_pool = None
-    assert later._pool_entry is None and later.pool() != shared
-    assert get_pool(later.graph_pool) is later._pool_entry
+    for graph in (given, later, own):
+        graph.capture_begin()
+        assert allocator[0] is pools.get_pool(graph.pool()).capture_allocator()
+        graph.abort_capture()
+    assert held == [get_pool(shared), get_pool(shared), get_pool(own.graph_pool)]
+    assert own.graph_pool != shared
+    later.graph_pool = None  # back to a pool of its own, made at its next capture
+    later.capture_begin()
+    later.abort_capture()
+    assert held[-1] is get_pool(later.graph_pool) and later.graph_pool != shared

@@ -1,8 +1,9 @@
 """The capture guard's tables, with the CUDA layer stubbed (no GPU here): a snapshot's table
 (pinned host memory the checksum kernel reads its allocations from and writes its sums into)
-goes back for the next snapshot only once no kernel of its snapshot can still use it, and
-each pass costs the calls it should: no upload, no copy back. Stand-ins record what would
-run; no CUDA output is imitated."""
+goes back for the next snapshot only once no kernel of its snapshot can still use it, each
+pass costs the calls it should, the sums are read back to the right allocation, and a device
+that cannot map host memory gets the table and the sums by copies. Stand-ins record what
+would run; no CUDA output is imitated."""
 
 from __future__ import annotations
 
@@ -14,21 +15,19 @@ import pytest
 
 from accelgraph_cli.cuda import snapshot as sm
 
+MIB = 1 << 20
+
 
 class _Stream:
     ptr = 7
 
     def __init__(self, log):
         self.log = log
+        self.done = False  # cudaStreamQuery: work still queued
 
     def synchronize(self):
         self.log.append("stream sync")
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        self.done = True
 
 
 @pytest.fixture
@@ -37,35 +36,62 @@ def rig(monkeypatch):
 
     log: list = []
     kernel_error: list = []  # an exception the next checksum launch raises once queued
-    launches: list = []  # (grid, regions in all, slot, first region) of each checksum launch
+    launches: list = []  # (grid, table, regions in all, slot, first region, stream, function)
     pinned: list = []  # sizes of the pinned allocations made
+    device = [0]
+    maps = {0: True, 1: True}  # whether each device maps host memory
 
-    def checksum(grid, block, args, shared_mem, stream):
-        log.append("checksum")
-        launches.append((grid, int(args[1]), int(args[2]), int(args[3]), stream))
-        if kernel_error:
-            raise kernel_error.pop()
+    class _Function:
+        def __init__(self, device):
+            self.device = device
+
+        def __call__(self, grid, block, args, shared_mem, stream):
+            log.append("checksum")
+            launches.append((grid, int(args[0]), int(args[1]), int(args[2]), int(args[3]),
+                             stream, self.device))
+            stream.done = False
+            if kernel_error:
+                raise kernel_error.pop()
+
+    class _RawKernel:  # CuPy's: .kernel is the function loaded on the current device
+        @property
+        def kernel(self):
+            return _Function(device[0])
 
     def alloc_pinned(nbytes):
         pinned.append(nbytes)
         return bytearray(nbytes)
 
-    runtime = types.SimpleNamespace(deviceSynchronize=lambda: log.append("device sync"))
+    def empty(words, dtype=None):  # the device table where host memory is not mapped
+        return types.SimpleNamespace(data=types.SimpleNamespace(ptr=0xD000), size=words)
+
+    runtime = types.SimpleNamespace(
+        deviceSynchronize=lambda: log.append("device sync"),
+        getDevice=lambda: device[0],
+        deviceGetAttribute=lambda attr, dev: int(maps[dev]),
+        memcpyAsync=lambda dst, src, n, kind, stream: log.append(("copy", kind, n)),
+    )
     cupy = types.SimpleNamespace(
-        RawKernel=lambda source, name: types.SimpleNamespace(kernel=checksum),
+        uint64=numpy.uint64, empty=empty,
+        RawKernel=lambda source, name: _RawKernel(),
         cuda=types.SimpleNamespace(runtime=runtime, alloc_pinned_memory=alloc_pinned),
     )
     monkeypatch.setattr(sm._cuda, "require_cuda", lambda: cupy)
     monkeypatch.setattr(sm, "_TABLES", [])
+    monkeypatch.setattr(sm, "_PARKED", [])
+    monkeypatch.setattr(sm, "_DEVICES", {})
     sm._checksum_kernel.cache_clear()
-    regions = [sm.Region(1 << 20, 4096, None, ["x"]), sm.Region(2 << 20, 8192, None, ["w"])]
+    # large enough that each allocation has several blocks (4 MiB: 64 blocks of 256 threads
+    # reading 32 words each), so a mix-up of block and allocation shows
+    regions = [sm.Region(1 << 40, 4 * MIB, None, ["x"]), sm.Region(2 << 40, 2 * MIB, None, ["w"])]
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
 
     def take(**options):
         return sm.StateSnapshot.take([], _Stream(log), **options)
 
     yield types.SimpleNamespace(log=log, kernel_error=kernel_error, launches=launches,
-                                pinned=pinned, regions=regions, take=take, numpy=numpy)
+                                pinned=pinned, regions=regions, take=take, device=device,
+                                maps=maps)
     gc.collect()  # this test's snapshots die while its own lists are in place
     sm._checksum_kernel.cache_clear()
 
@@ -74,16 +100,17 @@ def test_a_pass_is_one_launch_and_the_table_names_each_allocation(rig):
     snap = rig.take()
     assert rig.log == ["device sync", "checksum"]  # no upload: the kernel reads the table
     table = snap._table
-    assert list(table[:2]) == [1 << 20, 2 << 20] and list(table[2:4]) == [4096, 8192]
+    assert list(table[:2]) == [1 << 40, 2 << 40] and list(table[2:4]) == [4 * MIB, 2 * MIB]
     snap.wait()
     del rig.log[:]
     snap.start_compare()
     assert snap.changed() == []
     # after capture: stray work finishes, one launch, one wait; no copy back
     assert rig.log == ["device sync", "checksum", "stream sync"]
-    assert [slot for _, _, slot, _, _ in rig.launches] == [0, 1]
-    assert {stream for *_, stream in rig.launches} == {snap.stream}  # given, not entered
-    assert rig.launches[0][0] == (snap._blocks, 2)  # a row of blocks per allocation
+    assert [launch[3] for launch in rig.launches] == [0, 1]  # the slots
+    assert {launch[5] for launch in rig.launches} == {snap.stream}  # given, not entered
+    assert {launch[1] for launch in rig.launches} == {snap._address}  # the host table itself
+    assert snap._blocks == 64 and rig.launches[0][0] == (64, 2)  # blocks x allocations
 
 
 def test_a_synchronized_caller_spares_the_snapshot_its_device_sync(rig):
@@ -91,14 +118,17 @@ def test_a_synchronized_caller_spares_the_snapshot_its_device_sync(rig):
     assert rig.log == ["checksum"]
 
 
-def test_a_moved_block_sum_names_its_allocations_paths(rig):
+@pytest.mark.parametrize(("region", "block", "paths"), [(1, 5, ["w"]), (0, 63, ["x"]),
+                                                         (1, 0, ["w"])])
+def test_a_moved_block_sum_names_its_allocations_paths(rig, region, block, paths):
     snap = rig.take()
     snap.wait()
     snap.start_compare()
-    blocks = snap._blocks
-    # the second region's first block sum after capture (the kernel's place for it)
-    snap._table[2 * 2 + 2 * blocks + blocks] = 5
-    assert snap.changed() == ["w"]
+    n, blocks = 2, snap._blocks
+    # where the kernel writes the sum of block b of allocation r in slot s:
+    # 2n + (s * n + r) * blocks + b (after n pointers and n sizes)
+    snap._table[2 * n + (1 * n + region) * blocks + block] = 5
+    assert snap.changed() == paths
 
 
 def test_a_finished_snapshots_table_serves_the_next_one(rig):
@@ -117,19 +147,24 @@ def test_a_finished_snapshots_table_serves_the_next_one(rig):
 
 
 @pytest.mark.parametrize("stop", ["before the wait", "during the compare"])
-def test_a_table_that_a_kernel_may_still_use_is_never_handed_on(rig, stop):
-    # A snapshot dropped with its checksum kernel still queued: the next snapshot must not
-    # write its allocations into memory that kernel still reads and writes.
+def test_a_table_that_a_kernel_may_still_use_is_parked_until_its_stream_is_done(rig, stop):
+    # A snapshot dropped with its checksum kernel still queued: its table must neither go to
+    # the next snapshot nor back to CuPy's pinned pool (which would hand it on at once)
+    # while that kernel still reads it and writes its sums there.
     snap = rig.take()
     if stop == "during the compare":
         snap.wait()
         snap.start_compare()
+    stream, table = snap.stream, snap._table
     del snap
     gc.collect()
-    assert sm._TABLES == []
+    assert sm._TABLES == [] and [t is table for _, (t, _) in sm._PARKED] == [True]
     made = len(rig.pinned)
-    rig.take()
-    assert len(rig.pinned) == made + 1
+    assert rig.take()._table is not table and len(rig.pinned) == made + 1  # still queued
+    stream.done = True  # the stream has finished: the next snapshot may have it
+    last = rig.take()
+    assert last._table is table
+    assert all(t is not table for _, (t, _) in sm._PARKED)  # (the snapshot in between's)
 
 
 def test_an_interrupted_take_hands_its_table_on_only_after_waiting_for_its_stream(rig):
@@ -137,11 +172,11 @@ def test_an_interrupted_take_hands_its_table_on_only_after_waiting_for_its_strea
     with pytest.raises(KeyboardInterrupt):
         rig.take()
     gc.collect()
-    assert len(sm._TABLES) == 1
+    assert len(sm._TABLES) == 1 and sm._PARKED == []
     assert rig.log[-2:] == ["checksum", "stream sync"]
 
 
-def test_a_compare_that_fails_once_work_is_queued_keeps_its_table(rig):
+def test_a_compare_that_fails_once_work_is_queued_parks_its_table(rig):
     snap = rig.take()
     snap.wait()
     rig.kernel_error.append(RuntimeError("launch failed"))
@@ -149,7 +184,7 @@ def test_a_compare_that_fails_once_work_is_queued_keeps_its_table(rig):
         snap.start_compare()
     del snap
     gc.collect()
-    assert sm._TABLES == []
+    assert sm._TABLES == [] and len(sm._PARKED) == 1
 
 
 def test_dropping_a_snapshot_inside_the_free_lists_lock_does_not_hang(rig):
@@ -193,5 +228,27 @@ def test_a_state_of_more_regions_than_a_grid_holds_is_checksummed_in_several_lau
     three = [sm.Region(k << 20, 4096, None, [f"r{k}"]) for k in (1, 2, 3)]
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(three))
     snap = rig.take()
-    assert [(grid[1], n, first) for grid, n, _, first, _ in rig.launches] == [(2, 3, 0), (1, 3, 2)]
+    assert [(grid[1], n, first) for grid, _, n, _, first, _, _ in rig.launches] == [
+        (2, 3, 0), (1, 3, 2)]
     assert snap._table.size >= 2 * 3 + 2 * 3 * snap._blocks
+
+
+def test_a_device_that_cannot_map_host_memory_gets_the_table_and_sums_by_copies(rig):
+    rig.maps[0] = False
+    snap = rig.take()
+    n, blocks = 2, snap._blocks
+    assert rig.log == ["device sync", ("copy", 1, 16 * n), "checksum"]  # pointers and sizes
+    snap.wait()
+    del rig.log[:]
+    assert snap.changed() == []
+    assert rig.log == ["device sync", "checksum", ("copy", 2, 16 * n * blocks), "stream sync"]
+    assert {launch[1] for launch in rig.launches} == {0xD000}  # the device's table
+
+
+def test_each_device_launches_its_own_function(rig):
+    rig.take()
+    rig.device[0] = 1
+    rig.maps[1] = False
+    rig.take()
+    assert [launch[6] for launch in rig.launches] == [0, 1]
+    assert rig.launches[0][1] != 0xD000 and rig.launches[1][1] == 0xD000

@@ -70,7 +70,13 @@ class GraphPool:
     """
 
     def __init__(self, token: tuple[int, int], kind: PoolKind | str):
-        member = PoolKind._value2member_map_.get(kind) if type(kind) is str else kind
+        member = kind if type(kind) is PoolKind else PoolKind._value2member_map_.get(kind) \
+            if type(kind) is str else None
+        if member is None:  # a str subclass, another library's enum of the same values
+            try:
+                member = PoolKind.parse(kind, "pool kind")
+            except (ValueError, TypeError):
+                pass
         if member is not PoolKind.PRIVATE and member is not PoolKind.ASYNC:
             # "shared" is no kind of pool: it is a private pool whose token several graphs pass
             raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "

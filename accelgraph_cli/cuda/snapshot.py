@@ -9,7 +9,8 @@ graph is missing it. ``StateSnapshot`` takes every device array the state holds 
 state paths whose checksum moved. Before capture, one kernel launch; after it, one device
 synchronization and one launch: the kernel reads the table of allocations from pinned host
 memory and writes its sums straight back into it, so no table is uploaded and no result
-copied back. No copy of the state is kept, on the device or the host.
+copied back (on a device that cannot map host memory, the table goes over by a copy and the
+sums come back by one). No copy of the state is kept, on the device or the host.
 
 Each block of the kernel sums, modulo 2**64, splitmix64(word ^ salt(position)) over the 8-byte
 words of its allocation that it reads (the same words in both passes: the grid is fixed per
@@ -35,7 +36,11 @@ from typing import Any
 from ..errors import AccelgraphError
 from . import device as _cuda
 
+_H2D = 1  # cudaMemcpyHostToDevice
+_D2H = 2  # cudaMemcpyDeviceToHost
 _D2D = 3  # cudaMemcpyDeviceToDevice
+_CAN_MAP_HOST_MEMORY = 19  # cudaDevAttrCanMapHostMemory
+_UNIFIED_ADDRESSING = 41  # cudaDevAttrUnifiedAddressing
 _THREADS = 256
 _GRID_Y_MAX = 65535  # regions one checksum launch covers (gridDim.y's limit)
 
@@ -102,10 +107,25 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
 
 @functools.lru_cache(maxsize=1)
 def _checksum_kernel():
-    """The checksum kernel's compiled function (launched with its stream given: no stream
-    context to enter and leave around a launch)."""
     cupy = _cuda.require_cuda()
-    return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums").kernel
+    return cupy.RawKernel(_CHECKSUM_SOURCE, "region_checksums")
+
+
+_DEVICES: dict[int, tuple] = {}  # device -> (kernel function, maps host memory)
+
+
+def _for_device(device: int) -> tuple[Any, bool]:
+    """The checksum kernel's function loaded on ``device`` (launched with its stream given:
+    no stream context entered and left around a launch), and whether the device reads and
+    writes pinned host memory in place (unified addressing and mapped host memory; where
+    not, the table goes to the device and the sums come back by copies)."""
+    found = _DEVICES.get(device)
+    if found is None:
+        runtime = _cuda.require_cuda().cuda.runtime
+        maps = bool(runtime.deviceGetAttribute(_CAN_MAP_HOST_MEMORY, device)
+                    and runtime.deviceGetAttribute(_UNIFIED_ADDRESSING, device))
+        found = _DEVICES[device] = (_checksum_kernel().kernel, maps)
+    return found
 
 
 @dataclass
@@ -168,6 +188,11 @@ _TABLES_LOCK = threading.RLock()
 # Re-entrant lock: a snapshot's __del__ gives its table back, and the collector can run it on
 # a thread that is inside _table_for.
 _TABLES: list = []
+# (stream, table) of snapshots dropped while a kernel of theirs may still be queued: kept
+# here, never freed (CuPy's pinned pool would hand the memory on at once, to a copy or a
+# snapshot, while the kernel still reads it and writes its sums there), and moved to _TABLES
+# once the stream has finished.
+_PARKED: list = []
 
 
 def _table_for(words: int) -> tuple[Any, int]:
@@ -179,6 +204,8 @@ def _table_for(words: int) -> tuple[Any, int]:
     import numpy
 
     with _TABLES_LOCK:
+        if _PARKED:
+            _unpark()
         for i, (table, _) in enumerate(_TABLES):
             if table.size >= words:
                 return _TABLES.pop(i)
@@ -194,12 +221,28 @@ def _give_back_table(table: tuple[Any, int]) -> None:
         _TABLES.append(table)
 
 
+def _unpark() -> None:
+    """Parked tables whose stream has finished go back to the free list (lock held)."""
+    waiting = []
+    for stream, table in _PARKED:
+        try:
+            done = stream.done
+        except Exception:  # a stream that cannot be asked stays parked
+            done = False
+        if done:
+            _TABLES.append(table)
+        else:
+            waiting.append((stream, table))
+    _PARKED[:] = waiting
+
+
 class StateSnapshot:
     """Checksums of every allocation a state holds, taken before capture.
 
     Cost: before capture, one kernel that reads the state (its sums land in pinned host
     memory, the table the kernel read its allocations from); after, a device synchronization
-    and the same kernel again. No copy of the state, no upload, no copy back.
+    and the same kernel again. No copy of the state; no upload and no copy back where the
+    device maps host memory (a copy each way where it does not).
     """
 
     def __init__(self, regions: list[Region], stream: Any):
@@ -223,7 +266,14 @@ class StateSnapshot:
         words = max((r.size // 8 for r in regions), default=0)
         self._blocks = max(1, min(-(-words // (_THREADS * 32)), 2048, max(8, 32768 // max(1, n))))
         # The table: n pointers, n sizes, then one sum per block for each of the two passes.
-        self._table, self._address = _table_for(2 * n + 2 * n * self._blocks) if n else (None, 0)
+        words = 2 * n + 2 * n * self._blocks
+        self._table, self._address = _table_for(words) if n else (None, 0)
+        self._function, self._device_table = None, None
+        if n:
+            cupy = _cuda.require_cuda()
+            self._function, maps = _for_device(cupy.cuda.runtime.getDevice())
+            if not maps:  # the kernel's table on the device, copied to and from the host's
+                self._device_table = cupy.empty(words, dtype=cupy.uint64)
 
     @classmethod
     def take(cls, arrays: list[tuple[str, Any]], stream: Any, *,
@@ -248,6 +298,9 @@ class StateSnapshot:
                                        + [r.size for r in snapshot.regions])
             snapshot._in_flight = True
             try:
+                if snapshot._device_table is not None:
+                    cupy.cuda.runtime.memcpyAsync(snapshot._device_table.data.ptr,
+                                                  snapshot._address, 16 * n, _H2D, stream.ptr)
                 snapshot._launch(0)
             except BaseException:
                 stream.synchronize()  # no kernel is left that reads or writes the table
@@ -259,14 +312,19 @@ class StateSnapshot:
 
     def __del__(self) -> None:
         # The table goes back for the next snapshot once no kernel of this one can still use
-        # it. One with a kernel in flight is freed instead: freeing pinned memory waits for
-        # the device.
+        # it; one with a kernel perhaps still queued is parked until its stream has finished
+        # (nothing here waits: the collector may run this anywhere, even during a capture).
         table, self._table = getattr(self, "_table", None), None
-        if table is not None and not getattr(self, "_in_flight", True):
-            try:
+        if table is None:
+            return
+        try:
+            if getattr(self, "_in_flight", True):
+                with _TABLES_LOCK:
+                    _PARKED.append((self.stream, (table, self._address)))
+            else:
                 _give_back_table((table, self._address))
-            except Exception:  # interpreter exit
-                pass
+        except Exception:  # interpreter exit
+            pass
 
     def wait(self) -> None:
         """Block until the before-capture checksums are computed (no work started later can
@@ -285,8 +343,9 @@ class StateSnapshot:
         import numpy
 
         n = len(self.regions)
-        kernel = _checksum_kernel()
-        table, count, which = numpy.uint64(self._address), numpy.int32(n), numpy.int32(slot)
+        kernel = self._function
+        address = self._address if self._device_table is None else self._device_table.data.ptr
+        table, count, which = numpy.uint64(address), numpy.int32(n), numpy.int32(slot)
         for first in range(0, n, _GRID_Y_MAX):
             kernel((self._blocks, min(_GRID_Y_MAX, n - first)), (_THREADS,),
                    (table, count, which, numpy.int32(first)), 0, self.stream)
@@ -303,6 +362,9 @@ class StateSnapshot:
         runtime.deviceSynchronize()  # stray work on any stream has finished
         self._in_flight = True
         self._launch(1)
+        if self._device_table is not None:  # both passes' sums back to the host's table
+            runtime.memcpyAsync(self._address + 16 * n, self._device_table.data.ptr + 16 * n,
+                                16 * n * self._blocks, _D2H, self.stream.ptr)
         self._comparing = True
         self.compare_ms += (time.perf_counter() - t0) * 1e3
 

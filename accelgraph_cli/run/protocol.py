@@ -210,6 +210,9 @@ def capture(
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
             _warm_up(scenario, params, streams)
+        # the outputs to flip are asked for first, so that the synchronization after covers
+        # any work outputs() itself queues, whatever its stream
+        outputs = _outputs_to_flip(scenario, state)
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
@@ -218,7 +221,7 @@ def capture(
         try:
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
-            _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy)
+            _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy, outputs=outputs)
             # the device was synchronized above and the flips queued on this stream: the
             # checksum kernel, queued after them, sees the state as capture finds it
             snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True)
@@ -301,7 +304,23 @@ def capture(
     )
 
 
-def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream) -> None:
+def _outputs_to_flip(scenario, state) -> dict | None:
+    """What ``outputs(state)`` returns before the step has run, when that is a dict; None
+    when the scenario has no outputs() or it cannot run yet (it reads what the step
+    stores: its errors are reported when the check calls it)."""
+    function = getattr(scenario, "outputs_fn", None)
+    try:
+        outputs = function(state) if function is not None else None
+    except Exception:
+        return None
+    return outputs if isinstance(outputs, dict) else None
+
+
+_ASK = object()  # _flip_state_outputs asks outputs() itself
+
+
+def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream, *,
+                        outputs=_ASK) -> None:
     """Flip the lowest bit of every word of each state allocation that a floating-point
     output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
     views to flip back with (:func:`_flip_back`) as each is done.
@@ -316,13 +335,11 @@ def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream) ->
     unless they share an allocation with a float output. An outputs() that cannot run before
     the step (it reads what the step stores) flips nothing: those outputs are the graphs'
     own allocations, which the check fills itself. The flips run on ``stream``, the one
-    :func:`_flip_back` waits for."""
-    function = getattr(scenario, "outputs_fn", None)
-    try:  # the scenario's own function: its errors are reported when the check calls it
-        outputs = function(state) if function is not None else {}
-    except Exception:
-        return
-    if not isinstance(outputs, dict):
+    :func:`_flip_back` waits for. ``outputs``: what :func:`_outputs_to_flip` returned, when
+    the caller asked already."""
+    if outputs is _ASK:
+        outputs = _outputs_to_flip(scenario, state)
+    if not outputs:
         return
     state_pointers = {region.ptr for region in state_regions(arrays)}
 

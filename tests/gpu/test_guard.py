@@ -189,7 +189,7 @@ def test_without_the_flip_the_prefilled_stray_work_would_pass(monkeypatch):
     # rewrites z with the bytes it held, the guard sees no change, and the check (which
     # restores the same prefilled bytes) passes a graph that lacks z's kernel. The flip is
     # what turns this into an error.
-    monkeypatch.setattr(runner, "_flip_state_outputs", lambda *args: None)
+    monkeypatch.setattr(runner, "_flip_state_outputs", lambda *args, **options: None)
     result = _capture(BROKEN / "prefilled_side_stream.py")
     assert result.node_count == 1
     assert runner.check(result).ok
@@ -303,3 +303,24 @@ def test_a_state_of_more_allocations_than_one_launch_covers_is_checksummed_whole
     base[-1] = 0
     base[0] = 1  # and the first, read by the first launch
     assert snap.changed() == ["state['parts'][0]"]
+
+
+def test_a_device_that_cannot_map_host_memory_is_checksummed_through_copies(
+        cupy, stream, monkeypatch):
+    # Where a device cannot read and write pinned host memory in place, the table goes to
+    # the device by a copy and the sums come back by one; the verdicts must not change.
+    from accelgraph_cli.cuda import snapshot as sm
+
+    device = cupy.cuda.runtime.getDevice()
+    function, _ = sm._for_device(device)
+    monkeypatch.setitem(sm._DEVICES, device, (function, False))
+    a = cupy.arange(1 << 20, dtype=cupy.float32)
+    b = cupy.zeros(77, dtype=cupy.uint8)
+    snap = sm.StateSnapshot.take(find_arrays({"a": a, "b": b}, sm.is_device_array), stream)
+    assert snap._device_table is not None and snap._blocks > 1
+    assert snap.changed() == []
+    a[123456] += 1  # in a block other than the first
+    assert snap.changed() == ["state['a']"]
+    a[123456] -= 1
+    b[76] = 3  # the byte after the last whole word
+    assert snap.changed() == ["state['b']"]
