@@ -63,10 +63,37 @@ def speedup(eager: Timing, graph: Timing) -> float:
     return round(eager.gpu_us.median / g, 4) if g else 0.0
 
 
+def round_orders(n: int) -> list[list[int]]:
+    """Orders in which to run ``n`` workloads, one a round, cycled over the rounds: a
+    Williams design, in which each workload comes right after each other one equally often
+    and never right after itself within a round (for two: a, b, then b, a).
+
+    What ran just before a round affects it (a GPU-bound round leaves the host idle and its
+    caches cold for the next; a host-bound one does not), so that must fall on every
+    workload alike. Mirrored rounds (a, b, c, d, then d, c, b, a) do not do that for more
+    than two: there d always follows c or itself, and b always follows a or c. On an H100,
+    one eager step timed as two of four mirrored workloads gave ratios of 0.83 to 1.18
+    between runs of the same code; in this order, 1.01 and 1.02 (bench/HISTORY.md).
+    """
+    if n < 2:
+        return [list(range(n))]
+    first, low, high = [0], 1, n - 1
+    while low <= high:  # 0, 1, n-1, 2, n-2, ...
+        first.append(low)
+        low += 1
+        if low <= high:
+            first.append(high)
+            high -= 1
+    rows = [[(k + i) % n for k in first] for i in range(n)]
+    if n % 2:  # an odd count needs the reversed rows too, to balance who follows whom
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
 def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
                         on_round=None) -> dict[str, Timing]:
     """Time ``fn()`` of each workload (each enqueues work on ``stream``) per iteration, their
-    rounds interleaved (a, b, b, a...).
+    rounds interleaved in the orders of :func:`round_orders` (for two: a, b, b, a, ...).
 
     The device time of a round is the time between CUDA events recorded before the first and
     after the last call, so it includes the gaps a launch-bound workload leaves on the GPU:
@@ -90,10 +117,12 @@ def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stre
     figures = {name: ([], [], []) for name in fns}
     total, done = rounds * len(fns), 0
     names = list(fns)
+    orders = round_orders(len(names))
     for r in range(rounds):
-        # a, b, c, then c, b, a: whatever follows what (a GPU-bound round leaves the host idle
-        # for the next one) falls on each workload alike
-        for name in names if r % 2 == 0 else reversed(names):
+        # whatever follows what (a GPU-bound round leaves the host idle for the next one)
+        # falls on each workload alike
+        for index in orders[r % len(orders)]:
+            name = names[index]
             fn = fns[name]
             gpu, host, wall = figures[name]
             start.record(stream)
