@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from accelgraph_cli import Graph  # noqa: E402
 from accelgraph_cli.cuda.device import device_name, require_cuda  # noqa: E402
+from accelgraph_cli.cuda.timing import round_orders  # noqa: E402
 from accelgraph_cli.run import protocol as runner  # noqa: E402
 from accelgraph_cli.run.scenario import load_scenario, parse_params  # noqa: E402
 
@@ -82,8 +83,10 @@ def interleaved(entries, iters, rounds, warmup):
     for _how, fn, run in entries:
         run(fn, warmup)
     values = {how: [] for how, _fn, _run in entries}
+    orders = round_orders(len(entries))  # each entry after each other one equally often
     for r in range(rounds):
-        for how, fn, run in entries if r % 2 == 0 else reversed(entries):  # a, b, b, a...
+        for index in orders[r % len(orders)]:
+            how, fn, run = entries[index]
             values[how].append(run(fn, iters))
     return [(how, (statistics.median(v), min(v), max(v))) for how, v in values.items()]
 

@@ -19,11 +19,19 @@ MIB = 1 << 20
 
 
 class _Stream:
-    ptr = 7
-
-    def __init__(self, log):
+    def __init__(self, log, current=None):
+        self.ptr = id(self)  # a stream handle of its own
         self.log = log
         self.done = False  # cudaStreamQuery: work still queued
+        self.current = current if current is not None else []
+
+    def __enter__(self):
+        self.current.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.current.pop()
+        return False
 
     def synchronize(self):
         self.log.append("stream sync")
@@ -37,6 +45,7 @@ def rig(monkeypatch):
     log: list = []
     kernel_error: list = []  # an exception the next checksum launch raises once queued
     launches: list = []  # (grid, table, regions in all, slot, first region, stream, function)
+    copies: list = []  # (destination, source, bytes, stream) of each copy
     pinned: list = []  # sizes of the pinned allocations made
     device = [0]
     maps = {0: True, 1: True}  # whether each device maps host memory
@@ -62,14 +71,18 @@ def rig(monkeypatch):
         pinned.append(nbytes)
         return bytearray(nbytes)
 
+    current = []  # the stream CuPy allocates on, when a stream context is entered
+
     def empty(words, dtype=None):  # the device table where host memory is not mapped
-        return types.SimpleNamespace(data=types.SimpleNamespace(ptr=0xD000), size=words)
+        return types.SimpleNamespace(data=types.SimpleNamespace(ptr=0xD000), size=words,
+                                     stream=current[-1] if current else None)
 
     runtime = types.SimpleNamespace(
         deviceSynchronize=lambda: log.append("device sync"),
         getDevice=lambda: device[0],
         deviceGetAttribute=lambda attr, dev: int(maps[dev]),
-        memcpyAsync=lambda dst, src, n, kind, stream: log.append(("copy", kind, n)),
+        memcpyAsync=lambda dst, src, n, kind, stream: (log.append(("copy", kind, n)),
+                                                       copies.append((dst, src, n, stream))),
     )
     cupy = types.SimpleNamespace(
         uint64=numpy.uint64, empty=empty,
@@ -87,11 +100,11 @@ def rig(monkeypatch):
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
 
     def take(**options):
-        return sm.StateSnapshot.take([], _Stream(log), **options)
+        return sm.StateSnapshot.take([], _Stream(log, current), **options)
 
     yield types.SimpleNamespace(log=log, kernel_error=kernel_error, launches=launches,
                                 pinned=pinned, regions=regions, take=take, device=device,
-                                maps=maps)
+                                maps=maps, copies=copies, current=current)
     gc.collect()  # this test's snapshots die while its own lists are in place
     sm._checksum_kernel.cache_clear()
 
@@ -243,6 +256,13 @@ def test_a_device_that_cannot_map_host_memory_gets_the_table_and_sums_by_copies(
     assert snap.changed() == []
     assert rig.log == ["device sync", "checksum", ("copy", 2, 16 * n * blocks), "stream sync"]
     assert {launch[1] for launch in rig.launches} == {0xD000}  # the device's table
+    # the pointers and sizes to the table's start; both slots' sums back, after them; all
+    # on the snapshot's stream, which the device table was allocated on (so CuPy's pool
+    # hands its block on only in that stream's order)
+    on = snap.stream.ptr
+    assert rig.copies == [(0xD000, snap._address, 16 * n, on),
+                          (snap._address + 16 * n, 0xD000 + 16 * n, 16 * n * blocks, on)]
+    assert snap._device_table.stream is snap.stream
 
 
 def test_each_device_launches_its_own_function(rig):

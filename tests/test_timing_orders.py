@@ -26,6 +26,13 @@ def test_two_workloads_alternate_as_before_and_one_runs_alone():
     assert round_orders(1) == [[0]]
 
 
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7, 9])
+def test_across_the_rounds_boundaries_no_workload_follows_itself_either(n):
+    # the rounds run back to back, cycling through the orders: join two cycles
+    chain = [k for row in round_orders(n) * 2 for k in row]
+    assert not any(a == b for a, b in zip(chain, chain[1:]))
+
+
 def test_mirrored_rounds_would_not_be_balanced():
     # The order used before: a, b, c, d then d, c, b, a. Across the rounds' boundary the
     # last workload follows itself, and within them b only ever follows a or c.

@@ -222,7 +222,9 @@ def _give_back_table(table: tuple[Any, int]) -> None:
 
 
 def _unpark() -> None:
-    """Parked tables whose stream has finished go back to the free list (lock held)."""
+    """Parked tables whose stream has finished go back to the free list (lock held). Asks
+    each parked table's stream (cudaStreamQuery), so it runs where snapshots are taken,
+    outside any capture; a stream kept busy keeps its table parked."""
     waiting = []
     for stream, table in _PARKED:
         try:
@@ -273,7 +275,8 @@ class StateSnapshot:
             cupy = _cuda.require_cuda()
             self._function, maps = _for_device(cupy.cuda.runtime.getDevice())
             if not maps:  # the kernel's table on the device, copied to and from the host's
-                self._device_table = cupy.empty(words, dtype=cupy.uint64)
+                with stream:  # CuPy's pool then reuses its block only after this stream's work
+                    self._device_table = cupy.empty(words, dtype=cupy.uint64)
 
     @classmethod
     def take(cls, arrays: list[tuple[str, Any]], stream: Any, *,

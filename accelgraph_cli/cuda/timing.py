@@ -65,8 +65,10 @@ def speedup(eager: Timing, graph: Timing) -> float:
 
 def round_orders(n: int) -> list[list[int]]:
     """Orders in which to run ``n`` workloads, one a round, cycled over the rounds: a
-    Williams design, in which each workload comes right after each other one equally often
-    and never right after itself within a round (for two: a, b, then b, a).
+    Williams design, in which, within the rounds, each workload comes right after each other
+    one equally often and never right after itself (for two: a, b, then b, a). Across the
+    rounds' boundaries (the first of a round after the last of the one before) the pairs are
+    not balanced, but for three or more no workload follows itself there either.
 
     What ran just before a round affects it (a GPU-bound round leaves the host idle and its
     caches cold for the next; a host-bound one does not), so that must fall on every
@@ -86,8 +88,29 @@ def round_orders(n: int) -> list[list[int]]:
             high -= 1
     rows = [[(k + i) % n for k in first] for i in range(n)]
     if n % 2:  # an odd count needs the reversed rows too, to balance who follows whom
-        rows += [row[::-1] for row in rows]
+        rows = _chained(rows + [row[::-1] for row in rows])
     return rows
+
+
+def _chained(rows: list[list[int]]) -> list[list[int]]:
+    """``rows`` in an order in which no row starts with the workload the row before it
+    (cyclically) ends with: a depth-first search, from the first row (rows a reversed
+    Williams design adds would otherwise start with what the row before them ends with)."""
+    order, used = [0], {0}
+
+    def extend() -> bool:
+        if len(order) == len(rows):
+            return rows[order[-1]][-1] != rows[order[0]][0]
+        for i in range(len(rows)):
+            if i not in used and rows[i][0] != rows[order[-1]][-1]:
+                order.append(i)
+                used.add(i)
+                if extend():
+                    return True
+                used.discard(order.pop())
+        return False
+
+    return [rows[i] for i in order] if extend() else rows
 
 
 def measure_interleaved(fns: dict, *, iters: int, rounds: int, warmup: int, stream,
