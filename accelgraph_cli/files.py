@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -51,15 +52,32 @@ def check_output_folder(folder: str | os.PathLike) -> None:
 
 def check_output_file(path: str | os.PathLike) -> None:
     """Refuse, creating nothing, an output file that could not be written: an existing
-    folder of that name, a name too long for the file system, a folder that cannot be made."""
+    folder of that name, a name too long for the file system, a folder that cannot be made.
+    A device, pipe or socket is written in place (see :func:`atomic_output`), so it needs
+    only to be writable itself; a symbolic link is checked where it points."""
     absolute = Path(os.path.abspath(os.fspath(path)))
     try:
         _check_name_lengths(absolute)
         if absolute.is_dir():
             raise AccelgraphError(f"cannot write {path}: it is a folder; name a file")
+        if is_special_file(absolute):
+            if not os.access(absolute, os.W_OK):
+                raise AccelgraphError(f"cannot write {path}: permission denied")
+            return
+        absolute = Path(os.path.realpath(absolute))  # a link's target is what gets replaced
     except OSError as exc:
         raise write_error(path, exc) from None
     check_output_folder(absolute.parent)
+
+
+def is_special_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` (through any symbolic links) is an existing device, pipe or socket:
+    something written into, never replaced (``/dev/null``, ``/dev/stdout``, a named pipe)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _check_name_lengths(absolute: Path) -> None:
@@ -98,15 +116,29 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
     error it is removed. Whatever writes the file (Python, CUDA, Graphviz), a reader never
     sees half of it and a failure leaves nothing behind. The folder is created here, when a
     file is about to be written; an OSError (disk full, a folder in the way, a name too long)
-    becomes the one-line AccelgraphError of :func:`write_error`."""
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    becomes the one-line AccelgraphError of :func:`write_error`.
+
+    A symbolic link stays a link: the file it points to is replaced. A device, pipe or
+    socket (``/dev/null``, ``/dev/stdout``, a named pipe) cannot be replaced without
+    destroying it, and has no half to show: the writer is given ``path`` itself."""
+    if is_special_file(path):
+        try:
+            yield os.fspath(path)
+        except OSError as exc:
+            names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
+            if exc.errno not in _WRITE_ERRNOS and os.fspath(path) not in names:
+                raise  # neither the file nor a known write failure: a bug, reported as one
+            raise write_error(path, exc) from None
+        return
+    shown, path = path, os.path.realpath(os.fspath(path))  # through links: replace the target
+    directory = os.path.dirname(path)
     try:
         _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
         ensure_folder(directory)
         fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
         os.close(fd)
     except OSError as exc:
-        raise write_error(path, exc) from None
+        raise write_error(shown, exc) from None
     try:
         yield tmp
         # mkstemp makes the file private (0600); the result gets the mode any new file would
@@ -114,9 +146,9 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         os.replace(tmp, path)
     except OSError as exc:
         names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
-        if exc.errno not in _WRITE_ERRNOS and not names & {tmp, os.fspath(path)}:
+        if exc.errno not in _WRITE_ERRNOS and not names & {tmp, path, os.fspath(shown)}:
             raise  # neither the file nor a known write failure: a bug, reported as one
-        raise write_error(path, exc) from None
+        raise write_error(shown, exc) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -191,3 +191,78 @@ def test_two_graph_names_that_make_one_file_name_are_refused(tmp_path):
     with pytest.raises(AccelgraphError, match=r"'batch 8' and 'batch/8' would both be written to "
                                               r".*g_batch_8\.dot; use --graph NAME"):
         _dump_targets(str(tmp_path / "g.dot"), ["batch 8", "batch/8"])
+
+
+def test_an_output_that_is_a_symbolic_link_stays_one_and_its_target_is_written(cli, tmp_path):
+    target = tmp_path / "kept" / "model.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", link)
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(target.read_text())["format"] == "accelgraph-model"
+    assert _leftovers(tmp_path) == []
+
+
+def test_an_output_that_is_a_named_pipe_is_written_into_not_replaced(cli, tmp_path):
+    import os
+    import stat
+    import threading
+
+    pipe = tmp_path / "model.json"
+    os.mkfifo(pipe)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text()), daemon=True)
+    reader.start()
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", pipe)
+    reader.join(timeout=10)
+    assert code == 0, err
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # still the pipe
+    assert got and json.loads(got[0])["format"] == "accelgraph-model"
+    assert _leftovers(tmp_path) == []
+
+
+def _device(path, minor):
+    """A character device node of the memory driver (1, 3: like /dev/null; 1, 7: like
+    /dev/full) in a test folder, so a regression replaces that node, never /dev's own."""
+    import os
+    import stat
+
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+    except PermissionError:
+        pytest.skip("making a device node needs root (CI runs as root)")
+    return path
+
+
+@requires_no_gpu
+def test_a_device_is_written_into_and_a_full_one_is_a_one_line_error(cli, tmp_path):
+    # smoke writes its JUnit report without a GPU (exit 3: nothing ran); into the device it
+    # goes, and the device stays one (a rename onto it would have replaced it)
+    import os
+    import stat
+
+    null, full = _device(tmp_path / "null", 3), _device(tmp_path / "full", 7)
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--junit", null)
+    assert code == 3, err
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--junit", full)
+    assert code == 2 and f"cannot write {full}" in _one_line_error(err)
+    assert stat.S_ISCHR(os.stat(full).st_mode)
+    assert _leftovers(tmp_path) == []
+
+
+def test_a_device_or_pipe_output_needs_no_writable_folder(tmp_path, monkeypatch):
+    # /dev is not writable for most users; writing /dev/null needs only /dev/null itself
+    # (checked, never written, here)
+    import os
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    monkeypatch.setattr(files.os, "access", lambda path, mode: str(path) in ("/dev/null",
+                                                                              str(pipe)))
+    files.check_output_file("/dev/null")
+    files.check_output_file(pipe)
+    with pytest.raises(AccelgraphError, match="not writable"):
+        files.check_output_file(tmp_path / "plain.json")
