@@ -12,7 +12,7 @@ import json
 import sys
 
 import pytest
-from _paths import DUMPS
+from _paths import DUMPS, requires_no_gpu
 
 CHAIN = DUMPS / "chain_verbose.dot"
 NESTED = DUMPS / "conditional_verbose.dot"  # the conditional's body is CUDA graph 12
@@ -384,6 +384,8 @@ def test_each_graph_of_a_dump_gets_its_name_before_the_suffixes(out, name, expec
     (["diff", CHAIN, CHAIN, "--json", "--limit", "1"], "--limit shortens the lists in the terminal"),
     (["dump", "saxpy", "-o", "g.dot", "--no-render", "--limit", "5"],
      "--limit shortens the rendering in the terminal; --no-render renders nothing"),
+    (["show", CHAIN, "--focus", "3", "--limit", "2"],
+     "--limit shortens the listing of the whole graph; --focus draws one node's neighbourhood"),
 ], ids=lambda v: " ".join(map(str, v)) if isinstance(v, list) else "")
 def test_a_limit_that_nothing_would_use_is_refused(cli, args, words):
     code, out, err = cli(*args)
@@ -397,3 +399,23 @@ def test_show_json_refuses_limit_it_would_ignore(cli):
     assert "--limit shortens the listing in the terminal; --json prints the whole model" in err
     code, out, err = cli("show", CHAIN, "--json")  # the default limit is no objection
     assert code == 0 and json.loads(out)["nodes"]
+
+
+@pytest.mark.parametrize("given", [["--rtol", "0.1"], ["--atol", "1e-6"], ["--check-steps", "3"],
+                                   ["--rtol", "0", "--check-steps", "2"]])
+def test_replay_refuses_check_settings_with_no_check(cli, given):
+    # Refused before anything else (the scenario, the GPU), naming what was given, even
+    # where the value equals the default.
+    code, out, err = cli("replay", "saxpy", "--no-check", *given)
+    assert (code, out) == (2, ""), err
+    named = [arg for arg in given if arg.startswith("--")]
+    head = err.split(" set", 1)[0]
+    assert all(name in head for name in named) and "--no-check turns the check off" in err
+
+
+@requires_no_gpu
+def test_focus_without_a_limit_and_no_check_alone_are_no_objection(cli):
+    code, out, err = cli("show", CHAIN, "--focus", "3")
+    assert code == 0, err
+    code, out, err = cli("replay", "saxpy", "--no-check")
+    assert code == 3, err  # on to the GPU, which this machine lacks

@@ -530,6 +530,7 @@ def capture(
 
 @command(cls=_Command, short_help="Time graph replay against eager, and check it (GPU).")
 def replay(
+    ctx: typer.Context,
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
         "the last capture here."),
@@ -563,6 +564,13 @@ def replay(
     from ..render import run as render_run
     from ..run import protocol as runner
 
+    if not check:
+        unused = [f"--{name.replace('_', '-')}" for name in ("check_steps", "rtol", "atol")
+                  if _given(ctx, name)]
+        if unused:
+            raise AccelgraphError(f"{', '.join(unused)} set{'s' if len(unused) == 1 else ''} "
+                                  "how the check compares; --no-check turns the check off: use "
+                                  "one or the other")
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     if unroll > 1:
         _replay_unrolled(scen, values, pool, error_mode, unroll=unroll, iters=iters,
@@ -710,6 +718,10 @@ def show(
     if depth is not None and focus is None:
         raise AccelgraphError("--depth applies to --focus NODE; without --focus the whole graph "
                               "is drawn")
+    if focus is not None and _given(ctx, "limit"):
+        raise AccelgraphError("--limit shortens the listing of the whole graph; --focus draws "
+                              "one node's neighbourhood, with no listing: use one or the other "
+                              "(--depth sets how far the neighbourhood reaches)")
     out_format = _picture_format(out) if out is not None else None
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
         loaded = read_graph(file)
