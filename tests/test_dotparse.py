@@ -94,12 +94,30 @@ def test_json_snapshot_round_trips_through_a_file(tmp_path):
         ('{"nodes": []}', "snap.json: not an accelgraph model"),
         ("[1, 2]", "snap.json: not an accelgraph model"),
         ('{"format": "accelgraph-model",\n "version": 1,\n "nodes": [,]}', "snap.json:3: invalid JSON"),
+        # a .json file is read as JSON whatever it starts with: a scalar is no model, not
+        # "no DOT graph"
+        ("42", "snap.json: not an accelgraph model"),
+        ("null\n", "snap.json: not an accelgraph model"),
+        ('"digraph"', "snap.json: not an accelgraph model"),
+        ("digraph { a -> b }", "snap.json:1: invalid JSON"),
+        ('{"format": "accelgraph-model"}', 'snap.json: accelgraph model without a "version"'),
     ],
 )
 def test_json_of_the_wrong_shape(tmp_path, text, message):
     path = tmp_path / "snap.json"
     path.write_text(text)
     with pytest.raises(ModelLoadError, match=message):
+        load_model(path)
+    gzipped = tmp_path / "snap.json.gz"  # the name with .gz after it says the same
+    gzipped.write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(ModelLoadError, match=message.replace("snap.json", "snap.json.gz")):
+        load_model(gzipped)
+
+
+def test_a_scalar_in_a_file_not_named_json_is_still_no_dot_graph(tmp_path):
+    path = tmp_path / "snap.dot"
+    path.write_text("42\n")
+    with pytest.raises(DotParseError, match="not a DOT graph"):
         load_model(path)
 
 

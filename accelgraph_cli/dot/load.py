@@ -92,7 +92,7 @@ def model_from_text(text: str, filename: str) -> GraphModel:
     """The graph in decoded text: a JSON model, or DOT."""
     if not text or text.isspace():  # either format: say so whatever the file is named
         raise DotParseError(f"{filename}: empty file, not a DOT or JSON graph")
-    if _JSON_START.match(text):
+    if _JSON_START.match(text) or _named_json(filename):
         return _load_json(text, filename)
     from .parse import parse_dot  # here, not above: parse re-exports this module's names
 
@@ -110,6 +110,14 @@ def decode_text(data: bytes, filename: str = "<bytes>") -> str:
         raise DotParseError(
             f"{filename}:{line}: not UTF-8 text (byte 0x{data[problem.start]:02x}); not a DOT or JSON graph"
         ) from None
+
+
+def _named_json(filename: str) -> bool:
+    """Whether the file's name says JSON (``.json``, ``.json.gz``): its content is then read
+    as JSON whatever it starts with, so ``42`` or ``null`` is "not an accelgraph model", not
+    "not a DOT graph"."""
+    name = filename.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")
 
 
 def _load_json(text: str, filename: str) -> GraphModel:

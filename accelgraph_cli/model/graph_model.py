@@ -380,6 +380,9 @@ class GraphModel:
                 f'{where}: not an accelgraph model (expected a JSON object with "format": "{JSON_FORMAT}")'
             )
         version = document.get("version")
+        if "version" not in document:
+            raise ModelLoadError(f'{where}: accelgraph model without a "version" (this '
+                                 f"accelgraph reads version {JSON_VERSION})")
         if version != JSON_VERSION:
             raise ModelLoadError(
                 f"{where}: accelgraph model version {version!r} is not supported "
