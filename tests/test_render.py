@@ -173,17 +173,39 @@ def test_listing_names_are_demangled_and_shortened():
 
 
 def test_listing_respects_narrow_width():
-    lines = text_of(render_listing(fork_join_model()), width=60).splitlines()
-    # The name column keeps its words; the launch column gives way (cut with "…").
+    lines = text_of(render_listing(fork_join_model()), width=50).splitlines()
+    # The name column keeps its words, and is never widened past them to a minimum it does
+    # not need (which once cut the launch column for nothing); the launch column gives way
+    # (cut with "…").
     assert lines == [
-        "level  node  ×  kind    name          launch / si…  after",
-        "    0  #0       kernel  init          <<<4, 256, …  —",
-        "    1  #1       kernel  left          <<<4, 256, …  #0",
-        "       #2       kernel  right         <<<(8,4,4),…  #0",
-        "    2  #3       memcpy                DtoH · 2.0 …  #2",
-        "    3  #4       kernel  join          <<<4, 256, …  #1, #3",
+        "level  node  ×  kind    name   launch / s…  after",
+        "    0  #0       kernel  init   <<<4, 256,…  —",
+        "    1  #1       kernel  left   <<<4, 256,…  #0",
+        "       #2       kernel  right  <<<(8,4,4)…  #0",
+        "    2  #3       memcpy         DtoH · 2.0…  #2",
+        "    3  #4       kernel  join   <<<4, 256,…  #1, #3",
     ]
-    assert max(len(line) for line in lines) <= 60
+    assert max(len(line) for line in lines) <= 50
+
+
+def test_a_narrow_listing_cuts_names_before_levels_and_repeat_counts():
+    from accelgraph_cli.dot.read import read_graph
+
+    model = read_graph(str(recorded("chain1k_verbose.dot"))).model
+    for width in (60, 54, 50):
+        lines = text_of(render_listing(model, limit=1), width=width).splitlines()
+        assert lines[1].split()[:3] == ["0–999", "#0…#999", "×"], (width, lines)
+        assert lines[1].split()[3] == "500", (width, lines)
+        assert max(len(line) for line in lines) <= width
+
+
+def test_the_more_rows_hint_is_a_line_of_its_own_that_no_column_cuts():
+    from accelgraph_cli.dot.read import read_graph
+
+    model = read_graph(str(recorded("forkjoin_wide_verbose.dot.gz"))).model
+    lines = text_of(render_listing(model, limit=3), width=80).splitlines()
+    assert len(lines) == 5 and lines[-1].startswith("… ") and lines[-1].endswith(
+        " more rows (--limit N)")
 
 
 def test_focus_draws_fork_and_join():

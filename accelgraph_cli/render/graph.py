@@ -239,11 +239,12 @@ def render_listing(model: GraphModel, limit: int | None = None):
     rows = _listing_rows(model, depth=0, with_graph=names_graphs(model))
     shown = list(rows if limit is None else islice(rows, max(limit, 0)))
     hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
+    more = None
     if hidden > 0:
-        # rows, not nodes (a row may stand for thousands), and how to see them
+        # rows, not nodes (a row may stand for thousands), and how to see them; a line of
+        # its own under the table, so no column's width cuts it short
         more = Text(f"… {hidden:,} more row{'s' if hidden != 1 else ''} (--limit N)", style="dim")
-        shown.append(("", "", "", "", more, "", ""))
-    return _Listing(shown)
+    return _Listing(shown, more)
 
 
 def _listing_row_count(model: GraphModel) -> int:
@@ -264,8 +265,9 @@ _HEADERS = ("level", "node", "×", "kind", "name", "launch / size", "after")
 class _Listing:
     """The listing table, sized when the console says how wide it is."""
 
-    def __init__(self, rows: list[tuple]):
+    def __init__(self, rows: list[tuple], more: Text | None = None):
         self.rows = rows
+        self.more = more  # the "… N more rows" line under the table, if rows were left out
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         natural = [
@@ -280,12 +282,15 @@ class _Listing:
         ]
         widths = list(natural)
         budget = options.max_width - 2 * (len(widths) - 1)  # padding: two spaces between
-        # Give way in this order, down to these minimum widths.
-        for column, minimum in ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6)):
+        # Give way in this order, down to these minimum widths (a column already narrower
+        # stays as it is), the names and parents further in a second round, so that the
+        # level and the repeat count, numbers a cut would falsify, are cut last.
+        for column, minimum in ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8),
+                                (4, 4), (6, 4)):
             excess = sum(widths) - budget
             if excess <= 0:
                 break
-            widths[column] = max(minimum, widths[column] - excess)
+            widths[column] = max(min(minimum, widths[column]), widths[column] - excess)
         table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1), header_style="bold")
         for c, header in enumerate(_HEADERS):
             table.add_column(
@@ -300,6 +305,8 @@ class _Listing:
             table.add_row(*(cell.fitted(widths[c]) if isinstance(cell, (_BlockName, _Parents))
                             else cell for c, cell in enumerate(row)))
         yield table
+        if self.more is not None:
+            yield self.more
 
 
 class _Parents(Text):
