@@ -237,3 +237,39 @@ def test_only_large_drawings_are_announced_as_slow():
     assert slow_drawing_warning(load_model(recorded("chain1k_verbose.dot")), "x") == ""
     assert SLOW_DRAWING_NODES < 10_000
     assert "10,000 nodes" in slow_drawing_warning(load_model(recorded("chain10k_basic.dot")), "x")
+
+
+def test_control_characters_from_a_dump_or_a_file_name_never_reach_the_terminal(cli, tmp_path):
+    # A dump from someone else must not retitle (OSC 0), recolour or ring the terminal it is
+    # shown in: the characters are dropped as the text goes out, and the drawing stays
+    # aligned (they had no width in the layout).
+    dump = tmp_path / "esc.dot"
+    dump.write_text('digraph { "a\x1b]0;pwned\x07b" -> "c\x1b[31mred" }')
+    code, out, err = cli("show", dump)
+    assert code == 0, err
+    assert not any(ch in out + err for ch in "\x1b\x07\x9b")
+    assert "a]0;pwnedb" in out and "c[31mred" in out
+    lines = out.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("┌"))
+    box = lines[top:top + 4]  # the first node's box: border, two lines of text, border
+    assert "a]0;pwnedb" in box[1] and len({len(line.rstrip()) for line in box}) == 1, box
+    named = tmp_path / "x\x1b[31my.dot"
+    named.write_text('digraph { a -> b }')
+    code, out, err = cli("show", named)
+    assert code == 0 and "\x1b" not in err and "x[31my.dot" in err  # the generic-DOT note
+    code, out, err = cli("show", tmp_path / "gone\x1b]0;t\x07.dot")
+    assert code == 2 and "\x1b" not in err and "\x07" not in err
+
+
+def test_the_consoles_own_styles_still_pass():
+    import io
+
+    from rich.text import Text
+
+    from accelgraph_cli.cli.app import _PrintableConsole
+
+    buffer = io.StringIO()
+    console = _PrintableConsole(file=buffer, force_terminal=True, color_system="standard")
+    console.print(Text("a\x1b]0;x\x07b", style="red"))
+    printed = buffer.getvalue()
+    assert "\x1b[31m" in printed and "a]0;xb" in printed and "\x1b]0" not in printed

@@ -29,6 +29,7 @@ from .. import __version__
 from ..enums import CaptureErrorMode, ExitCode, PoolKind
 from ..errors import AccelgraphError
 from ..gcpause import cyclic_gc_paused
+from ..render.text import CONTROL
 
 
 class _Command(TyperCommand):
@@ -129,8 +130,22 @@ def _drop_pending(stream) -> None:
         stream.flush()
 
 
+class _PrintableConsole(Console):
+    """A console that prints no control character that came from the data (a node's name,
+    a label, a file name): a dump from someone else must not retitle, recolour or write to
+    the clipboard of the terminal it is shown in. They are dropped as the text goes out,
+    after the layout, which gave them no width; rich's own control codes (styles, cursor
+    moves of a progress display) are not in the text and pass."""
+
+    def _render_buffer(self, buffer) -> str:
+        return super()._render_buffer(
+            segment if segment.control or not CONTROL.search(segment.text)
+            else segment._replace(text=CONTROL.sub("", segment.text))
+            for segment in buffer)
+
+
 # markup=False: a file named "[red]x.dot" prints as itself, and "[/]" cannot crash a print.
-err_console = Console(file=_StderrFile(), highlight=False, markup=False)
+err_console = _PrintableConsole(file=_StderrFile(), highlight=False, markup=False)
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
@@ -147,7 +162,7 @@ class StdoutClosed(BaseException):
     with ExitCode.STDOUT_CLOSED, its ``finally`` clauses (temporary files) run on the way."""
 
 
-class _StdoutConsole(Console):
+class _StdoutConsole(_PrintableConsole):
     def on_broken_pipe(self) -> None:  # rich's own exits with 1, which reads as a verdict
         self.quiet = True
         raise StdoutClosed

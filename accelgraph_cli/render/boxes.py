@@ -22,6 +22,8 @@ from collections.abc import Callable, Hashable, Sequence
 
 from rich.text import Text
 
+from .text import printable
+
 GAP = 2  # columns between boxes of a layer
 
 Lines = list[tuple[str, str]]  # (text, style)
@@ -32,7 +34,9 @@ class Box:
 
     def __init__(self, key: Hashable, lines: Lines, focus: bool = False, lines_in: int = 0):
         self.key = key
-        self.lines = lines
+        # as printed (control characters dropped), so the border fits what shows
+        self.lines = [(printable(text), style) for text, style in lines]
+        lines = self.lines
         self.focus = focus
         self.dummy = not lines
         # Odd widths put the centre on a whole column, so lines between boxes stay straight.
