@@ -160,9 +160,20 @@ def test_scenario_info_reads_expect_empty_and_imports(tmp_path):
     assert info.imports == frozenset({"cupy", "torch", "numpy"})
     info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = True\n"))
     assert info.expects_empty("step") and info.expects_empty("other")
-    info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = ['a', 'b']\n"))
-    assert info.expect_empty == ("a", "b")
-    assert info.expects_empty("a") and not info.expects_empty("step")
+    info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = ['step']\n"))
+    assert info.expect_empty == ("step",) and info.expects_empty("step")
+    info = inspect_scenario(_scenario(tmp_path, "EXPECT_EMPTY = []\n"))
+    assert info.expect_empty == () and not info.expects_empty("step")
+
+
+def test_a_step_file_naming_another_graph_in_expect_empty_is_refused(tmp_path):
+    # A step(state) file has one graph, 'step': any other name is a typo that would leave
+    # the empty-graph guard on where the author meant it off (or the other way round).
+    path = _scenario(tmp_path, "EXPECT_EMPTY = ['step', 'stpe']\n")
+    with pytest.raises(ScenarioError) as info:
+        inspect_scenario(path)
+    assert str(info.value).startswith(f"{path}:10: EXPECT_EMPTY names 'stpe', but a scenario "
+                                      "with step(state) has one graph, 'step'")
 
 
 @pytest.mark.parametrize("value", ["'yes'", "1", "[1, 2]", "flag"])

@@ -121,3 +121,15 @@ def test_a_pool_kind_is_taken_from_anything_that_names_one_and_shared_is_refused
     for kind in ("shared", PoolKind.SHARED, Spelled("shared"), "Private", 3, None, ["private"]):
         with pytest.raises(ValueError, match="'private' or 'async'"):
             GraphPool((0, 4), kind)
+
+
+def test_an_async_pool_is_refused_for_a_torch_scenario_whether_file_or_option_says_it(
+        cli, tmp_path):
+    path = tmp_path / "t.py"
+    path.write_text('"""t"""\nimport torch\n\ndef setup():\n    return {}\n\n'
+                    "def step(state):\n    pass\n")
+    with pytest.raises(AccelgraphError, match="--pool async is CuPy's stream-ordered"):
+        resolve_options(inspect_scenario(path), "async", None)
+    assert resolve_options(inspect_scenario(path), "shared", None)[0] is PoolKind.SHARED
+    code, out, err = cli("capture", path, "--pool", "async")  # before any GPU work
+    assert code == 2 and "use private or shared" in err

@@ -279,7 +279,9 @@ def test_the_summary_is_the_first_non_blank_line_of_the_docstring(tmp_path):
     ("[]", ()),
 ])
 def test_expect_empty_values(tmp_path, value, expected):
-    path = write(tmp_path, f"EXPECT_EMPTY = {value}\n" + TAIL)
+    # graph names are a steps(state) file's keys (a step(state) file has one graph, 'step')
+    tail = TAIL.replace("def step(state)", "def steps(state)")
+    path = write(tmp_path, f"EXPECT_EMPTY = {value}\n" + tail)
     info = inspect_scenario(path)
     assert info.expect_empty == expected
     assert type(info.expect_empty) is type(expected)

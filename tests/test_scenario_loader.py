@@ -584,3 +584,33 @@ def test_outputs_must_be_a_dict_of_arrays(tmp_path, returned, problem):
     scenario = load_scenario(path)
     error = expect_error(lambda: scenario.outputs({}), path, 8)
     assert str(error) == f"{path}:8: {problem}"
+
+
+def test_a_byte_order_mark_is_python_and_so_is_a_scenario(tmp_path):
+    # Some editors save UTF-8 with a BOM; Python (py_compile) accepts it, so must we.
+    path = tmp_path / "bom.py"
+    path.write_bytes(b'\xef\xbb\xbf"""With a BOM."""\r\nimport cupy\r\n\r\n'
+                     b"def setup():\r\n    return {}\r\n\r\ndef step(state):\r\n    pass\r\n")
+    info = inspect_scenario(path)
+    assert info.summary == "With a BOM." and not info.multi_graph
+
+
+@pytest.mark.parametrize("binding, name", [("step = None", "step"), ("setup = 5", "setup"),
+                                           ("outputs = 'y'", "outputs")])
+def test_a_contract_name_bound_to_a_constant_is_refused(tmp_path, binding, name):
+    body = {"setup": "def setup():\n    return {}\n", "step": "def step(state):\n    pass\n",
+            "outputs": ""}
+    body[name] = binding + "\n"
+    path = tmp_path / "const.py"
+    path.write_text('"""Doc."""\n' + "".join(body.values()))
+    with pytest.raises(ScenarioError, match=f"const.py:\\d+: {name} is bound to .*, not a "
+                       f"function; define it with def {name}"):
+        inspect_scenario(path)
+
+
+def test_a_positional_only_setup_parameter_named_in_params_says_so(tmp_path):
+    path = tmp_path / "posonly.py"
+    path.write_text('"""Doc."""\nPARAMS = {"n": 4}\n\ndef setup(n, /, *args):\n    return {}\n\n'
+                    "def step(state):\n    pass\n")
+    with pytest.raises(ScenarioError, match="setup\\(\\) parameter 'n' is positional-only"):
+        inspect_scenario(path)

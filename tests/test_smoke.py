@@ -143,3 +143,21 @@ def test_smoke_list_says_where_a_missing_summary_goes(cli, tmp_path):
     code, out, err = cli("smoke", "--list", tmp_path / "bare.py")
     assert code == 0, err
     assert "(no summary: the first line of the file's docstring is its summary)" in out
+
+
+@pytest.mark.parametrize("given", [["--junit", "l.xml"], ["--baseline", "b"],
+                                   ["--update-baseline"], ["-n", "5"], ["--rounds", "2"]])
+def test_smoke_list_refuses_the_options_of_a_run(cli, tmp_path, given):
+    code, out, err = cli("smoke", "--list", *given)
+    assert (code, out) == (2, ""), err
+    assert "--list only lists the scenarios" in err and "would be ignored" in err
+    assert list(tmp_path.iterdir()) == []  # no report, no folder
+
+
+def test_one_file_named_two_ways_is_one_scenario(cli, tmp_path):
+    import shutil
+
+    shutil.copy(SCENARIOS / "saxpy.py", tmp_path / "mine.py")
+    code, out, err = cli("smoke", "--list", "--json", "mine.py", str(tmp_path / "mine.py"))
+    assert code == 0, err
+    assert [entry["name"] for entry in json.loads(out)] == ["mine"]

@@ -1042,6 +1042,7 @@ def _list_smoke(paths, json_out: bool) -> None:
 
 @command(cls=_Command, short_help="Capture, replay and check every scenario: CI (GPU).")
 def smoke(
+    ctx: typer.Context,
     paths: list[str] = typer.Argument(None, metavar="PATHS",
         help="Scenario files, folders or bundled scenario "
         "names (default: every bundled scenario)."),
@@ -1073,6 +1074,15 @@ def smoke(
     from ..render import run as render_run
     from ..run import smoke as smoke_mod
 
+    if list_only:
+        unused = [option for option, name in (("--iters", "iters"), ("--rounds", "rounds"),
+                                              ("--junit", "junit"), ("--baseline", "baseline"),
+                                              ("--update-baseline", "update_baseline"))
+                  if _given(ctx, name)]
+        if unused:
+            raise AccelgraphError(f"--list only lists the scenarios (with --json, as JSON): "
+                                  f"{', '.join(unused)} would be ignored; drop "
+                                  f"{'it' if len(unused) == 1 else 'them'} or --list")
     files = smoke_mod.discover(paths)
     if list_only:
         _list_smoke(files, json_out)

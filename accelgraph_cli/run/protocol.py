@@ -37,6 +37,7 @@ from ..cuda.snapshot import (
     state_regions,
 )
 from ..cuda.timing import Timing, measure_interleaved, speedup
+from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
@@ -155,6 +156,11 @@ def resolve_options(info, pool: PoolKind | str | None,
             "--error-mode")
     except ValueError as exc:
         raise AccelgraphError(str(exc)) from None
+    if pool is PoolKind.ASYNC and getattr(info, "backend", None) is BackendChoice.TORCH:
+        # as the scenario's own POOL = "async" is refused (run.scenario.inspect_scenario)
+        raise AccelgraphError("--pool async is CuPy's stream-ordered allocator; a torch "
+                              "scenario's graphs allocate from torch's caching allocator: use "
+                              "private or shared")
     return pool, error_mode
 
 

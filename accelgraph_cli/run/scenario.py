@@ -161,6 +161,13 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
 
     _check_function_shapes(where, nodes, params)
     expect_empty = _parse_expect_empty(where, nodes.get("EXPECT_EMPTY"))
+    if isinstance(expect_empty, tuple) and has_step and set(expect_empty) - {"step"}:
+        line = definitions["EXPECT_EMPTY"]
+        unknown = ", ".join(repr(n) for n in expect_empty if n != "step")
+        raise ScenarioError(
+            f"{where}:{line}: EXPECT_EMPTY names {unknown}, but a scenario with step(state) has "
+            f"one graph, 'step' (graph names come from steps(state)'s keys): use True or "
+            f"['step']", path=where, line=line)
     imports = _imported_packages(tree)
     backend = _backend(where, nodes.get("BACKEND"), imports)
     if backend is Backend.TORCH and pool is PoolKind.ASYNC:
@@ -251,7 +258,7 @@ def _read_python(path: Path) -> ast.Module:
             path=where,
         )
     try:
-        source = path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark, as Python allows
     except UnicodeDecodeError as error:
         raise ScenarioError(
             f"{where}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
@@ -415,6 +422,13 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
     """Catch signature mistakes that would otherwise surface as a TypeError on the GPU box."""
     for name in ("setup", "step", "steps", "outputs"):
         node = nodes.get(name)
+        value = getattr(node, "value", None) if isinstance(node, ast.Assign) else None
+        if isinstance(value, ast.Constant):  # step = None, setup = 5: never callable
+            raise ScenarioError(
+                f"{where}:{node.lineno}: {name} is bound to {value.value!r}, not a function; "
+                f"define it with def {name}(...)",
+                path=where, line=node.lineno,
+            )
         if isinstance(node, ast.AsyncFunctionDef):
             raise ScenarioError(
                 f"{where}:{node.lineno}: {name}() is async; make it a plain def "
@@ -440,6 +454,12 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
     if not isinstance(setup, ast.FunctionDef):
         return  # bound by assignment or import: checked when it is called
     args = setup.args
+    for arg in args.posonlyargs:  # first: PARAMS naming it would otherwise hide why
+        raise ScenarioError(
+            f"{where}:{setup.lineno}: setup() parameter {arg.arg!r} is positional-only; "
+            f"setup is called with keywords (setup(**params)), so remove the '/'",
+            path=where, line=setup.lineno,
+        )
     keyword_names = [a.arg for a in args.args + args.kwonlyargs]
     if args.kwarg is None:
         for key in params:
@@ -456,12 +476,6 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
     required += [
         a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None
     ]
-    for arg in args.posonlyargs:
-        raise ScenarioError(
-            f"{where}:{setup.lineno}: setup() parameter {arg.arg!r} is positional-only; "
-            f"setup is called with keywords (setup(**params)), so remove the '/'",
-            path=where, line=setup.lineno,
-        )
     for name in required:
         if name not in params:
             raise ScenarioError(
@@ -605,7 +619,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     """
     info = inspect_scenario(path)
     where = str(info.path)
-    source = info.path.read_text(encoding="utf-8")
+    source = info.path.read_text(encoding="utf-8-sig")
     folder = str(info.path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)

@@ -75,8 +75,11 @@ def discover(paths: list[str] | None) -> list[Path]:
             raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
                                   f"that name; bundled: {', '.join(bundled_names())}")
     unique: list[Path] = []
+    seen: set[Path] = set()
     for p in found:
-        if p not in unique:
+        key = p.resolve()  # one file named two ways (relative and absolute) runs once
+        if key not in seen:
+            seen.add(key)
             unique.append(p)
     return unique
 
