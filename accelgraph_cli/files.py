@@ -61,18 +61,71 @@ def check_output_file(path: str | os.PathLike) -> None:
         if absolute.is_dir():
             raise AccelgraphError(f"cannot write {path}: it is a folder; name a file")
         if is_special_file(absolute):
+            if _is_socket(absolute):
+                raise AccelgraphError(f"cannot write {path}: it is a socket; name a file, a "
+                                      "device or a named pipe")
             if not os.access(absolute, os.W_OK):
                 raise AccelgraphError(f"cannot write {path}: permission denied")
             return
-        absolute = Path(os.path.realpath(absolute))  # a link's target is what gets replaced
+        absolute = Path(_link_target(absolute, path))  # a link's target is what gets replaced
     except OSError as exc:
         raise write_error(path, exc) from None
     check_output_folder(absolute.parent)
 
 
+#: Paths that name an open descriptor of the process (``/dev/stdout`` links to
+#: ``/proc/self/fd/1``): whatever file is behind it, the shell opened it (``>> log``), and it
+#: is written through, never replaced.
+_DESCRIPTORS = ("/proc/", "/dev/fd/")
+_STANDARD = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+
+def _through_descriptor(path: str | os.PathLike) -> bool:
+    """Whether ``path``, or a symbolic link on the way from it to a file, names a descriptor."""
+    current = os.path.abspath(os.fspath(path))
+    for _ in range(40):  # the kernel's own limit on links followed
+        if current.startswith(_DESCRIPTORS) or current in _STANDARD:
+            return True
+        try:
+            target = os.readlink(current)
+        except (OSError, ValueError):
+            return False
+        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
+    return False
+
+
+def _is_socket(path) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _link_target(path, shown) -> str:
+    """The file a symbolic link ``path`` leads to (``path`` itself when it is no link), to be
+    replaced in its place; AccelgraphError for a loop of links, or a link into a folder that
+    does not exist (which the shell would not create either)."""
+    if not os.path.islink(path):
+        return os.path.realpath(path)
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        target = os.path.realpath(path)
+        if not os.path.isdir(os.path.dirname(target)):
+            raise AccelgraphError(f"cannot write {shown}: it links to {target}, in a folder "
+                                  "that does not exist") from None
+        return target
+    except OSError as exc:  # ELOOP: links that lead back to themselves
+        raise write_error(shown, exc) from None
+    return os.path.realpath(path)
+
+
 def is_special_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` (through any symbolic links) is an existing device, pipe or socket:
-    something written into, never replaced (``/dev/null``, ``/dev/stdout``, a named pipe)."""
+    """Whether ``path`` is written into, never replaced: an existing device, pipe or socket
+    (through any symbolic links: ``/dev/null``, a named pipe), or an open descriptor
+    (``/dev/stdout``, ``/dev/fd/3``), whatever is behind it (a ``>> log`` file too)."""
+    if _through_descriptor(path):
+        return True
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -130,7 +183,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
                 raise  # neither the file nor a known write failure: a bug, reported as one
             raise write_error(path, exc) from None
         return
-    shown, path = path, os.path.realpath(os.fspath(path))  # through links: replace the target
+    shown, path = path, _link_target(os.fspath(path), path)  # a link: replace its target
     directory = os.path.dirname(path)
     try:
         _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
@@ -160,9 +213,12 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file."""
+    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file.
+    Into a device, pipe or descriptor (see :func:`is_special_file`), appended: what the shell
+    opened with ``>> log`` keeps what it held, and what was printed there before."""
     path = Path(path)
-    with atomic_output(path) as tmp, open(tmp, "wb") as fh:
+    mode = "ab" if is_special_file(path) else "wb"
+    with atomic_output(path) as tmp, open(tmp, mode) as fh:
         fh.write(data)
     return path
 

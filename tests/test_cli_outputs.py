@@ -266,3 +266,79 @@ def test_a_device_or_pipe_output_needs_no_writable_folder(tmp_path, monkeypatch)
     files.check_output_file(pipe)
     with pytest.raises(AccelgraphError, match="not writable"):
         files.check_output_file(tmp_path / "plain.json")
+
+
+def test_a_loop_of_links_or_a_link_into_no_folder_is_refused_and_left_as_it_is(cli, tmp_path):
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one.symlink_to(two)
+    two.symlink_to(one)
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", one)
+    assert code == 2 and f"cannot write {one}" in _one_line_error(err)
+    assert one.is_symlink() and two.is_symlink()
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "nowhere" / "deep" / "x.json")
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", dangling)
+    line = _one_line_error(err)
+    assert code == 2 and "in a folder that does not exist" in line and f"{dangling}:" in line
+    assert not (tmp_path / "nowhere").exists() and dangling.is_symlink()
+
+
+def test_a_link_to_an_unwritable_folder_is_checked_where_it_points(tmp_path, read_only):
+    # the file replaced is the target, so the target's folder must be writable, not the link's
+    (tmp_path / "locked").mkdir()
+    read_only.append(tmp_path / "locked")
+    link = tmp_path / "out.json"
+    link.symlink_to(tmp_path / "locked" / "model.json")
+    with pytest.raises(AccelgraphError, match="not writable"):
+        files.check_output_file(link)
+    files.check_output_file(tmp_path / "plain.json")
+
+
+def test_a_socket_is_refused_before_any_work(tmp_path):
+    import socket
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    try:
+        with pytest.raises(AccelgraphError, match="it is a socket"):
+            files.check_output_file(path)
+    finally:
+        server.close()
+
+
+def test_an_unwritable_device_is_refused_before_any_work(tmp_path, monkeypatch):
+    import os
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    monkeypatch.setattr(files.os, "access", lambda path, mode: False)
+    with pytest.raises(AccelgraphError, match=f"cannot write {pipe}: permission denied"):
+        files.check_output_file(pipe)
+
+
+@requires_no_gpu
+def test_junit_to_dev_stdout_appends_to_what_the_shell_opened(tmp_path):
+    # `smoke --junit /dev/stdout >> log`: /dev/stdout leads to log itself, a regular file;
+    # it must be written through (appended), not replaced by a new file (which lost what log
+    # held) nor, as root, have /dev/stdout itself replaced
+    import os
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    log = tmp_path / "log.txt"
+    log.write_text("existing\n")
+    # a link of the test's own to the descriptor, as /dev/stdout is one: a regression can
+    # then only ever replace this link, never /dev/stdout
+    stdout_link = tmp_path / "stdout"
+    stdout_link.symlink_to("/proc/self/fd/1")
+    with open(log, "a") as stdout:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
+                               "--junit", stdout_link], cwd=tmp_path, stdout=stdout,
+                              stderr=subprocess.PIPE, text=True, timeout=120, env=child_env())
+    assert proc.returncode == 3, proc.stderr
+    text = log.read_text()
+    assert text.startswith("existing\n<?xml") and "</testsuite>" in text
+    assert os.path.islink(stdout_link)

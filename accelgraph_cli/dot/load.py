@@ -21,6 +21,8 @@ _SNIFF_BYTES = 64 * 1024
 # A JSON document's first character (after what lstrip("\ufeff \t\r\n") would drop), found
 # without copying the text.
 _JSON_START = re.compile(r"[\ufeff \t\r\n]*[{\[]")
+# A DOT graph's first word, as a hint for a DOT file named .json.
+_DOT_START = re.compile(r"[\ufeff \t\r\n]*(?:strict\s+)?(?:di)?graph\b", re.IGNORECASE)
 
 
 
@@ -127,7 +129,9 @@ def _load_json(text: str, filename: str) -> GraphModel:
         # msg alone can end in "starting at": the position is in lineno and colno
         where = f"line {problem.lineno}, column {problem.colno}"
         reason = f"{problem.msg} {where}" if problem.msg.endswith(" at") else f"{problem.msg} at {where}"
-        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {reason}") from None
+        hint = ("; it looks like DOT: name it .dot (a .json file is read as JSON)"
+                if _DOT_START.match(text) else "")
+        raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {reason}{hint}") from None
     except RecursionError:
         raise ModelLoadError(f"{filename}: invalid JSON: nested too deeply") from None
     return GraphModel.from_json(document, where=filename)

@@ -11,9 +11,12 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """``text`` without control characters: what the consoles print of it, for layouts that
-    count characters themselves (the box drawing) and must count the same."""
-    return CONTROL.sub("", text) if CONTROL.search(text) else text
+    """``text`` on one line, without control characters: what the consoles print of it (a
+    tab or a line break as a space), for layouts that count characters themselves (the box
+    drawing) and must count the same."""
+    if CONTROL.search(text):
+        text = CONTROL.sub("", text)
+    return text.replace("\t", " ").replace("\n", " ") if "\t" in text or "\n" in text else text
 
 
 def format_bytes(count: int) -> str:
