@@ -53,8 +53,9 @@ def check_output_folder(folder: str | os.PathLike) -> None:
 def check_output_file(path: str | os.PathLike) -> None:
     """Refuse, creating nothing, an output file that could not be written: an existing
     folder of that name, a name too long for the file system, a folder that cannot be made.
-    A device, pipe or socket is written in place (see :func:`atomic_output`), so it needs
-    only to be writable itself; a symbolic link is checked where it points."""
+    A device, a named pipe or an open descriptor is written into (see :func:`atomic_output`),
+    so it needs only to be writable itself; a socket is refused; a symbolic link is checked
+    where it points."""
     absolute = Path(os.path.abspath(os.fspath(path)))
     try:
         _check_name_lengths(absolute)
@@ -64,6 +65,8 @@ def check_output_file(path: str | os.PathLike) -> None:
             if _is_socket(absolute):
                 raise AccelgraphError(f"cannot write {path}: it is a socket; name a file, a "
                                       "device or a named pipe")
+            if not os.path.exists(absolute):  # /dev/fd/9 with no descriptor 9, or >&-
+                raise AccelgraphError(f"cannot write {path}: no such descriptor is open")
             if not os.access(absolute, os.W_OK):
                 raise AccelgraphError(f"cannot write {path}: permission denied")
             return
@@ -73,25 +76,33 @@ def check_output_file(path: str | os.PathLike) -> None:
     check_output_folder(absolute.parent)
 
 
-#: Paths that name an open descriptor of the process (``/dev/stdout`` links to
-#: ``/proc/self/fd/1``): whatever file is behind it, the shell opened it (``>> log``), and it
-#: is written through, never replaced.
-_DESCRIPTORS = ("/proc/", "/dev/fd/")
-_STANDARD = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+#: Paths that name an open descriptor (``/dev/stdout`` links to ``/proc/self/fd/1``):
+#: whatever file is behind it, the shell opened it (``> log``, ``>> log``), and it is written
+#: through, never replaced. Group 1: the process (self, thread-self or a number); group 2:
+#: the descriptor.
+_DESCRIPTOR = re.compile(r"/proc/(self|thread-self|\d+)(?:/task/\d+)?/fd/(\d+)|/dev/fd/(\d+)")
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
-def _through_descriptor(path: str | os.PathLike) -> bool:
-    """Whether ``path``, or a symbolic link on the way from it to a file, names a descriptor."""
+def _descriptor_of(path: str | os.PathLike) -> int | None:
+    """The descriptor ``path`` names, or a symbolic link on the way from it to a file names:
+    its number when it is one of this process's, -1 for another process's; None for a path
+    that names none."""
     current = os.path.abspath(os.fspath(path))
     for _ in range(40):  # the kernel's own limit on links followed
-        if current.startswith(_DESCRIPTORS) or current in _STANDARD:
-            return True
+        if current in _STANDARD:
+            return _STANDARD[current]
+        match = _DESCRIPTOR.fullmatch(current)
+        if match is not None:
+            owner, number = match.group(1), match.group(2) or match.group(3)
+            mine = owner in (None, "self", "thread-self") or owner == str(os.getpid())
+            return int(number) if mine else -1
         try:
             target = os.readlink(current)
         except (OSError, ValueError):
-            return False
+            return None
         current = os.path.normpath(os.path.join(os.path.dirname(current), target))
-    return False
+    return None
 
 
 def _is_socket(path) -> bool:
@@ -121,10 +132,11 @@ def _link_target(path, shown) -> str:
 
 
 def is_special_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is written into, never replaced: an existing device, pipe or socket
-    (through any symbolic links: ``/dev/null``, a named pipe), or an open descriptor
-    (``/dev/stdout``, ``/dev/fd/3``), whatever is behind it (a ``>> log`` file too)."""
-    if _through_descriptor(path):
+    """Whether ``path`` is written into, never replaced: an existing device or named pipe
+    (through any symbolic links: ``/dev/null``, a FIFO; a socket too, which
+    :func:`check_output_file` refuses), or an open descriptor (``/dev/stdout``,
+    ``/dev/fd/3``), whatever is behind it (a ``> log`` file too)."""
+    if _descriptor_of(path) is not None:
         return True
     try:
         mode = os.stat(path).st_mode
@@ -171,17 +183,25 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
     file is about to be written; an OSError (disk full, a folder in the way, a name too long)
     becomes the one-line AccelgraphError of :func:`write_error`.
 
-    A symbolic link stays a link: the file it points to is replaced. A device, pipe or
-    socket (``/dev/null``, ``/dev/stdout``, a named pipe) cannot be replaced without
-    destroying it, and has no half to show: the writer is given ``path`` itself."""
+    A symbolic link stays a link: the file it points to is replaced. A device, a named pipe
+    or an open descriptor (``/dev/null``, a FIFO, ``/dev/stdout``) cannot be replaced without
+    destroying it: the writer writes a temporary file as ever, and its bytes are then poured
+    into the target (see :func:`_pour`), so every writer (CUDA and Graphviz open their path
+    with truncation) appends alike."""
     if is_special_file(path):
+        fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix)
+        os.close(fd)
         try:
-            yield os.fspath(path)
+            yield tmp
+            _pour(tmp, path)
         except OSError as exc:
             names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
-            if exc.errno not in _WRITE_ERRNOS and os.fspath(path) not in names:
+            if exc.errno not in _WRITE_ERRNOS and not names & {tmp, os.fspath(path)}:
                 raise  # neither the file nor a known write failure: a bug, reported as one
             raise write_error(path, exc) from None
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         return
     shown, path = path, _link_target(os.fspath(path), path)  # a link: replace its target
     directory = os.path.dirname(path)
@@ -213,14 +233,43 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file.
-    Into a device, pipe or descriptor (see :func:`is_special_file`), appended: what the shell
-    opened with ``>> log`` keeps what it held, and what was printed there before."""
+    """Write ``data`` to ``path`` through a temporary file and a rename: never half a file
+    (into a device, pipe or descriptor: see :func:`atomic_output`)."""
     path = Path(path)
-    mode = "ab" if is_special_file(path) else "wb"
-    with atomic_output(path) as tmp, open(tmp, mode) as fh:
+    with atomic_output(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
     return path
+
+
+def _pour(source: str, target: str | os.PathLike) -> None:
+    """Append the bytes of the file ``source`` to the device, pipe or descriptor ``target``.
+    One of this process's descriptors (``/dev/stdout``, ``/dev/fd/3``) is written through
+    that very descriptor, after what Python buffered for it: opened anew it would have an
+    offset of its own, and what is printed after it (a table under ``> log``) would write
+    over it. Anything else is opened for appending."""
+    import shutil
+    import sys
+
+    number = _descriptor_of(target)
+    with open(source, "rb") as data:
+        if number is not None and number >= 0:
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None and _fileno(stream) == number:
+                    stream.flush()
+            while chunk := data.read(1 << 16):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(number, view):]
+            return
+        with open(target, "ab") as out:
+            shutil.copyfileobj(data, out)
+
+
+def _fileno(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _umask() -> int:

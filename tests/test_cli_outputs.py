@@ -342,3 +342,46 @@ def test_junit_to_dev_stdout_appends_to_what_the_shell_opened(tmp_path):
     text = log.read_text()
     assert text.startswith("existing\n<?xml") and "</testsuite>" in text
     assert os.path.islink(stdout_link)
+
+
+@requires_no_gpu
+def test_a_report_to_stdout_under_a_fresh_redirect_is_not_written_over(tmp_path):
+    # `smoke --json --junit /dev/stdout > f`: the report goes through descriptor 1 itself,
+    # so the JSON printed after it follows it instead of writing over it (a second opening
+    # of the file would have had an offset of its own, at 0)
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    stdout_link = tmp_path / "stdout"
+    stdout_link.symlink_to("/proc/self/fd/1")
+    out = tmp_path / "f"
+    with open(out, "w") as stdout:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
+                               "--json", "--junit", stdout_link], cwd=tmp_path, stdout=stdout,
+                              stderr=subprocess.PIPE, text=True, timeout=120, env=child_env())
+    assert proc.returncode == 3, proc.stderr
+    text = out.read_text()
+    assert "</testsuite>" in text and '"rows"' in text
+    assert text.index("</testsuite>") < text.index('"rows"')
+
+
+def test_only_descriptor_paths_under_proc_are_descriptors(tmp_path):
+    import os
+
+    # a folder reached through /proc (the process's cwd) is an ordinary place to write
+    assert files._descriptor_of(f"/proc/self/cwd/{tmp_path.name}.json") is None
+    assert files._descriptor_of("/proc/self/fd/1") == 1
+    assert files._descriptor_of("/dev/fd/3") == 3
+    assert files._descriptor_of(f"/proc/{os.getpid()}/task/{os.getpid()}/fd/2") == 2
+    assert files._descriptor_of("/proc/1/fd/1") == -1  # another process's
+    assert files._descriptor_of("/dev/stderr") == 2
+    link = tmp_path / "err"
+    link.symlink_to("/dev/stderr")
+    assert files._descriptor_of(link) == 2 and files.is_special_file(link)
+
+
+def test_a_descriptor_that_is_not_open_says_so(tmp_path):
+    with pytest.raises(AccelgraphError, match="no such descriptor is open"):
+        files.check_output_file("/dev/fd/987")

@@ -578,3 +578,17 @@ def test_a_block_of_two_kinds_is_listed_with_both():
 def test_drawing_counts_a_run_of_two():
     model = GraphModel([kernel(0, "k"), kernel(1, "k")], [("graph_0_node_0", "graph_0_node_1")])
     assert text_of(render_graph(model)).splitlines()[1] == "│ #0…#1 kernel × 2  │"
+
+
+def test_a_tab_or_line_break_in_a_name_prints_as_a_space_and_keeps_the_box_closed():
+    from accelgraph_cli.model.graph_model import GraphModel, Node
+    from accelgraph_cli.render.text import printable
+
+    assert printable("a\tb\nc\x1bd") == "a b cd"
+    model = GraphModel([Node("n0", "kernel", "left\tside\nand more"), Node("n1", "kernel", "x")],
+                       [("n0", "n1")])
+    text = text_of(render_graph(model), width=100)
+    assert "\t" not in text
+    box = [line for line in text.splitlines() if line.strip()][:4]
+    assert box[0].startswith("┌") and box[3].startswith("└"), box  # two lines of text, closed
+    assert len({len(line.rstrip()) for line in box}) == 1, box

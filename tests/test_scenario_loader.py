@@ -614,3 +614,14 @@ def test_a_positional_only_setup_parameter_named_in_params_says_so(tmp_path):
                     "def step(state):\n    pass\n")
     with pytest.raises(ScenarioError, match="setup\\(\\) parameter 'n' is positional-only"):
         inspect_scenario(path)
+
+
+def test_outputs_none_is_a_scenario_without_outputs_not_an_error(tmp_path):
+    path = tmp_path / "fallback.py"
+    path.write_text('"""Doc."""\ntry:\n    from helpers import outputs\nexcept ImportError:\n'
+                    "    outputs = None\n\ndef setup():\n    return {}\n\ndef step(state):\n"
+                    "    pass\n")
+    inspect_scenario(path)  # as loading takes it: no outputs
+    path.write_text('"""Doc."""\nstep: object = None\n\ndef setup():\n    return {}\n')
+    with pytest.raises(ScenarioError, match="step is bound to None, not a function"):
+        inspect_scenario(path)

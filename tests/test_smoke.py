@@ -161,3 +161,11 @@ def test_one_file_named_two_ways_is_one_scenario(cli, tmp_path):
     code, out, err = cli("smoke", "--list", "--json", "mine.py", str(tmp_path / "mine.py"))
     assert code == 0, err
     assert [entry["name"] for entry in json.loads(out)] == ["mine"]
+
+
+def test_a_loop_of_links_named_like_a_scenario_is_listed_as_broken_not_a_crash(cli, tmp_path):
+    (tmp_path / "a.py").symlink_to(tmp_path / "b.py")
+    (tmp_path / "b.py").symlink_to(tmp_path / "a.py")
+    code, out, err = cli("smoke", "--list", str(tmp_path))
+    assert code == 1, err  # broken files, listed with their errors: no internal error (70)
+    assert "internal error" not in err

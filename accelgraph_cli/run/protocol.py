@@ -425,8 +425,8 @@ def _off_stream_lines(scenario, params, name, backend, streams) -> list[str]:
     if not lines:
         function = "steps" if scenario.info.multi_graph else "step"
         try:
-            lines = guard.stream_lines(Path(path).read_text(), function)
-        except OSError:
+            lines = guard.stream_lines(Path(path).read_text(encoding="utf-8-sig"), function)
+        except (OSError, ValueError):  # unreadable, or not UTF-8: no lines to name
             lines = []
     return [f"{path}:{line}" for line in lines]
 

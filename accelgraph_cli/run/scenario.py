@@ -422,8 +422,11 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
     """Catch signature mistakes that would otherwise surface as a TypeError on the GPU box."""
     for name in ("setup", "step", "steps", "outputs"):
         node = nodes.get(name)
-        value = getattr(node, "value", None) if isinstance(node, ast.Assign) else None
-        if isinstance(value, ast.Constant):  # step = None, setup = 5: never callable
+        bound = isinstance(node, (ast.Assign, ast.AnnAssign))
+        value = getattr(node, "value", None) if bound else None
+        if isinstance(value, ast.Constant) and not (name == "outputs" and value.value is None):
+            # step = None, setup = 5: never callable (outputs = None means none, as loading
+            # takes it: an `except ImportError: outputs = None` fallback)
             raise ScenarioError(
                 f"{where}:{node.lineno}: {name} is bound to {value.value!r}, not a function; "
                 f"define it with def {name}(...)",

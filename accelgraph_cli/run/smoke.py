@@ -6,6 +6,7 @@ its one-line reason). Results render as a table, JSON, or JUnit XML for CI dashb
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -75,9 +76,9 @@ def discover(paths: list[str] | None) -> list[Path]:
             raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
                                   f"that name; bundled: {', '.join(bundled_names())}")
     unique: list[Path] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for p in found:
-        key = p.resolve()  # one file named two ways (relative and absolute) runs once
+        key = os.path.realpath(p)  # one file named two ways runs once (a loop of links too)
         if key not in seen:
             seen.add(key)
             unique.append(p)
