@@ -385,3 +385,25 @@ def test_only_descriptor_paths_under_proc_are_descriptors(tmp_path):
 def test_a_descriptor_that_is_not_open_says_so(tmp_path):
     with pytest.raises(AccelgraphError, match="no such descriptor is open"):
         files.check_output_file("/dev/fd/987")
+
+
+@requires_no_gpu
+def test_a_descriptor_open_only_for_reading_is_a_one_line_error(tmp_path):
+    # /dev/stdin under `< file`: descriptor 0 cannot be written (EBADF), bad input, not a bug
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    stdin_link = tmp_path / "stdin"
+    stdin_link.symlink_to("/proc/self/fd/0")
+    source = tmp_path / "in.txt"
+    source.write_text("")
+    with open(source) as stdin:
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
+                               "--junit", stdin_link], cwd=tmp_path, stdin=stdin,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              timeout=120, env=child_env())
+    assert proc.returncode == 2, proc.stderr
+    assert f"accelgraph: error: cannot write {stdin_link}" in proc.stderr
+    assert "internal error" not in proc.stderr
