@@ -231,3 +231,18 @@ def test_an_allocation_is_flipped_by_its_smallest_float_and_only_when_aligned_to
     described = {id(v): d for v, d in zip(("odd4", "even2"), odd)}
     values = ["odd4", "even2"]
     assert pick_allocations(values, {1002, 1000}, lambda v: described[id(v)]) == [(1000, 64, 2, None)]
+
+
+def test_expect_empty_naming_a_graph_steps_does_not_return_is_refused(tmp_path):
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run.protocol import check_expect_empty
+
+    path = tmp_path / "multi.py"
+    path.write_text('"""Doc."""\nEXPECT_EMPTY = ["warm", "idel"]\n\ndef setup():\n    return {}'
+                    "\n\ndef steps(state):\n    return {}\n")
+    info = inspect_scenario(path)
+    check_expect_empty(info, ["warm", "idel", "main"])  # every name is a graph steps() made
+    with pytest.raises(AccelgraphError) as caught:
+        check_expect_empty(info, ["warm", "idle"])
+    assert str(caught.value) == (f"{path}:2: EXPECT_EMPTY names 'idel', which steps() does "
+                                 "not return; its graphs: warm, idle")

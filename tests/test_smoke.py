@@ -169,3 +169,18 @@ def test_a_loop_of_links_named_like_a_scenario_is_listed_as_broken_not_a_crash(c
     code, out, err = cli("smoke", "--list", str(tmp_path))
     assert code == 1, err  # broken files, listed with their errors: no internal error (70)
     assert "internal error" not in err
+
+
+def test_two_scenarios_of_one_name_get_a_test_case_each_and_no_shared_baseline(cli, tmp_path):
+    import shutil
+
+    from accelgraph_cli.run.smoke import case_names
+
+    (tmp_path / "mine").mkdir()
+    shutil.copy(SCENARIOS / "saxpy.py", tmp_path / "mine" / "saxpy.py")
+    assert case_names(["mine/saxpy.py", "scenarios/saxpy.py", "scenarios/buckets.py"]) == [
+        "mine/saxpy.py", "scenarios/saxpy.py", "buckets"]
+    # refused before any GPU work: their baselines would be the same files
+    code, out, err = cli("smoke", "mine/saxpy.py", "saxpy", "--baseline", "bl")
+    assert (code, out) == (2, ""), err
+    assert "would share baseline files" in err and not (tmp_path / "bl").exists()

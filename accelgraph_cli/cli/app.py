@@ -1091,6 +1091,12 @@ def smoke(
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:
         _check_baseline_folder(baseline, update_baseline)
+        clashes = smoke_mod.baseline_clashes(files)
+        if clashes:
+            names = "; ".join(" and ".join(str(p) for p in group) for group in clashes)
+            raise AccelgraphError(f"--baseline: {names} would share baseline files (they are "
+                                  f"named after the file's name); rename one, or run them "
+                                  f"with a --baseline folder each")
     if junit:
         check_output_file(junit)
     try:

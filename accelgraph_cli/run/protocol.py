@@ -164,6 +164,21 @@ def resolve_options(info, pool: PoolKind | str | None,
     return pool, error_mode
 
 
+def check_expect_empty(info, graph_names: list[str]) -> None:
+    """Refuse EXPECT_EMPTY naming a graph the scenario does not make: a typo would leave the
+    empty-graph guard on where the author meant it off. (A step(state) file's one graph,
+    'step', is checked without running anything, by run.scenario.inspect_scenario.)"""
+    expected = getattr(info, "expect_empty", False)
+    if not isinstance(expected, tuple):
+        return
+    unknown = [name for name in expected if name not in graph_names]
+    if unknown:
+        line = info.definitions.get("EXPECT_EMPTY", 1)
+        raise AccelgraphError(
+            f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(repr(n) for n in unknown)}, "
+            f"which steps() does not return; its graphs: {', '.join(graph_names)}")
+
+
 def _warm_up(scenario, params, streams: Streams) -> None:
     """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
     cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it."""
@@ -209,6 +224,7 @@ def capture(
     with backend.use(streams):
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
+        check_expect_empty(scenario.info, list(steps))
         if warmup:
             # After the captured state is made, not before: a setup() between the warm-up and
             # the capture leaves the host's caches cold for the step's code (gpt_decode

@@ -221,6 +221,23 @@ def json_not_run(files: list[Path], reason: str, errors: dict[str, str] | None =
     return report
 
 
+def case_names(scenarios: list[str]) -> list[str]:
+    """A JUnit test case name per scenario: its file's stem, or, where two share a stem (a
+    file of one's own beside a bundled scenario of that name), its path, so no report viewer
+    merges the two."""
+    stems = [Path(s).stem for s in scenarios]
+    return [stem if stems.count(stem) == 1 else str(s) for s, stem in zip(scenarios, stems)]
+
+
+def baseline_clashes(files: list[Path]) -> list[list[Path]]:
+    """Groups of scenario files whose baselines would be the same files (one stem names
+    them: ``folder/<stem>[_<graph>].json``)."""
+    by_stem: dict[str, list[Path]] = {}
+    for path in files:
+        by_stem.setdefault(Path(path).stem, []).append(path)
+    return [group for group in by_stem.values() if len(group) > 1]
+
+
 def junit_not_run(files: list[Path], reason: str, errors: dict[str, str] | None = None) -> str:
     """JUnit XML for a run that could not start (no GPU): every scenario skipped, with why,
     except those ``errors`` names, which are errors."""
@@ -230,9 +247,9 @@ def junit_not_run(files: list[Path], reason: str, errors: dict[str, str] | None 
         errors=str(sum(r.status == "error" for r in rows)),
         skipped=str(sum(r.status == "skipped" for r in rows)), time="0.000",
     )
-    for r in rows:
+    for r, name in zip(rows, case_names([r.scenario for r in rows])):
         case = ElementTree.SubElement(suite, "testcase", classname="accelgraph.smoke",
-                                      name=Path(r.scenario).stem, file=r.scenario, time="0.000")
+                                      name=name, file=r.scenario, time="0.000")
         ElementTree.SubElement(case, "error" if r.status == "error" else "skipped",
                                message=r.message)
     ElementTree.SubElement(suite, "system-err").text = f"nothing ran: {reason}"
@@ -247,9 +264,9 @@ def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
         "testsuite", name="accelgraph smoke", tests=str(len(rows)), failures=str(failures),
         errors=str(errors), time=f"{sum(r.seconds for r in rows):.3f}",
     )
-    for r in rows:
+    for r, name in zip(rows, case_names([r.scenario for r in rows])):
         case = ElementTree.SubElement(
-            suite, "testcase", classname="accelgraph.smoke", name=Path(r.scenario).stem,
+            suite, "testcase", classname="accelgraph.smoke", name=name,
             file=r.scenario, time=f"{r.seconds:.3f}",
         )
         props = ElementTree.SubElement(case, "properties")
