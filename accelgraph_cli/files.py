@@ -199,6 +199,8 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
                 raise  # the reader went away: as for standard output itself (exit 141)
             except OSError as exc:  # any failure to write the target itself (EBADF too)
                 raise write_error(path, exc) from None
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
             if exc.errno not in _WRITE_ERRNOS and not names & {tmp, os.fspath(path)}:

@@ -184,3 +184,18 @@ def test_two_scenarios_of_one_name_get_a_test_case_each_and_no_shared_baseline(c
     code, out, err = cli("smoke", "mine/saxpy.py", "saxpy", "--baseline", "bl")
     assert (code, out) == (2, ""), err
     assert "would share baseline files" in err and not (tmp_path / "bl").exists()
+
+
+def test_junit_names_scenarios_of_one_stem_by_their_paths():
+    rows = [SmokeRow(scenario=path, status="ok") for path in
+            ("mine/saxpy.py", "scenarios/saxpy.py", "scenarios/buckets.py")]
+    suite = ElementTree.fromstring(junit_xml(rows))
+    assert [case.get("name") for case in suite] == ["mine/saxpy.py", "scenarios/saxpy.py",
+                                                    "buckets"]
+    from accelgraph_cli.run.smoke import baseline_clashes, case_names
+
+    # a stem that is also another scenario's path: every name still its own
+    names = case_names(["foo.py", "x/foo.py", "foo.py.py"])
+    assert len(set(names)) == 3, names
+    assert baseline_clashes([Path("a/Saxpy.py"), Path("saxpy.py"), Path("b.py")]) == [
+        [Path("a/Saxpy.py"), Path("saxpy.py")]]

@@ -173,10 +173,13 @@ def check_expect_empty(info, graph_names: list[str]) -> None:
         return
     unknown = [name for name in expected if name not in graph_names]
     if unknown:
+        from .scenario import ScenarioError
+
         line = info.definitions.get("EXPECT_EMPTY", 1)
-        raise AccelgraphError(
+        raise ScenarioError(
             f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(repr(n) for n in unknown)}, "
-            f"which steps() does not return; its graphs: {', '.join(graph_names)}")
+            f"which steps() does not return; its graphs: {', '.join(graph_names)}",
+            path=str(info.path), line=line)
 
 
 def _warm_up(scenario, params, streams: Streams) -> None:

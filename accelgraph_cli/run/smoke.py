@@ -225,16 +225,23 @@ def case_names(scenarios: list[str]) -> list[str]:
     """A JUnit test case name per scenario: its file's stem, or, where two share a stem (a
     file of one's own beside a bundled scenario of that name), its path, so no report viewer
     merges the two."""
-    stems = [Path(s).stem for s in scenarios]
-    return [stem if stems.count(stem) == 1 else str(s) for s, stem in zip(scenarios, stems)]
+    names = [Path(s).stem for s in scenarios]
+    while len(set(names)) < len(names):  # a stem that is also another's path: paths for both
+        repeated = {name for name in names if names.count(name) > 1}
+        names = [str(s) if name in repeated else name for s, name in zip(scenarios, names)]
+        if names == [str(s) for s in scenarios]:
+            break  # (discover gives each file once)
+    return names
 
 
 def baseline_clashes(files: list[Path]) -> list[list[Path]]:
-    """Groups of scenario files whose baselines would be the same files (one stem names
-    them: ``folder/<stem>[_<graph>].json``)."""
+    """Groups of scenario files whose baselines would be the same files because one stem
+    names them (``folder/<stem>[_<graph>].json``; compared case-folded, for file systems
+    that ignore case). A steps() file's graph names are known only once it runs, so a.py
+    with a graph b against a_b.py is not caught here."""
     by_stem: dict[str, list[Path]] = {}
     for path in files:
-        by_stem.setdefault(Path(path).stem, []).append(path)
+        by_stem.setdefault(Path(path).stem.casefold(), []).append(path)
     return [group for group in by_stem.values() if len(group) > 1]
 
 
