@@ -202,10 +202,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         except BrokenPipeError:
             raise
         except OSError as exc:
-            names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
-            if exc.errno not in _WRITE_ERRNOS and not names & {tmp, os.fspath(path)}:
-                raise  # neither the file nor a known write failure: a bug, reported as one
-            raise write_error(path, exc) from None
+            raise _write_failure(exc, path, tmp, path) from None
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -225,13 +222,20 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except OSError as exc:
-        names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
-        if exc.errno not in _WRITE_ERRNOS and not names & {tmp, path, os.fspath(shown)}:
-            raise  # neither the file nor a known write failure: a bug, reported as one
-        raise write_error(shown, exc) from None
+        raise _write_failure(exc, shown, tmp, path, shown) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _write_failure(exc: OSError, shown, *own) -> AccelgraphError:
+    """The one-line error for an OSError met while writing ``shown``: a known write failure
+    (:data:`_WRITE_ERRNOS`) or any error naming one of its ``own`` files (the output, its
+    temporary file); any other re-raised as it is, a bug to be reported as one."""
+    names = {os.fspath(n) for n in (exc.filename, exc.filename2) if n is not None}
+    if exc.errno not in _WRITE_ERRNOS and not names & {os.fspath(n) for n in own}:
+        raise exc
+    return write_error(shown, exc)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -210,12 +210,13 @@ def test_the_outputs_flipped_during_capture_are_the_state_allocations_behind_flo
 
 
 def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
-    from accelgraph_cli.run.protocol import _flip_state_outputs
+    from accelgraph_cli.run.protocol import _flip_state_outputs, _outputs_to_flip
 
     state = {"x": numpy.ones(4)}
     scenario = types.SimpleNamespace(outputs_fn=lambda s: {"logits": s["logits"]})  # set by step
     flipped = []  # outputs() raising KeyError is swallowed: the check reports it later
-    _flip_state_outputs(scenario, state, find_arrays(state, _is_array), flipped, None)
+    _flip_state_outputs(_outputs_to_flip(scenario, state), find_arrays(state, _is_array),
+                        flipped, None)
     assert flipped == []
 
 

@@ -317,27 +317,35 @@ def test_an_unwritable_device_is_refused_before_any_work(tmp_path, monkeypatch):
         files.check_output_file(pipe)
 
 
+def _smoke_junit_to_descriptor(tmp_path, number: int, *extra: str, **streams):
+    """Run `smoke saxpy [extra] --junit LINK` in a child process, LINK being a link of the
+    test's own to /proc/self/fd/NUMBER (as /dev/stdout is one to /proc/self/fd/1: a
+    regression can then only ever replace this link, never /dev's), with the child's
+    ``streams`` (stdin, stdout) as given. Returns (the process, the link)."""
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    link = tmp_path / f"fd{number}"
+    link.symlink_to(f"/proc/self/fd/{number}")
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy", *extra,
+                           "--junit", link], cwd=tmp_path, stderr=subprocess.PIPE, text=True,
+                          timeout=120, env=child_env(), **streams)
+    return proc, link
+
+
 @requires_no_gpu
 def test_junit_to_dev_stdout_appends_to_what_the_shell_opened(tmp_path):
     # `smoke --junit /dev/stdout >> log`: /dev/stdout leads to log itself, a regular file;
     # it must be written through (appended), not replaced by a new file (which lost what log
     # held) nor, as root, have /dev/stdout itself replaced
     import os
-    import subprocess
-    import sys
-
-    from _paths import child_env
 
     log = tmp_path / "log.txt"
     log.write_text("existing\n")
-    # a link of the test's own to the descriptor, as /dev/stdout is one: a regression can
-    # then only ever replace this link, never /dev/stdout
-    stdout_link = tmp_path / "stdout"
-    stdout_link.symlink_to("/proc/self/fd/1")
     with open(log, "a") as stdout:
-        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
-                               "--junit", stdout_link], cwd=tmp_path, stdout=stdout,
-                              stderr=subprocess.PIPE, text=True, timeout=120, env=child_env())
+        proc, stdout_link = _smoke_junit_to_descriptor(tmp_path, 1, stdout=stdout)
     assert proc.returncode == 3, proc.stderr
     text = log.read_text()
     assert text.startswith("existing\n<?xml") and "</testsuite>" in text
@@ -349,18 +357,9 @@ def test_a_report_to_stdout_under_a_fresh_redirect_is_not_written_over(tmp_path)
     # `smoke --json --junit /dev/stdout > f`: the report goes through descriptor 1 itself,
     # so the JSON printed after it follows it instead of writing over it (a second opening
     # of the file would have had an offset of its own, at 0)
-    import subprocess
-    import sys
-
-    from _paths import child_env
-
-    stdout_link = tmp_path / "stdout"
-    stdout_link.symlink_to("/proc/self/fd/1")
     out = tmp_path / "f"
     with open(out, "w") as stdout:
-        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
-                               "--json", "--junit", stdout_link], cwd=tmp_path, stdout=stdout,
-                              stderr=subprocess.PIPE, text=True, timeout=120, env=child_env())
+        proc, _ = _smoke_junit_to_descriptor(tmp_path, 1, "--json", stdout=stdout)
     assert proc.returncode == 3, proc.stderr
     text = out.read_text()
     assert "</testsuite>" in text and '"rows"' in text
@@ -391,19 +390,12 @@ def test_a_descriptor_that_is_not_open_says_so(tmp_path):
 def test_a_descriptor_open_only_for_reading_is_a_one_line_error(tmp_path):
     # /dev/stdin under `< file`: descriptor 0 cannot be written (EBADF), bad input, not a bug
     import subprocess
-    import sys
 
-    from _paths import child_env
-
-    stdin_link = tmp_path / "stdin"
-    stdin_link.symlink_to("/proc/self/fd/0")
     source = tmp_path / "in.txt"
     source.write_text("")
     with open(source) as stdin:
-        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "saxpy",
-                               "--junit", stdin_link], cwd=tmp_path, stdin=stdin,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                              timeout=120, env=child_env())
+        proc, stdin_link = _smoke_junit_to_descriptor(tmp_path, 0, stdin=stdin,
+                                                      stdout=subprocess.DEVNULL)
     assert proc.returncode == 2, proc.stderr
     assert f"accelgraph: error: cannot write {stdin_link}" in proc.stderr
     assert "internal error" not in proc.stderr

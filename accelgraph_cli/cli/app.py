@@ -580,8 +580,7 @@ def replay(
     from ..run import protocol as runner
 
     if not check:
-        unused = [f"--{name.replace('_', '-')}" for name in ("check_steps", "rtol", "atol")
-                  if _given(ctx, name)]
+        unused = _given_options(ctx, "check_steps", "rtol", "atol")
         if unused:
             raise AccelgraphError(f"{', '.join(unused)} set{'s' if len(unused) == 1 else ''} "
                                   "how the check compares; --no-check turns the check off: use "
@@ -887,6 +886,12 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
 
 
+def _given_options(ctx: typer.Context, *names: str) -> list[str]:
+    """Those of the options ``names`` (parameter names: check_steps) given on the command
+    line, spelled as they are given (--check-steps), in the order named."""
+    return [f"--{name.replace('_', '-')}" for name in names if _given(ctx, name)]
+
+
 def _check_graph_name(graph_name: str | None, info) -> None:
     """Refuse, before capture, --graph naming anything but "step" for a one-graph scenario (a
     multi-graph scenario's names come from its steps(), known only once it runs)."""
@@ -1075,18 +1080,14 @@ def smoke(
     from ..run import smoke as smoke_mod
 
     if list_only:
-        unused = [option for option, name in (("--iters", "iters"), ("--rounds", "rounds"),
-                                              ("--junit", "junit"), ("--baseline", "baseline"),
-                                              ("--update-baseline", "update_baseline"))
-                  if _given(ctx, name)]
+        unused = _given_options(ctx, "iters", "rounds", "junit", "baseline", "update_baseline")
         if unused:
             raise AccelgraphError(f"--list only lists the scenarios (with --json, as JSON): "
                                   f"{', '.join(unused)} would be ignored; drop "
                                   f"{'it' if len(unused) == 1 else 'them'} or --list")
-    files = smoke_mod.discover(paths)
-    if list_only:
-        _list_smoke(files, json_out)
+        _list_smoke(smoke_mod.discover(paths), json_out)
         return
+    files = smoke_mod.discover(paths)
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
     if baseline:

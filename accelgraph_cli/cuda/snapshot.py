@@ -265,8 +265,9 @@ class StateSnapshot:
         # H100, a pass over mlp_decode's 33.6 MB (4 allocations) took 20.3 µs so, 26.2 µs with
         # one block per 1,024 words; 16 MB and 299 x 64 KB 42.3 µs, 58.1 µs with 27 blocks an
         # allocation, 78.2 µs with 256; the same for 28 allocations of a GPT block (37 µs).
-        words = max((r.size // 8 for r in regions), default=0)
-        self._blocks = max(1, min(-(-words // (_THREADS * 32)), 2048, max(8, 32768 // max(1, n))))
+        largest = max((r.size // 8 for r in regions), default=0)  # in words
+        self._blocks = max(1, min(-(-largest // (_THREADS * 32)), 2048,
+                                  max(8, 32768 // max(1, n))))
         # The table: n pointers, n sizes, then one sum per block for each of the two passes.
         words = 2 * n + 2 * n * self._blocks
         self._table, self._address = _table_for(words) if n else (None, 0)

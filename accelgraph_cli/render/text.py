@@ -14,9 +14,7 @@ def printable(text: str) -> str:
     """``text`` on one line, without control characters: what the consoles print of it (a
     tab or a line break as a space), for layouts that count characters themselves (the box
     drawing) and must count the same."""
-    if CONTROL.search(text):
-        text = CONTROL.sub("", text)
-    return text.replace("\t", " ").replace("\n", " ") if "\t" in text or "\n" in text else text
+    return CONTROL.sub("", text).replace("\t", " ").replace("\n", " ")
 
 
 def format_bytes(count: int) -> str:

@@ -41,6 +41,7 @@ from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
+from .scenario import check_expect_empty
 from .statewalk import find_arrays
 
 
@@ -164,24 +165,6 @@ def resolve_options(info, pool: PoolKind | str | None,
     return pool, error_mode
 
 
-def check_expect_empty(info, graph_names: list[str]) -> None:
-    """Refuse EXPECT_EMPTY naming a graph the scenario does not make: a typo would leave the
-    empty-graph guard on where the author meant it off. (A step(state) file's one graph,
-    'step', is checked without running anything, by run.scenario.inspect_scenario.)"""
-    expected = getattr(info, "expect_empty", False)
-    if not isinstance(expected, tuple):
-        return
-    unknown = [name for name in expected if name not in graph_names]
-    if unknown:
-        from .scenario import ScenarioError
-
-        line = info.definitions.get("EXPECT_EMPTY", 1)
-        raise ScenarioError(
-            f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(repr(n) for n in unknown)}, "
-            f"which steps() does not return; its graphs: {', '.join(graph_names)}",
-            path=str(info.path), line=line)
-
-
 def _warm_up(scenario, params, streams: Streams) -> None:
     """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
     cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it."""
@@ -246,7 +229,7 @@ def capture(
         try:
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
-            _flip_state_outputs(scenario, state, arrays, flipped, streams.cupy, outputs=outputs)
+            _flip_state_outputs(outputs, arrays, flipped, streams.cupy)
             # the device was synchronized above and the flips queued on this stream: the
             # checksum kernel, queued after them, sees the state as capture finds it
             snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True)
@@ -341,11 +324,7 @@ def _outputs_to_flip(scenario, state) -> dict | None:
     return outputs if isinstance(outputs, dict) else None
 
 
-_ASK = object()  # _flip_state_outputs asks outputs() itself
-
-
-def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream, *,
-                        outputs=_ASK) -> None:
+def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, stream) -> None:
     """Flip the lowest bit of every word of each state allocation that a floating-point
     output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
     views to flip back with (:func:`_flip_back`) as each is done.
@@ -360,10 +339,8 @@ def _flip_state_outputs(scenario, state, arrays: list, flipped: list, stream, *,
     unless they share an allocation with a float output. An outputs() that cannot run before
     the step (it reads what the step stores) flips nothing: those outputs are the graphs'
     own allocations, which the check fills itself. The flips run on ``stream``, the one
-    :func:`_flip_back` waits for. ``outputs``: what :func:`_outputs_to_flip` returned, when
-    the caller asked already."""
-    if outputs is _ASK:
-        outputs = _outputs_to_flip(scenario, state)
+    :func:`_flip_back` waits for. ``outputs``: what :func:`_outputs_to_flip` returned (asked
+    before the device was synchronized, so that covers any work outputs() queues)."""
     if not outputs:
         return
     state_pointers = {region.ptr for region in state_regions(arrays)}

@@ -208,6 +208,21 @@ def _backend(where: str, node: ast.AST | None, imports: frozenset[str]) -> Backe
     return Backend.TORCH if "torch" in imports else Backend.CUPY
 
 
+def check_expect_empty(info: ScenarioInfo, graph_names: list[str]) -> None:
+    """Refuse EXPECT_EMPTY naming a graph the scenario does not make, once steps() has said
+    which it makes: a typo would leave the empty-graph guard on where the author meant it
+    off. (A step(state) file's one graph, 'step', is checked by inspect_scenario.)"""
+    if not isinstance(info.expect_empty, tuple):
+        return
+    unknown = [name for name in info.expect_empty if name not in graph_names]
+    if unknown:
+        line = info.definitions.get("EXPECT_EMPTY", 1)
+        raise ScenarioError(
+            f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(repr(n) for n in unknown)}, "
+            f"which steps() does not return; its graphs: {', '.join(graph_names)}",
+            path=str(info.path), line=line)
+
+
 def _parse_expect_empty(where: str, node: ast.AST | None) -> bool | tuple[str, ...]:
     """EXPECT_EMPTY = True/False, or a literal list/tuple of graph names."""
     if node is None:

@@ -226,11 +226,10 @@ def case_names(scenarios: list[str]) -> list[str]:
     file of one's own beside a bundled scenario of that name), its path, so no report viewer
     merges the two."""
     names = [Path(s).stem for s in scenarios]
-    while len(set(names)) < len(names):  # a stem that is also another's path: paths for both
-        repeated = {name for name in names if names.count(name) > 1}
-        names = [str(s) if name in repeated else name for s, name in zip(scenarios, names)]
-        if names == [str(s) for s in scenarios]:
-            break  # (discover gives each file once)
+    if len(set(names)) < len(names):
+        names = [str(s) if names.count(n) > 1 else n for s, n in zip(scenarios, names)]
+    if len(set(names)) < len(names):  # a stem that is also another's path: paths for all
+        names = [str(s) for s in scenarios]
     return names
 
 
