@@ -107,10 +107,10 @@ def test_debug_dot_flags_by_name_and_number():
         debug_dot_flags(-1)
 
 
-def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it(monkeypatch):
-    # The graph keeps the pool its token names (so a capture need not look it up again):
-    # given at construction, set later, or made by pool(), the pool its capture holds (and
-    # allocates from) is the one its token names. CUDA is stubbed: the stand-ins record.
+@pytest.fixture
+def stub_cuda(monkeypatch):
+    """CUDA stubbed for the capture path: stand-ins that record. Returns (the thread's
+    allocator, as a one-item list; the pools held, in order)."""
     import types
 
     from accelgraph_cli.cuda import graph as graph_mod
@@ -133,6 +133,7 @@ def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it(
 
     cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
         get_current_stream=lambda: stream, memory=memory, MemoryPool=MemoryPool,
+        MemoryAsyncPool=lambda: MemoryPool(None),
         runtime=types.SimpleNamespace(streamEndCapture=lambda ptr: 0)))
     monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: cupy)
     monkeypatch.setattr(pools._cuda, "require_cuda", lambda: cupy)
@@ -142,17 +143,88 @@ def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it(
                                         lambda value: allocator.__setitem__(0, value)))
     hold = pools.hold
     monkeypatch.setattr(pools, "hold", lambda pool: held.append(pool) or hold(pool))
+    return allocator, held
 
+
+def test_a_graph_captures_from_the_pool_its_token_names_whichever_way_it_got_it(stub_cuda):
+    # The graph keeps the pool its token names (so a capture need not look it up again):
+    # given at construction, set later, or made by pool(), the pool its capture holds (and
+    # allocates from) is the one its token names. CUDA is stubbed: the stand-ins record.
+    from accelgraph_cli.cuda import pools
+
+    allocator, held = stub_cuda
     shared = graph_pool_handle()
     given, later, own = Graph(pool=shared), Graph(), Graph()
     later.graph_pool = shared
     for graph in (given, later, own):
         graph.capture_begin()
-        assert allocator[0] is pools.get_pool(graph.pool()).capture_allocator()
+        # (checked while the capture holds the pool: one that no graph uses is forgotten)
+        assert held[-1] is pools.get_pool(graph.pool())
+        assert allocator[0] is held[-1].capture_allocator()
         graph.abort_capture()
-    assert held == [get_pool(shared), get_pool(shared), get_pool(own.graph_pool)]
-    assert own.graph_pool != shared
+    assert given.pool() == later.pool() == shared and held[0] is held[1]
+    assert own.graph_pool != shared and held[2] is not held[0]
     later.graph_pool = None  # back to a pool of its own, made at its next capture
     later.capture_begin()
-    later.abort_capture()
     assert held[-1] is get_pool(later.graph_pool) and later.graph_pool != shared
+    later.abort_capture()
+
+
+def test_pools_no_graph_uses_are_forgotten_and_their_tokens_still_work(stub_cuda):
+    # A process that captures graph after graph must not keep an object per pool for good:
+    # a pool no graph uses and that holds nothing leaves the registry, and its token makes an
+    # equal pool (same kind, nothing held) when it is used again. CUDA is stubbed.
+    from accelgraph_cli.cuda import pools
+
+    before = len(pools._registry)
+    for kind in ("private", "async") * 50:
+        graph = Graph(pool=graph_pool_handle(kind))
+        graph.capture_begin()
+        graph.abort_capture()  # the pool's last user lets go
+        del graph
+    own = Graph()
+    own.capture_begin()
+    own.abort_capture()
+    assert len(pools._registry) == before
+    for kind in ("private", "async"):
+        token = graph_pool_handle(kind)
+        first = Graph(pool=token)
+        first.capture_begin()
+        first.abort_capture()
+        assert token not in pools._registry
+        again = Graph(pool=token)  # the token of a dropped pool
+        assert get_pool(token).kind == kind and get_pool(token).users == 0
+        again.capture_begin()
+        assert get_pool(token).users == 1
+        # the first graph still holds the dropped pool's object: capturing again, it joins
+        # the pool the token names now, so the two graphs share one pool as the token says
+        first.capture_begin()
+        assert get_pool(token).users == 2 and first._pool is again._pool is get_pool(token)
+        first.abort_capture()
+        again.abort_capture()
+        assert token not in pools._registry
+
+
+def test_a_pool_that_still_holds_memory_stays_until_it_drains(stub_cuda, monkeypatch):
+    # A block still in use when the last graph lets go keeps its pool registered (draining);
+    # once the block is back, the next capture's sweep makes it spare and forgets the pool.
+    from accelgraph_cli.cuda import pools
+
+    token = graph_pool_handle()
+    graph = Graph(pool=token)
+    graph.capture_begin()
+    in_use = [1024]
+    monkeypatch.setattr(get_pool(token)._pool, "total_bytes", lambda: in_use[0])
+    graph.abort_capture()
+    assert token in pools._registry and get_pool(token) in pools._draining
+    in_use[0] = 0  # the caller dropped the block
+    other = Graph()
+    other.capture_begin()  # the sweep runs as a capture begins
+    assert token not in pools._registry and not pools._draining
+    other.abort_capture()
+
+
+@pytest.mark.parametrize("token", [(0, 10**9), (2, 1), (-1, 1), (0, 0)])
+def test_tokens_this_process_never_made_are_refused(token):
+    with pytest.raises(ValueError, match="names no pool"):
+        Graph(pool=token)

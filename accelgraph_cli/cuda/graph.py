@@ -321,7 +321,7 @@ class Graph(GraphBase):
             _cupy_keeps_captured_graph(cupy)  # learn it now: it captures, so not mid-capture
         if self._pool_entry is None:
             self.pool()
-        pool = pools.hold(self._pool_entry)
+        pool = self._pool_entry = pools.hold(self._pool_entry)
         restore_allocator = _use_allocator(cupy, pool.capture_allocator())
         try:
             stream.begin_capture(mode)

@@ -28,7 +28,9 @@ A block still in use when the last graph lets go (an output the caller kept) goe
 pool only when that array dies. Such *draining* pools are swept as each capture begins, so the
 block becomes spare then, instead of staying for good in a pool that no graph uses (which is
 what happened to every capture whose output outlived its graph). A drained pool's empty CuPy
-``MemoryPool`` is kept for the next private pool, which then need not build one.
+``MemoryPool`` is kept for the next private pool, which then need not build one, and the pool
+itself is forgotten: a token this process made names an equal, empty pool of its kind when a
+graph is given it again, so capturing graph after graph keeps no object per pool.
 
 So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
 is replayed. Memory whose array was dropped is reused by later captures (spare memory goes
@@ -49,6 +51,10 @@ from ..errors import CudaError
 from . import device as _cuda
 
 _serial = itertools.count(1)
+_issued = 0  # the last serial a token was made with (tokens up to it may name a pool again)
+# Pools a token currently names: each made by create() or looked up by get_pool(), until no
+# graph uses it and it holds no memory (then it is dropped, so a process that captures many
+# graphs does not keep one object per graph for good; its token makes an equal one again).
 _registry: dict[tuple[int, int], GraphPool] = {}
 _lock = threading.RLock()  # re-entrant: a _Lease may be collected while it is held
 
@@ -62,6 +68,10 @@ _idle_cupy_pools: list = []  # empty CuPy MemoryPools of drained private pools, 
 _RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
 
 
+_KIND_CODES = {PoolKind.PRIVATE: 0, PoolKind.ASYNC: 1}  # a token's first part
+_CODE_KINDS = {code: kind for kind, code in _KIND_CODES.items()}
+
+
 class GraphPool:
     """One memory pool used by graph captures; see the module docstring for the kinds.
 
@@ -69,7 +79,7 @@ class GraphPool:
     graph being collected), cached blocks become spare graph memory.
     """
 
-    def __init__(self, token: tuple[int, int], kind: PoolKind | str):
+    def __init__(self, token: tuple[int, int] | None, kind: PoolKind | str):
         member = kind if type(kind) is PoolKind else PoolKind._value2member_map_.get(kind) \
             if type(kind) is str else None
         # (PoolKind.parse's own fast paths, inlined: its call and a try cost each capture a
@@ -153,10 +163,13 @@ def new_pool(kind: PoolKind | str = PoolKind.PRIVATE) -> tuple[int, int]:
 
 def create(kind: PoolKind | str = PoolKind.PRIVATE) -> GraphPool:
     """:func:`new_pool`, returning the pool itself (its ``token`` names it)."""
-    token = (0, next(_serial))
-    pool = GraphPool(token, kind)
+    global _issued
+    pool = GraphPool(None, kind)
     with _lock:
-        _registry[token] = pool
+        serial = _issued = next(_serial)
+        # the kind is part of the token, so a dropped pool's token makes one of its kind again
+        pool.token = (_KIND_CODES[pool.kind], serial)
+        _registry[pool.token] = pool
     return pool
 
 
@@ -164,7 +177,7 @@ graph_pool_handle = new_pool
 
 
 def get_pool(token) -> GraphPool:
-    """The pool a token names; ValueError for anything that is not a live token."""
+    """The pool a token names; ValueError for anything that is not a token this process made."""
     if type(token) is tuple and len(token) == 2 and type(token[0]) is type(token[1]) is int:
         pool = _registry.get(token)  # the usual case, checked with no generator
         if pool is not None:
@@ -178,13 +191,19 @@ def get_pool(token) -> GraphPool:
             f"pool must be a token from Graph.pool() or graph_pool_handle(), a tuple[int, int]; "
             f"got {token!r}"
         )
-    try:
-        return _registry[token]
-    except KeyError:
+    kind = _CODE_KINDS.get(token[0])
+    if kind is None or not 1 <= token[1] <= _issued:
         raise ValueError(
             f"pool {token!r} names no pool in this process: tokens come from Graph.pool() or "
             "graph_pool_handle() and cannot cross processes"
-        ) from None
+        )
+    # A token this process made whose pool was dropped (no graph used it, it held no
+    # memory): a new pool of its kind is the same thing.
+    with _lock:
+        pool = _registry.get(token)
+        if pool is None:
+            pool = _registry[token] = GraphPool(token, kind)
+    return pool
 
 
 def acquire(token: tuple[int, int]) -> GraphPool:
@@ -194,10 +213,13 @@ def acquire(token: tuple[int, int]) -> GraphPool:
 
 def hold(pool: GraphPool) -> GraphPool:
     """Register one more graph as a user of ``pool`` (before its capture begins: spare memory
-    over SPARE_LIMIT is freed here, where no capture of this thread is running)."""
+    over SPARE_LIMIT is freed here, where no capture of this thread is running). Returns the
+    pool the token names: ``pool`` itself, unless it was dropped while unused and its token
+    has named another since (a graph keeps its pool across reset())."""
     with _lock:
         if _draining:
             _sweep_draining()
+        pool = _registry.setdefault(pool.token, pool)
         pool.users += 1
         over = _spare_bytes > SPARE_LIMIT
     if over:
@@ -210,16 +232,29 @@ def release(pool: GraphPool) -> None:
     graph memory, and the pool drains (see the module docstring) while blocks are in use."""
     with _lock:
         pool.users = max(0, pool.users - 1)
-        if pool.users == 0 and not pool._release_cached():
-            _draining.add(pool)
+        if pool.users == 0:
+            if pool._release_cached():
+                _drop(pool)
+            else:
+                _draining.add(pool)
+
+
+def _drop(pool: GraphPool) -> None:
+    """Forget a pool no graph uses and that holds nothing (with ``_lock`` held)."""
+    if _registry.get(pool.token) is pool:
+        del _registry[pool.token]
 
 
 def _sweep_draining() -> None:
     """Blocks freed since into pools no graph uses become spare; fully drained pools leave the
-    set (a pool used again leaves it too). Called with the lock held, outside any capture."""
+    set and the registry (a pool used again leaves the set only). Called with the lock held,
+    outside any capture."""
     for pool in list(_draining):
-        if pool.users or pool._release_cached():
+        if pool.users:
             _draining.discard(pool)
+        elif pool._release_cached():
+            _draining.discard(pool)
+            _drop(pool)
 
 
 def draining_pools() -> int:

@@ -430,6 +430,35 @@ def test_released_pool_memory_is_reused_by_the_next_graph_not_by_eager_code(cupy
     assert pools.release_spare(0) == held and pools.spare_bytes() == 0
 
 
+def test_graphs_captured_one_after_another_leave_no_pool_behind(cupy, stream):
+    # Each graph's private pool is forgotten once no graph uses it and its memory is back,
+    # also when the step's output outlived its graph (it drains when the next capture begins).
+    import gc
+
+    from accelgraph_cli.cuda import pools
+
+    gc.collect()
+    pools.release_spare(0)
+    a = cupy.ones(1 << 16, dtype=cupy.float32)
+    _warm(cupy, a)
+    before = set(pools._registry)
+    for _ in range(20):
+        graph = Graph()
+        with graph:
+            out = a * 2  # rebinding frees the previous graph's output
+        graph.replay()
+        stream.synchronize()
+        graph.reset()
+    del out, graph
+    last = Graph()
+    with last:
+        t = a * 2
+        del t
+    last.reset()
+    assert not set(pools._registry) - before
+    assert pools.release_spare(0) > 0  # their memory went to spare graph memory, not lost
+
+
 def test_an_output_that_outlives_its_graph_returns_as_spare_memory(cupy, stream, monkeypatch):
     # A step's output kept after its graph is gone (what a caller that reads results does):
     # its block goes back to a pool no graph uses. That pool drains before the next capture,
