@@ -141,8 +141,12 @@ def stub_cuda(monkeypatch):
     monkeypatch.setattr(graph_mod, "_allocator_calls",  # CuPy's get and set of the allocator
                         lambda memory: (lambda: allocator[0],
                                         lambda value: allocator.__setitem__(0, value)))
+    # the pools' state starts empty, so what a test finds there is its own doing
+    for name, empty in (("_registry", {}), ("_draining", set()), ("_spare", {})):
+        monkeypatch.setattr(pools, name, empty)
+    monkeypatch.setattr(pools, "_spare_bytes", 0)
     hold = pools.hold
-    monkeypatch.setattr(pools, "hold", lambda pool: held.append(pool) or hold(pool))
+    monkeypatch.setattr(pools, "hold", lambda pool: held.append(hold(pool)) or held[-1])
     return allocator, held
 
 
@@ -176,7 +180,6 @@ def test_pools_no_graph_uses_are_forgotten_and_their_tokens_still_work(stub_cuda
     # equal pool (same kind, nothing held) when it is used again. CUDA is stubbed.
     from accelgraph_cli.cuda import pools
 
-    before = len(pools._registry)
     for kind in ("private", "async") * 50:
         graph = Graph(pool=graph_pool_handle(kind))
         graph.capture_begin()
@@ -185,7 +188,7 @@ def test_pools_no_graph_uses_are_forgotten_and_their_tokens_still_work(stub_cuda
     own = Graph()
     own.capture_begin()
     own.abort_capture()
-    assert len(pools._registry) == before
+    assert not pools._registry
     for kind in ("private", "async"):
         token = graph_pool_handle(kind)
         first = Graph(pool=token)
@@ -203,6 +206,9 @@ def test_pools_no_graph_uses_are_forgotten_and_their_tokens_still_work(stub_cuda
         first.abort_capture()
         again.abort_capture()
         assert token not in pools._registry
+        looked_up = Graph(pool=token)  # a lookup that captures nothing leaves nothing behind
+        looked_up.graph_pool = token
+        assert looked_up.pool() == token and token not in pools._registry
 
 
 def test_a_pool_that_still_holds_memory_stays_until_it_drains(stub_cuda, monkeypatch):
@@ -217,11 +223,23 @@ def test_a_pool_that_still_holds_memory_stays_until_it_drains(stub_cuda, monkeyp
     monkeypatch.setattr(get_pool(token)._pool, "total_bytes", lambda: in_use[0])
     graph.abort_capture()
     assert token in pools._registry and get_pool(token) in pools._draining
-    in_use[0] = 0  # the caller dropped the block
     other = Graph()
-    other.capture_begin()  # the sweep runs as a capture begins
+    other.capture_begin()  # the sweep runs as a capture begins: the block is still in use
+    assert token in pools._registry and get_pool(token) in pools._draining
+    other.abort_capture()
+    in_use[0] = 0  # the caller dropped the block
+    other.capture_begin()
     assert token not in pools._registry and not pools._draining
     other.abort_capture()
+
+
+def test_a_token_is_refused_with_the_other_kind(stub_cuda):
+    # A token's kind is part of it: the same serial with the other kind names no pool.
+    private, asynchronous = graph_pool_handle("private"), graph_pool_handle("async")
+    for token in ((1, private[1]), (0, asynchronous[1])):
+        with pytest.raises(ValueError, match="names no pool"):
+            Graph(pool=token)
+    assert get_pool(private).kind == "private" and get_pool(asynchronous).kind == "async"
 
 
 @pytest.mark.parametrize("token", [(0, 10**9), (2, 1), (-1, 1), (0, 0)])

@@ -52,6 +52,7 @@ from . import device as _cuda
 
 _serial = itertools.count(1)
 _issued = 0  # the last serial a token was made with (tokens up to it may name a pool again)
+_async_serials: set[int] = set()  # serials of async tokens: a token's kind is checked against it
 # Pools a token currently names: each made by create() or looked up by get_pool(), until no
 # graph uses it and it holds no memory (then it is dropped, so a process that captures many
 # graphs does not keep one object per graph for good; its token makes an equal one again).
@@ -169,6 +170,8 @@ def create(kind: PoolKind | str = PoolKind.PRIVATE) -> GraphPool:
         serial = _issued = next(_serial)
         # the kind is part of the token, so a dropped pool's token makes one of its kind again
         pool.token = (_KIND_CODES[pool.kind], serial)
+        if pool.kind is PoolKind.ASYNC:
+            _async_serials.add(serial)
         _registry[pool.token] = pool
     return pool
 
@@ -192,18 +195,17 @@ def get_pool(token) -> GraphPool:
             f"got {token!r}"
         )
     kind = _CODE_KINDS.get(token[0])
-    if kind is None or not 1 <= token[1] <= _issued:
+    if kind is None or not 1 <= token[1] <= _issued or \
+            (token[1] in _async_serials) != (kind is PoolKind.ASYNC):
         raise ValueError(
             f"pool {token!r} names no pool in this process: tokens come from Graph.pool() or "
             "graph_pool_handle() and cannot cross processes"
         )
     # A token this process made whose pool was dropped (no graph used it, it held no
-    # memory): a new pool of its kind is the same thing.
-    with _lock:
-        pool = _registry.get(token)
-        if pool is None:
-            pool = _registry[token] = GraphPool(token, kind)
-    return pool
+    # memory): a new, empty pool of its kind is the same thing. It is registered only when a
+    # graph holds it (hold()), so a lookup that captures nothing leaves nothing behind.
+    pool = _registry.get(token)
+    return pool if pool is not None else GraphPool(token, kind)
 
 
 def acquire(token: tuple[int, int]) -> GraphPool:
@@ -241,6 +243,7 @@ def release(pool: GraphPool) -> None:
 
 def _drop(pool: GraphPool) -> None:
     """Forget a pool no graph uses and that holds nothing (with ``_lock`` held)."""
+    _draining.discard(pool)
     if _registry.get(pool.token) is pool:
         del _registry[pool.token]
 
@@ -253,7 +256,6 @@ def _sweep_draining() -> None:
         if pool.users:
             _draining.discard(pool)
         elif pool._release_cached():
-            _draining.discard(pool)
             _drop(pool)
 
 
