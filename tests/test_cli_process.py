@@ -136,15 +136,18 @@ def test_the_package_lists_its_lazy_names_and_the_cli_module_is_one_thing():
     assert type(app).__name__ == "Typer"
 
 
-@pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot")), "--json"], []])
-def test_a_closed_standard_output_is_no_crash(tmp_path, args):
-    # Started with `>&-`: Python has no sys.stdout at all. Nothing to print to is not an error.
+@pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot")), "--json"],
+                                  ["show", str(recorded("chain_basic.dot"))], ["--help"], []])
+def test_a_closed_standard_output_is_output_that_cannot_be_written(tmp_path, args):
+    # Started with `>&-`: Python has no sys.stdout at all. What the command prints has nowhere
+    # to go: the error that any standard output that cannot be written is, never exit 0.
     proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *args], cwd=tmp_path,
                           stdin=subprocess.DEVNULL, stdout=None, stderr=subprocess.PIPE,
                           text=True, timeout=120, env=child_env(),
                           preexec_fn=lambda: os.close(1))
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "accelgraph: error: cannot write standard output: Bad file descriptor"]
 
 
 UNWRITABLE_STDOUT = {
@@ -156,7 +159,8 @@ UNWRITABLE_STDOUT = {
 
 @pytest.mark.parametrize("target", sorted(UNWRITABLE_STDOUT))
 @pytest.mark.parametrize("args", [["--version"], ["show", str(recorded("chain_basic.dot"))],
-                                  ["show", str(recorded("chain_basic.dot")), "--json"]])
+                                  ["show", str(recorded("chain_basic.dot")), "--json"],
+                                  ["--help"], ["show", "--help"], []])
 def test_standard_output_that_cannot_be_written_is_bad_input_not_a_bug(tmp_path, args, target):
     # Through echo() (--version, --json) and through rich's console (the listing) alike.
     path, mode, reason = UNWRITABLE_STDOUT[target]

@@ -197,11 +197,38 @@ class _StdoutFile:
         return getattr(self._stream, name)
 
 
+class _NoStdout:
+    """Standard output for a process started without one (``>&-``: Python's sys.stdout is
+    None): a write fails as writing to a closed descriptor does, so output that has nowhere
+    to go is the error "cannot write standard output" (exit 2), as for any other standard
+    output that cannot be written, never lost behind exit 0."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    closed = False
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        import errno
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+
 def echo(text: str) -> None:
     """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
-    the reader has gone. Nothing when there is no standard output (started with ``>&-``)."""
-    if sys.stdout is None:
-        return
+    the reader has gone."""
     out = _StdoutFile(sys.stdout)
     text += "\n"
     try:
@@ -301,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = _NOT_INSTALLED
     Terminated.seen = False
     _interrupt_told[0] = False
+    if sys.stdout is None:  # started with `>&-`
+        sys.stdout = _NoStdout()
     try:
         previous = _catch_sigterm()
         code = _run(argv)
@@ -365,6 +394,9 @@ def _run(argv: list[str] | None) -> int:
                 except StdoutClosed:
                     _silence_stdout()
                     return ExitCode.STDOUT_CLOSED
+                except AccelgraphError as error:  # a standard output that cannot be written
+                    fail(str(error), error.exit_code)
+                    return error.exit_code
                 return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
             where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
@@ -384,12 +416,13 @@ def _run(argv: list[str] | None) -> int:
 
 
 def _stdout_full(exc: BaseException) -> bool:
-    """An OSError of a full device with no file named: what click's own output (--help)
-    raises into > /dev/full or onto a full disk (echo and the console name standard output
-    themselves; files accelgraph writes are named in theirs)."""
+    """An OSError of a full device, or of a descriptor that cannot be written, with no file
+    named: what click's own output (--help) raises into > /dev/full, onto a full disk, into
+    a standard output opened read-only (``1</dev/null``) or closed (``>&-``) (echo and the
+    console name standard output themselves; files accelgraph writes are named in theirs)."""
     import errno
 
-    return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EBADF)
             and exc.filename is None)
 
 
@@ -492,9 +525,7 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
 
 
 def _stdout() -> Console:
-    out = sys.stdout
-    return _StdoutConsole(highlight=False, markup=False,
-                          file=None if out is None else _StdoutFile(out))
+    return _StdoutConsole(highlight=False, markup=False, file=_StdoutFile(sys.stdout))
 
 
 @command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")
