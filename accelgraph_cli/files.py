@@ -209,23 +209,54 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         return
     shown, path = path, _link_target(os.fspath(path), path)  # a link: replace its target
     directory = os.path.dirname(path)
+    created = _missing_folders(directory)  # made below; removed again if the write fails
+    done = False
     try:
-        _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
-        ensure_folder(directory)
-        fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
-        os.close(fd)
-    except OSError as exc:
-        raise write_error(shown, exc) from None
-    try:
-        yield tmp
-        # mkstemp makes the file private (0600); the result gets the mode any new file would
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise _write_failure(exc, shown, tmp, path, shown) from None
+        try:
+            _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
+            ensure_folder(directory)
+            fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
+            os.close(fd)
+        except OSError as exc:
+            raise write_error(shown, exc) from None
+        try:
+            yield tmp
+            # mkstemp makes the file private (0600); the result gets the mode any new file
+            # would
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+            done = True
+        except OSError as exc:
+            raise _write_failure(exc, shown, tmp, path, shown) from None
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if not done:
+            _remove_folders(created)
+
+
+def _missing_folders(directory: str) -> list[str]:
+    """The folders of ``directory`` that do not exist yet, the deepest first."""
+    missing = []
+    current = os.path.abspath(directory or ".")
+    while not os.path.lexists(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return missing
+
+
+def _remove_folders(folders: list[str]) -> None:
+    """Remove the folders a failed write made (deepest first), as long as they are empty: a
+    failure leaves no folder behind that was not there before."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _write_failure(exc: OSError, shown, *own) -> AccelgraphError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from accelgraph_cli.cuda.timing import Stat, Timing, speedup
 from accelgraph_cli.enums import CaptureErrorMode, PoolKind
@@ -50,3 +51,30 @@ def test_atomic_output_gives_the_file_the_mode_a_new_file_gets(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
     assert target.read_text() == "digraph {}\n"
+
+
+def test_a_failed_write_leaves_no_folder_it_made(tmp_path):
+    # A folder in the path is created only when the file is written: a write that fails
+    # (here a full disk, as the writer would meet it) removes the folders it made, and only
+    # those; a write that succeeds keeps them.
+    import errno
+
+    import pytest
+
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.files import atomic_output, write_text_atomic
+
+    (tmp_path / "there").mkdir()
+    target = tmp_path / "there" / "a" / "b" / "out.json"
+    with pytest.raises(AccelgraphError, match="No space left on device"):
+        with atomic_output(target) as tmp:
+            with open(tmp, "w") as fh:
+                fh.write("{")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), tmp)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["there"]
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_output(target):
+            raise KeyboardInterrupt
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["there"]
+    write_text_atomic(target, "{}\n")
+    assert target.read_text() == "{}\n"
