@@ -857,3 +857,26 @@ def test_dot_nested_as_deep_as_the_generic_reader_takes_is_read(tmp_path):
     path.write_text("digraph G { a -> " + "{ x; " * 10 + "b" + " }" * 10 + ' [label="{{{"] }\n')
     model = load_model(path)  # braces inside a quoted string are no level
     assert {"a", "b", "x"} <= {node.id for node in model.nodes}
+
+
+@pytest.mark.parametrize("text", [
+    "digraph { a:p1:n -> b:s }\ndigraph two { x -> y }\n",  # ports: read by pydot
+    "digraph { a -> { b c } }\ndigraph two { x -> y }\n",  # an edge to a subgraph: pydot
+])
+def test_a_second_graph_is_refused_on_the_pydot_path_too(text):
+    # As on the scanner's own path: the first graph alone would be a listing that says
+    # nothing of the second.
+    with pytest.raises(DotParseError, match="more than one graph in the file"):
+        _parse(text)
+
+
+def test_plain_subgraphs_nested_deeply_put_their_statements_in_the_enclosing_cluster():
+    # Plain subgraphs are invisible: what they hold belongs to the innermost cluster around
+    # them, at any depth (a file nested 20,000 levels deep is read in linear time).
+    depth = 20_000
+    text = ("digraph g {\n subgraph cluster_outer { label=\"outer\";\n"
+            + "subgraph s {\n" * depth + "a -> b\n" + "}\n" * depth + "}\n c -> a\n}\n")
+    document = scan._scan(text, "b.dot")
+    assert document.clusters["cluster_outer"].edges == [("a", "b")]
+    assert document.clusters[""].edges == [("c", "a")]
+    assert document.clusters["cluster_outer"].label == "outer"

@@ -104,6 +104,8 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         line = f":{where.group(1)}" if where else ""
         reason = re.sub(r"\s*\(at char \d+\),?", "", _PYDOT_WHERE.sub("", reason)).strip()
         raise DotParseError(f"{filename}{line}: not valid DOT: {reason[:160]}")
+    if len(graphs) > 1:  # as the scanner refuses CUDA-like files of several graphs
+        raise DotParseError(f"{filename}: more than one graph in the file ({len(graphs)} graphs)")
     graph = graphs[0]
     nodes: list[Node] = []
     seen: set[str] = set()

@@ -114,7 +114,8 @@ class _Scanner:
         self.node_attrs: dict[str, str] = {}
         self.node_cluster: dict[str, str] = {}
         self.node_offset: dict[str, int] = {}
-        self.stack: list[str] = []  # names of open graph/subgraph scopes ("" for anonymous)
+        # per open graph/subgraph scope, the cluster its statements belong to ("": the graph)
+        self.stack: list[str] = []
         self.graph_name = None
         self.strict, self.directed = False, True
         self.anonymous = 0
@@ -240,7 +241,9 @@ class _Scanner:
             parent = _current_cluster(stack)
             if name.startswith("cluster") and name not in self.clusters:
                 self.clusters[name] = _Cluster(name, parent)
-            stack.append(name if name.startswith("cluster") else "\x00" + name)
+            # each level holds the cluster its statements belong to: its own name for a
+            # cluster, the enclosing one's for a plain subgraph (which is invisible)
+            stack.append(name if name.startswith("cluster") else parent)
             return
         if stack:
             raise DotParseError(f"{self._where(m)}: a graph inside a graph")
@@ -279,11 +282,10 @@ class _Scanner:
 
 
 def _current_cluster(stack: list[str]) -> str:
-    # Statements belong to the innermost enclosing *cluster* (plain subgraphs are invisible).
-    for name in reversed(stack):
-        if not name.startswith("\x00"):
-            return name
-    return ""
+    # Statements belong to the innermost enclosing *cluster* (plain subgraphs are invisible):
+    # the name each level of the stack holds (see _Document._open), so a file nested n
+    # levels deep is read in time linear in n, not quadratic.
+    return stack[-1] if stack else ""
 
 
 def _attributes(raw: str) -> dict[str, str]:
