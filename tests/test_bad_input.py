@@ -147,3 +147,31 @@ def test_unwritable_out(cli, tmp_path):
     code, out, err = cli("dump", SCENARIOS / "saxpy.py", "--out", blocker / "sub" / "g.dot")
     assert code == 2
     assert "a-file" in _one_line_error(err)
+
+
+def test_a_json_model_with_a_number_too_long_for_python_is_bad_input(cli, tmp_path):
+    # json.loads refuses to convert an integer of more than 4,300 digits (a ValueError of
+    # its own, not a JSONDecodeError): invalid JSON, as any other, not a bug.
+    import json
+
+    _, saved, _ = cli("show", recorded("chain_basic.dot"), "--json")
+    model = json.loads(saved)
+    model["nodes"][0]["params"] = {"shared_mem": 0}
+    text = json.dumps(model).replace('"shared_mem": 0', '"shared_mem": ' + "9" * 5000, 1)
+    path = tmp_path / "big.json"
+    path.write_text(text)
+    code, _, err = cli("show", path)
+    assert code == 2
+    assert "big.json: invalid JSON: Exceeds the limit" in _one_line_error(err)
+
+
+def test_a_limit_or_a_depth_past_anything_the_graph_holds_shows_all_of_it(cli):
+    # A --limit past what Python's islice takes was an internal error, and a huge --depth
+    # walked on long after the graph's ends had been reached.
+    _, whole, _ = cli("show", recorded("chain_basic.dot"))
+    code, out, err = cli("show", recorded("chain_basic.dot"), "--limit", "9" * 25)
+    assert (code, err) == (0, "") and out == whole
+    _, near, _ = cli("show", recorded("forkjoin_basic.dot"), "--focus", "3", "--depth", "100")
+    code, out, err = cli("show", recorded("forkjoin_basic.dot"), "--focus", "3",
+                         "--depth", str(10**18))
+    assert (code, err) == (0, "") and out == near

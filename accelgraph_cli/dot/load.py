@@ -134,4 +134,7 @@ def _load_json(text: str, filename: str) -> GraphModel:
         raise ModelLoadError(f"{filename}:{problem.lineno}: invalid JSON: {reason}{hint}") from None
     except RecursionError:
         raise ModelLoadError(f"{filename}: invalid JSON: nested too deeply") from None
+    except ValueError as problem:  # Python's limit on the digits of an integer it converts
+        reason = str(problem).split(";")[0] or type(problem).__name__
+        raise ModelLoadError(f"{filename}: invalid JSON: {reason}") from None
     return GraphModel.from_json(document, where=filename)

@@ -8,6 +8,7 @@ no terminal) stays readable: styles only add colour, never meaning.
 from __future__ import annotations
 
 import re
+import sys
 from itertools import islice
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -237,7 +238,8 @@ def render_listing(model: GraphModel, limit: int | None = None):
     # Only the rows shown are made: a 50,000-node fork/join has some 40,000 rows, and the
     # rest are only counted.
     rows = _listing_rows(model, depth=0, with_graph=names_graphs(model))
-    shown = list(rows if limit is None else islice(rows, max(limit, 0)))
+    # (a --limit past what islice takes means no limit at all)
+    shown = list(rows if limit is None else islice(rows, min(max(limit, 0), sys.maxsize)))
     hidden = 0 if limit is None else _listing_row_count(model) - len(shown)
     more = None
     if hidden > 0:
@@ -429,6 +431,8 @@ def render_focus(model: GraphModel, node_id: str, depth: int = 2, nested: bool =
     for step in (model.parents, model.children):
         frontier = [node_id]
         for _ in range(max(depth, 0)):
+            if not frontier:  # nothing further that way: a --depth past the graph's own ends
+                break
             nxt = []
             for current in frontier:
                 for other in step(current):
