@@ -107,6 +107,14 @@ def test_bad_scenario_files(cli, tmp_path, verb, case):
         (["show", DUMPS / "x.dot", "--limit", "0"], "--limit"),
         (["capture"], "SCENARIO"),
         (["frobnicate"], "frobnicate"),
+        # click names no command for an option left without its value: the verb's help is
+        # still pointed to
+        (["show", recorded("chain_basic.dot"), "--out"], "requires an argument. (see accelgraph "
+                                                         "show --help)"),
+        (["diff", recorded("chain_basic.dot"), recorded("chain_basic.dot"), "--ignore", ""],
+         "--ignore '': an empty parameter name"),
+        (["diff", recorded("chain_basic.dot"), recorded("chain_basic.dot"), "--ignore", "grid,"],
+         "--ignore 'grid,': an empty parameter name"),
     ],
 )
 def test_bad_options(cli, args, words):

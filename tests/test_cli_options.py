@@ -156,7 +156,7 @@ def test_show_out_json_and_svg(cli, tmp_path):
 def test_show_out_without_graphviz_or_with_a_bad_suffix(cli, tmp_path, monkeypatch):
     code, out, err = cli("show", CHAIN, "--out", tmp_path / "g.txt")
     assert (code, out) == (2, "")
-    assert "--out" in err and "name a .svg, .png or .json file" in err
+    assert "--out" in err and "name a .svg, .png, .json or .json.gz file" in err
     import shutil
 
     monkeypatch.setattr(shutil, "which", lambda name: None)

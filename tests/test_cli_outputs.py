@@ -399,3 +399,18 @@ def test_a_descriptor_open_only_for_reading_is_a_one_line_error(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert f"accelgraph: error: cannot write {stdin_link}" in proc.stderr
     assert "internal error" not in proc.stderr
+
+
+def test_show_writes_a_gzipped_model_that_show_and_diff_read_back(cli, tmp_path):
+    # show reads .json.gz and dump writes it: show --out writes it too, the same model.
+    import gzip
+    import json
+
+    plain, packed = tmp_path / "g.json", tmp_path / "g.json.gz"
+    assert cli("show", recorded("chain_verbose.dot"), "-o", plain)[0] == 0
+    assert cli("show", recorded("chain_verbose.dot"), "-o", packed)[0] == 0
+    assert json.loads(gzip.decompress(packed.read_bytes())) == json.loads(plain.read_text())
+    code, out, _ = cli("diff", plain, packed)
+    assert code == 0 and "identical" in out
+    code, _, err = cli("show", recorded("chain_verbose.dot"), "-o", tmp_path / "g.svg.gz")
+    assert code == 2 and "name a .svg, .png, .json or .json.gz file" in err

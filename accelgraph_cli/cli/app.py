@@ -399,7 +399,8 @@ def _run(argv: list[str] | None) -> int:
                     return error.exit_code
                 return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
-            where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            where = (f" (see {ctx.command_path} --help)" if ctx is not None
+                     else _help_hint(sys.argv[1:] if argv is None else argv))
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         if _stdout_full(exc):  # click's own output (--help) into > /dev/full or a full disk
@@ -413,6 +414,14 @@ def _run(argv: list[str] | None) -> int:
         # one line, as everywhere else
         return _say_stopped()
     return code if isinstance(code, int) else 0
+
+
+def _help_hint(argv: list[str]) -> str:
+    """Where to look, for a usage error click raises without its context (an option given
+    no value: "Option '--out' requires an argument."): the verb's help, else the tool's."""
+    verbs = getattr(typer.main.get_command(app), "commands", {})
+    verb = next((arg for arg in argv if isinstance(arg, str) and arg in verbs), None)
+    return f" (see accelgraph {verb} --help)" if verb else " (see accelgraph --help)"
 
 
 def _stdout_full(exc: BaseException) -> bool:
@@ -740,8 +749,8 @@ def show(
     depth: int = DEPTH_OPTION,
     out: str = typer.Option(None, "--out", "-o", metavar="FILE",
                             help="Also write the graph to FILE: .svg or .png (drawn with "
-                            "Graphviz, kinds coloured, as dump --format does) or .json (the "
-                            "graph model)."),
+                            "Graphviz, kinds coloured, as dump --format does) or .json or "
+                            ".json.gz (the graph model)."),
     json_out: bool = typer.Option(False, "--json", help="Print the graph model as JSON."),
 ) -> None:
     """Render a saved CUDA graph dump in the terminal. No GPU needed.
@@ -783,10 +792,11 @@ def show(
 
 def _picture_format(out: str) -> str:
     """The format `show --out` writes, from the suffix; Graphviz checked before any reading."""
-    fmt = _PICTURE_FORMATS.get(os.path.splitext(out)[1].lower())
+    ext = _split_ext(out)[1].lower()
+    fmt = "json.gz" if ext == ".json.gz" else _PICTURE_FORMATS.get(ext)
     if fmt is None:
-        raise AccelgraphError(f"--out {out}: name a .svg, .png or .json file (the suffix picks "
-                              "the format)")
+        raise AccelgraphError(f"--out {out}: name a .svg, .png, .json or .json.gz file (the "
+                              "suffix picks the format)")
     from .. import files
 
     files.check_output_file(out)  # creates nothing: the folder is made when the file is written
@@ -800,8 +810,13 @@ def _picture_format(out: str) -> str:
 def _write_picture(model, out: str, fmt: str) -> None:
     from .. import files
 
-    if fmt == "json":
-        files.write_text_atomic(out, json.dumps(model.to_json(), indent=2) + "\n")
+    if fmt in ("json", "json.gz"):
+        data = (json.dumps(model.to_json(), indent=2) + "\n").encode("utf-8")
+        if fmt == "json.gz":  # as dump writes it: the same bytes for the same model
+            import gzip
+
+            data = gzip.compress(data, mtime=0)
+        files.write_bytes_atomic(out, data)
     else:
         from ..dot.draw import render_image
 
@@ -1218,7 +1233,11 @@ def diff(
     if json_out and _given(ctx, "limit"):
         raise AccelgraphError("--limit shortens the lists in the terminal; --json prints every "
                               "item: use one or the other")
-    ignored = {part.strip() for item in ignore for part in item.split(",") if part.strip()}
+    for item in ignore:
+        if not all(part.strip() for part in item.split(",")):
+            raise AccelgraphError(f"--ignore {item!r}: an empty parameter name; name one "
+                                  "(--ignore grid) or several, comma-separated")
+    ignored = {part.strip() for item in ignore for part in item.split(",")}
     if a == b == STDIN:
         raise AccelgraphError("A and B are both - (standard input); give a file for one of them")
     for side in (a, b):  # before anything is read or captured
