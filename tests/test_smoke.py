@@ -5,7 +5,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from _paths import SCENARIOS, requires_no_gpu
+from _paths import SCENARIOS, recorded, requires_no_gpu
 
 from accelgraph_cli.errors import AccelgraphError
 from accelgraph_cli.run.smoke import SmokeRow, discover, junit_xml
@@ -199,3 +199,40 @@ def test_junit_names_scenarios_of_one_stem_by_their_paths():
     assert len(set(names)) == 3, names
     assert baseline_clashes([Path("a/Saxpy.py"), Path("saxpy.py"), Path("b.py")]) == [
         [Path("a/Saxpy.py"), Path("saxpy.py")]]
+
+
+def test_a_baseline_of_one_name_for_two_scenarios_is_never_passed_off_as_the_other(tmp_path):
+    # a.py's graph "b" and a_b.py's step both map to a_b.json. Each baseline records the
+    # scenario and graph it is of, so whichever runs second is refused (nothing written),
+    # in this run or a later one, with --update-baseline too; a baseline of its own is
+    # compared as ever. The graphs are recorded dumps; only the capture is stood in for.
+    import json
+    import types
+
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run.smoke import compare_baseline
+
+    def result(path, *graphs):
+        return types.SimpleNamespace(
+            scenario=types.SimpleNamespace(path=path),
+            graphs=[types.SimpleNamespace(name=name, graph=types.SimpleNamespace(
+                debug_dot=lambda flags, dump=dump: recorded(dump).read_text()))
+                for name, dump in graphs])
+
+    folder = tmp_path / "bl"
+    a = result("x/a.py", ("step", "chain_verbose.dot"), ("b", "forkjoin_verbose.dot"))
+    a_b = result("y/a_b.py", ("step", "chain_verbose.dot"))
+    assert compare_baseline(a, folder, update=False) == ("new baseline", [])
+    written = json.loads((folder / "a_b.json").read_text())
+    assert written["baseline_of"] == {"scenario": "a", "graph": "b"}
+    clash = "is of graph 'b' of scenario 'a', not of graph 'step' of 'a_b'"
+    for update in (False, True):
+        with pytest.raises(AccelgraphError, match=clash):
+            compare_baseline(a_b, folder, update=update)
+    assert json.loads((folder / "a_b.json").read_text()) == written
+    assert compare_baseline(a, folder, update=False) == ("none", [])
+    # a baseline written before baselines recorded their origin is compared as ever
+    del written["baseline_of"]
+    (folder / "a_b.json").write_text(json.dumps(written))
+    verdict, lines = compare_baseline(a_b, folder, update=False)
+    assert verdict == "changed" and "graph drifted" in lines[0]

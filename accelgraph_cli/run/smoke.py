@@ -162,12 +162,29 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []
+    graphs = []
     for captured in result.graphs:
         suffix = "" if captured.name == "step" else "_" + safe_name(captured.name)
         target = folder / f"{stem}{suffix}.json"
+        # Each baseline names the scenario and graph it is the baseline of: a.py's graph "b"
+        # and a_b.py's step have one file name, and neither may pass as the other's. All are
+        # checked before any is written.
+        origin = {"scenario": stem, "graph": captured.name}
+        exists = target.exists()
+        recorded = _baseline_origin(target) if exists else None
+        if recorded is not None and recorded != origin:
+            raise AccelgraphError(
+                f"baseline {target} is of graph {recorded.get('graph')!r} of scenario "
+                f"{recorded.get('scenario')!r}, not of graph {captured.name!r} of {stem!r}: "
+                "their baselines have one file name; rename a scenario or use another "
+                "--baseline folder for one of them")
+        graphs.append((captured, target, origin, exists))
+    for captured, target, origin, exists in graphs:
         model = parse_dot(captured.graph.debug_dot("verbose"))
-        if update or not target.exists():
-            write_text_atomic(target, json.dumps(model.to_json(), indent=2) + "\n")
+        if update or not exists:
+            document = model.to_json()
+            document[_ORIGIN_KEY] = origin
+            write_text_atomic(target, json.dumps(document, indent=2) + "\n")
             if verdict == "none":
                 verdict = "new baseline"
             continue
@@ -177,6 +194,21 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
             verdict_line = render_verdict(difference).plain
             lines.append(f"{captured.name}: graph drifted from {target}: {verdict_line}")
     return verdict, lines
+
+
+_ORIGIN_KEY = "baseline_of"  # in a baseline's model JSON: {"scenario": stem, "graph": name}
+
+
+def _baseline_origin(target: Path) -> dict | None:
+    """The scenario and graph a baseline file says it is of (None for one written before
+    baselines said so, and for a file that cannot be read: comparing reports that)."""
+    import json
+
+    try:
+        recorded = json.loads(target.read_text(encoding="utf-8")).get(_ORIGIN_KEY)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
 
 
 def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> dict:
@@ -237,7 +269,8 @@ def baseline_clashes(files: list[Path]) -> list[list[Path]]:
     """Groups of scenario files whose baselines would be the same files because one stem
     names them (``folder/<stem>[_<graph>].json``; compared case-folded, for file systems
     that ignore case). A steps() file's graph names are known only once it runs, so a.py
-    with a graph b against a_b.py is not caught here."""
+    with a graph b against a_b.py is caught then, by the origin each baseline records
+    (compare_baseline)."""
     by_stem: dict[str, list[Path]] = {}
     for path in files:
         by_stem.setdefault(Path(path).stem.casefold(), []).append(path)
