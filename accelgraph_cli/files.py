@@ -209,11 +209,12 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
         return
     shown, path = path, _link_target(os.fspath(path), path)  # a link: replace its target
     directory = os.path.dirname(path)
-    created = _missing_folders(directory)  # made below; removed again if the write fails
+    created: list[str] = []  # the folders made below: removed again if the write fails
     done = False
     try:
         try:
             _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
+            _make_folders(directory, created)
             ensure_folder(directory)
             fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
             os.close(fd)
@@ -236,8 +237,10 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
             _remove_folders(created)
 
 
-def _missing_folders(directory: str) -> list[str]:
-    """The folders of ``directory`` that do not exist yet, the deepest first."""
+def _make_folders(directory: str, created: list[str]) -> None:
+    """Make the folders of ``directory`` that do not exist, one at a time from the top,
+    putting each this call made at the front of ``created`` (the deepest first): one that
+    another process makes meanwhile is not this call's, and is never removed by it."""
     missing = []
     current = os.path.abspath(directory or ".")
     while not os.path.lexists(current):
@@ -246,7 +249,12 @@ def _missing_folders(directory: str) -> list[str]:
         if parent == current:
             break
         current = parent
-    return missing
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        created.insert(0, folder)
 
 
 def _remove_folders(folders: list[str]) -> None:

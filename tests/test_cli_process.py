@@ -277,3 +277,32 @@ def test_the_consoles_own_styles_still_pass():
     console.print(Text("a\x1b]0;x\x07b", style="red"))
     printed = buffer.getvalue()
     assert "\x1b[31m" in printed and "a]0;xb" in printed and "\x1b]0" not in printed
+
+
+@pytest.mark.parametrize("stdin, reason", [("closed", "it is closed"),
+                                           ("write-only", "Bad file descriptor")])
+def test_standard_input_that_cannot_be_read_is_bad_input(tmp_path, stdin, reason):
+    # `show - <&-` and `show - 0>file`: one line, exit 2, not an internal error.
+    with contextlib.ExitStack() as stack:
+        kwargs = {"preexec_fn": lambda: os.close(0)} if stdin == "closed" else {
+            "stdin": stack.enter_context(open(tmp_path / "w.txt", "w"))}
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "show", "-"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, env=child_env(),
+                              **kwargs)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"accelgraph: error: <stdin>: cannot read standard input: {reason}"]
+
+
+def test_without_a_standard_output_only_accelgraphs_own_output_fails(monkeypatch, tmp_path):
+    # In a process that has no sys.stdout, what accelgraph prints fails (exit 2), but
+    # sys.stdout stays None throughout: a scenario's or a library's print(), and the caller's
+    # own after main() returns, go nowhere as Python has them, and raise nothing.
+    from accelgraph_cli import cli
+
+    monkeypatch.setattr(sys, "stdout", None)
+    assert cli.main(["--help"]) == 2
+    assert sys.stdout is None
+    assert cli.main(["show", str(recorded("chain_basic.dot")), "-o", str(tmp_path / "g.json")]) == 2
+    assert sys.stdout is None and (tmp_path / "g.json").exists()
+    print("nowhere to go")  # no error: print() of a process without standard output

@@ -872,7 +872,8 @@ def test_a_second_graph_is_refused_on_the_pydot_path_too(text):
 
 def test_plain_subgraphs_nested_deeply_put_their_statements_in_the_enclosing_cluster():
     # Plain subgraphs are invisible: what they hold belongs to the innermost cluster around
-    # them, at any depth (a file nested 20,000 levels deep is read in linear time).
+    # them, at any depth. (Correctness only: that such a file reads in linear time, 0.05 s
+    # at 20,000 levels against 11.5 s before, is measured, not asserted here.)
     depth = 20_000
     text = ("digraph g {\n subgraph cluster_outer { label=\"outer\";\n"
             + "subgraph s {\n" * depth + "a -> b\n" + "}\n" * depth + "}\n c -> a\n}\n")

@@ -226,10 +226,17 @@ class _NoStdout:
         raise OSError(errno.EBADF, os.strerror(errno.EBADF))
 
 
+def _real_stdout():
+    """What accelgraph's own output goes to: sys.stdout, or, in a process started without
+    one, a stream whose writes fail (sys.stdout itself stays None, so a scenario's or a
+    library's print() still goes nowhere, as Python has it)."""
+    return sys.stdout if sys.stdout is not None else _NoStdout()
+
+
 def echo(text: str) -> None:
     """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
     the reader has gone."""
-    out = _StdoutFile(sys.stdout)
+    out = _StdoutFile(_real_stdout())
     text += "\n"
     try:
         # In pieces, each flushed: one large write that the reader stops reading part way
@@ -328,8 +335,6 @@ def main(argv: list[str] | None = None) -> int:
     previous = _NOT_INSTALLED
     Terminated.seen = False
     _interrupt_told[0] = False
-    if sys.stdout is None:  # started with `>&-`
-        sys.stdout = _NoStdout()
     try:
         previous = _catch_sigterm()
         code = _run(argv)
@@ -361,6 +366,13 @@ def _catch_sigterm():
 
 
 def _run(argv: list[str] | None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # click prints --help itself and writes nothing when there is no sys.stdout: for a help
+    # asked of a process without one, its writes fail as accelgraph's own do. Only then, and
+    # only while click runs (a --help runs no command, so no scenario's print() meets it).
+    no_stdout = sys.stdout is None and any(arg in ("--help", "-h") for arg in args)
+    if no_stdout:
+        sys.stdout = _NoStdout()
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
         code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
@@ -400,7 +412,7 @@ def _run(argv: list[str] | None) -> int:
                 return ExitCode.OK
             ctx = getattr(exc, "ctx", None)
             where = (f" (see {ctx.command_path} --help)" if ctx is not None
-                     else _help_hint(sys.argv[1:] if argv is None else argv))
+                     else _help_hint(args))
             fail(f"{message}{where}", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         if _stdout_full(exc):  # click's own output (--help) into > /dev/full or a full disk
@@ -409,6 +421,9 @@ def _run(argv: list[str] | None) -> int:
             fail(str(write_error("standard output", exc)), ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
+    finally:
+        if no_stdout:
+            sys.stdout = None
     if code == ExitCode.INTERRUPTED and not _interrupt_told[0]:
         # typer's own exit 130 for a KeyboardInterrupt (Ctrl-C, or SIGTERM's Terminated):
         # one line, as everywhere else
@@ -425,14 +440,31 @@ def _help_hint(argv: list[str]) -> str:
 
 
 def _stdout_full(exc: BaseException) -> bool:
-    """An OSError of a full device, or of a descriptor that cannot be written, with no file
-    named: what click's own output (--help) raises into > /dev/full, onto a full disk, into
-    a standard output opened read-only (``1</dev/null``) or closed (``>&-``) (echo and the
-    console name standard output themselves; files accelgraph writes are named in theirs)."""
+    """An OSError of a full device with no file named, or of a bad descriptor while standard
+    output is one that cannot be written: what click's own output (--help) raises into
+    > /dev/full, onto a full disk, into a standard output opened read-only (``1</dev/null``)
+    or closed (``>&-``) (echo and the console name standard output themselves; files
+    accelgraph writes are named in theirs)."""
     import errno
 
-    return (isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EBADF)
-            and exc.filename is None)
+    if not isinstance(exc, OSError) or exc.filename is not None:
+        return False
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return exc.errno == errno.EBADF and _stdout_unwritable()
+
+
+def _stdout_unwritable() -> bool:
+    """Whether standard output is missing, closed or opened for reading only."""
+    if sys.stdout is None or isinstance(sys.stdout, _NoStdout):
+        return True
+    import fcntl
+
+    try:
+        flags = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL)
+    except (OSError, ValueError, AttributeError):
+        return True
+    return flags & os.O_ACCMODE == os.O_RDONLY
 
 
 def internal_error(exc: BaseException) -> int:
@@ -534,7 +566,7 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
 
 
 def _stdout() -> Console:
-    return _StdoutConsole(highlight=False, markup=False, file=_StdoutFile(sys.stdout))
+    return _StdoutConsole(highlight=False, markup=False, file=_StdoutFile(_real_stdout()))
 
 
 @command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")

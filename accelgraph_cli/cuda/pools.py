@@ -29,8 +29,9 @@ pool only when that array dies. Such *draining* pools are swept as each capture 
 block becomes spare then, instead of staying for good in a pool that no graph uses (which is
 what happened to every capture whose output outlived its graph). A drained pool's empty CuPy
 ``MemoryPool`` is kept for the next private pool, which then need not build one, and the pool
-itself is forgotten: a token this process made names an equal, empty pool of its kind when a
-graph is given it again, so capturing graph after graph keeps no object per pool.
+itself is forgotten (an async pool as soon as its last graph lets go): a token this process
+made names an equal, empty pool of its kind when a graph is given it again, so capturing graph
+after graph keeps no object per pool (only the serial of each async token, for its kind).
 
 So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
 is replayed. Memory whose array was dropped is reused by later captures (spare memory goes

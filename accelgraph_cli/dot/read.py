@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass
 
-from ..model.graph_model import GraphModel
+from ..model.graph_model import GraphModel, ModelLoadError
 from .load import decode_text, model_from_text, read_file_bytes, read_stream_bytes
 
 STDIN = "-"
@@ -33,13 +33,26 @@ class LoadedGraph:
     undirected: bool  # DOT written as `graph { a -- b }`
 
 
+def _read_stdin(name: str) -> bytes:
+    """Standard input's bytes; ModelLoadError when there is none to read (started with
+    ``<&-``) or it cannot be read (opened write-only: ``0>file``)."""
+    stdin = sys.stdin
+    if stdin is None:
+        raise ModelLoadError(f"{name}: cannot read standard input: it is closed")
+    try:
+        return read_stream_bytes(stdin.buffer, name)
+    except OSError as exc:
+        raise ModelLoadError(f"{name}: cannot read standard input: "
+                             f"{exc.strerror or type(exc).__name__}") from None
+
+
 def read_graph(path: str) -> LoadedGraph:
     """Read ``path`` (``-``: standard input) as load_model does; ModelLoadError otherwise.
 
     The input is read once, so a pipe or FIFO works as a file does."""
     if path == STDIN:
         name = "<stdin>"
-        data = read_stream_bytes(sys.stdin.buffer, name)
+        data = _read_stdin(name)
     else:
         name = path
         data = read_file_bytes(path)
