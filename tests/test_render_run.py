@@ -286,3 +286,17 @@ def test_smoke_colours_by_status():
         ("jacobi", "red"), ("torch_mlp", "yellow"), ("bad", "red"), ("odd", "red"),
         ("1", number), ("3", number), ("1", number), ("5", number), ("6", number),
     ]
+
+
+def test_smoke_table_names_scenarios_by_stem_and_problems_by_path():
+    # A run over an absolute folder: the table is not a column of truncated paths; where two
+    # stems clash the table gives paths, as the JUnit report does.
+    rows = smoke_rows()
+    for r in rows:
+        r.scenario = f"/home/someone/project/scenarios/{r.scenario}.py"
+    text = printed(run.print_smoke, rows, 4, False)
+    assert " saxpy     │ ok " in text
+    assert "/home/someone/project/scenarios/jacobi.py: outputs differ" in text
+    rows[1].scenario = "/elsewhere/saxpy.py"
+    text = printed(run.print_smoke, rows, 4, False)
+    assert "/elsewhere/saxpy.py" in text.splitlines()[3]

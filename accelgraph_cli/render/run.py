@@ -188,9 +188,13 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
                    ("capture ms", "right"), ("speedup", "right"), ("check", "left"),
                    ("drift", "left"))
     colours = {"ok": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
-    for r in rows:
+    from ..run.smoke import case_names
+
+    # the table names each scenario as JUnit does (its stem; its path where stems clash), so
+    # a folder's absolute path does not crowd out the figures; the problem lines give paths
+    for r, name in zip(rows, case_names([r.scenario for r in rows])):
         table.add_row(
-            Text(r.scenario), Text(r.status, style=colours.get(r.status, "")),
+            Text(name), Text(r.status, style=colours.get(r.status, "")),
             "-" if r.nodes is None else f"{r.nodes:,}",
             "-" if r.capture_ms is None else f"{r.capture_ms:.1f}",
             f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
