@@ -222,8 +222,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
             raise write_error(shown, exc) from None
         try:
             yield tmp
-            # mkstemp makes the file private (0600); the result gets the mode any new file
-            # would
+            # mkstemp makes the file private (0600); the result gets a new file's mode
             os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
             done = True

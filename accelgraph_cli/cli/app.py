@@ -458,8 +458,10 @@ def _stdout_unwritable() -> bool:
     """Whether standard output is missing, closed or opened for reading only."""
     if sys.stdout is None or isinstance(sys.stdout, _NoStdout):
         return True
-    import fcntl
-
+    try:
+        import fcntl  # POSIX only: elsewhere no bad descriptor is taken for standard output's
+    except ImportError:
+        return False
     try:
         flags = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL)
     except (OSError, ValueError, AttributeError):

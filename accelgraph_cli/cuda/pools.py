@@ -54,7 +54,7 @@ from . import device as _cuda
 _serial = itertools.count(1)
 _issued = 0  # the last serial a token was made with (tokens up to it may name a pool again)
 _async_serials: set[int] = set()  # serials of async tokens: a token's kind is checked against it
-# Pools a token currently names: each made by create() or looked up by get_pool(), until no
+# Pools a token currently names: each made by create() or held by a graph (hold()), until no
 # graph uses it and it holds no memory (then it is dropped, so a process that captures many
 # graphs does not keep one object per graph for good; its token makes an equal one again).
 _registry: dict[tuple[int, int], GraphPool] = {}
