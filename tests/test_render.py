@@ -592,3 +592,20 @@ def test_a_tab_or_line_break_in_a_name_prints_as_a_space_and_keeps_the_box_close
     box = [line for line in text.splitlines() if line.strip()][:4]
     assert box[0].startswith("┌") and box[3].startswith("└"), box  # two lines of text, closed
     assert len({len(line.rstrip()) for line in box}) == 1, box
+
+
+def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_counts():
+    # Below about 50 columns every column gave way to a character or two ("#6……", "×…"): the
+    # launch column, then the parents, are now left out whole, and a line says so.
+    model = load_model(recorded("forkjoin_verbose.dot"))
+    wide = text_of(render_listing(model), width=100)
+    assert "launch / size" in wide and "left out" not in wide
+    for width, left_out in ((44, "launch / size"), (30, "launch / size and after")):
+        lines = text_of(render_listing(model), width=width).splitlines()
+        header = lines[0].split()
+        assert header[:4] == ["level", "node", "×", "kind"] and "launch" not in header
+        assert any(line.split()[:4] == ["2–4", "#6…#8", "×", "3"] for line in lines)
+        note = " ".join(line for line in lines if not line.startswith((" ", "level")))
+        assert note.startswith(f"({left_out} left out at {width} columns; --json has every")
+        assert all(len(line) <= width for line in lines)
+    assert "after" in text_of(render_listing(model), width=44).splitlines()[0]

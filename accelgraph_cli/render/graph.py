@@ -282,21 +282,21 @@ class _Listing:
             )
             for c, header in enumerate(_HEADERS)
         ]
-        widths = list(natural)
-        budget = options.max_width - 2 * (len(widths) - 1)  # padding: two spaces between
-        # Give way in this order, down to these minimum widths (a column already narrower
-        # stays as it is), the names and parents further in a second round, so that the
-        # level and the repeat count, numbers a cut would falsify, are cut last.
-        for column, minimum in ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8),
-                                (4, 4), (6, 4)):
-            excess = sum(widths) - budget
+        # Still too wide after every column has given way (a terminal of fewer than about 50
+        # columns): the launch column, then the parents, are left out whole, rather than
+        # every column cut to a character or two (node ids and repeat counts cut short would
+        # mislead); a line under the table says so.
+        shown = list(range(len(_HEADERS)))
+        widths, excess = _fitted_widths(natural, shown, options.max_width)
+        for column in (5, 6):
             if excess <= 0:
                 break
-            widths[column] = max(min(minimum, widths[column]), widths[column] - excess)
+            shown.remove(column)
+            widths, excess = _fitted_widths(natural, shown, options.max_width)
         table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1), header_style="bold")
-        for c, header in enumerate(_HEADERS):
+        for c in shown:
             table.add_column(
-                header,
+                _HEADERS[c],
                 justify="right" if c in (0, 2) else "left",
                 no_wrap=True,
                 overflow="ellipsis",
@@ -304,11 +304,34 @@ class _Listing:
                 style="dim" if c in (0, 6) else None,
             )
         for row in self.rows:
-            table.add_row(*(cell.fitted(widths[c]) if isinstance(cell, (_BlockName, _Parents))
-                            else cell for c, cell in enumerate(row)))
+            table.add_row(*(row[c].fitted(widths[c]) if isinstance(row[c], (_BlockName, _Parents))
+                            else row[c] for c in shown))
         yield table
+        left_out = [_HEADERS[c] for c in range(len(_HEADERS)) if c not in shown]
+        if left_out:
+            yield Text(f"({' and '.join(left_out)} left out at {options.max_width} columns; "
+                       "--json has every field)", style="dim")
         if self.more is not None:
             yield self.more
+
+
+def _fitted_widths(natural: list[int], shown: list[int], max_width: int) -> tuple[list[int], int]:
+    """The listing's column widths for the columns ``shown`` in ``max_width`` cells, and by how
+    much they still exceed it (0 or less: they fit)."""
+    widths = list(natural)
+    budget = max_width - 2 * (len(shown) - 1)  # padding: two spaces between
+    # Give way in this order, down to these minimum widths (a column already narrower
+    # stays as it is), the names and parents further in a second round, so that the
+    # level and the repeat count, numbers a cut would falsify, are cut last.
+    excess = sum(widths[c] for c in shown) - budget
+    for column, minimum in ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8),
+                            (4, 4), (6, 4)):
+        if excess <= 0:
+            break
+        if column in shown:
+            widths[column] = max(min(minimum, widths[column]), widths[column] - excess)
+            excess = sum(widths[c] for c in shown) - budget
+    return widths, excess
 
 
 class _Parents(Text):
