@@ -8,6 +8,7 @@
 ##   make fixtures  record the DOT dumps the CPU tests read (GPU), into tests/data/
 ##   make bench     benchmarks (GPU parts skip without a GPU), into bench/results/local/;
 ##                  make bench RECORD=1 writes bench/results/ instead, to commit
+##   make wheel     build dist/accelgraph-*.whl afresh (no build/ left from an earlier build)
 ##   make lint      ruff
 ##   make mutate    mutation testing of the GPU-free core (slow: see README); MODULE=run.smoke for one
 ##   make clean     remove .venv/ and build outputs
@@ -32,7 +33,7 @@ GPU_ENV  := PYTHONPATH=$(abspath $(GPU_SITE)):$(CURDIR) PYTHONUNBUFFERED=1 TMPDI
 # (the GPU machine, which has no network).
 RUN_PY := $(if $(wildcard $(VPY)),$(VPY),$(PYTHON))
 
-.PHONY: help install graphviz test test-cpu test-gpu demo fixtures bench lint mutate clean
+.PHONY: help install graphviz test test-cpu test-gpu demo fixtures bench wheel lint mutate clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -105,6 +106,12 @@ MODULE ?=
 mutate: $(VENV)/.installed
 	$(VENV)/bin/mutmut run $(if $(MODULE),"accelgraph_cli.$(MODULE).*")
 	$(VPY) tests/mutation/score.py
+
+# setuptools reuses a build/ left by an earlier build, which would ship files deleted since.
+wheel:
+	rm -rf build *.egg-info
+	$(RUN_PY) -m pip wheel --no-deps -q -w dist .
+	@ls dist/accelgraph-*.whl
 
 lint: $(VENV)/.installed
 	$(VPY) -m ruff check accelgraph_cli tests bench scenarios tools

@@ -2,8 +2,10 @@
 
 The library under the `accelgraph` command. ``Graph`` implements the torch.accelerator.Graph
 API on CuPy streams; ``TorchGraph`` is the same API on PyTorch's own graph object, for work
-written in torch. Importing this package never imports CuPy or torch: that happens at the
-first capture, so inspection (show, diff) works on machines with no GPU.
+written in torch. ``load_model`` reads a saved graph (a DOT dump or a JSON model) and
+``diff_models`` compares two, as `show` and `diff` do. Importing this package never imports
+CuPy or torch: that happens at the first capture, so inspection (show, diff) works on
+machines with no GPU.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time the names l
     from .cuda.graph import CAPTURE_ERROR_MODES, Graph
     from .cuda.pools import graph_pool_handle
     from .cuda.torch_graph import TorchGraph
+    from .diff.structural import diff_models
+    from .dot.load import load_model
     from .enums import Backend, CaptureErrorMode, ExitCode, PoolKind
     from .errors import AccelgraphError, CaptureError, CudaError, GraphStateError, NoGPUError
 
@@ -35,7 +39,9 @@ _LAZY = {
     "NoGPUError": ".errors",
     "PoolKind": ".enums",
     "TorchGraph": ".cuda.torch_graph",
+    "diff_models": ".diff.structural",
     "graph_pool_handle": ".cuda.pools",
+    "load_model": ".dot.load",
 }
 
 
@@ -66,5 +72,7 @@ __all__ = [
     "NoGPUError",
     "PoolKind",
     "TorchGraph",
+    "diff_models",
     "graph_pool_handle",
+    "load_model",
 ]

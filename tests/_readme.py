@@ -23,7 +23,7 @@ GPU_VERBS = {"capture", "replay", "dump", "smoke"}
 OTHER_LINES = {
     "make demo": "tests/test_docs.py::test_make_demo_without_a_gpu",
     "make test": "CI (.ci/run): this very test suite",
-    "pip wheel --no-deps -w dist .": ".ci/wheel-check",
+    "make wheel": ".ci/wheel-check",
     "pip install 'dist/accelgraph-0.1.0-py3-none-any.whl[cuda13]'": ".ci/wheel-check",
 }
 

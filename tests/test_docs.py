@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 import typer
-from _paths import ROOT, has_gpu
+from _paths import ROOT, has_gpu, recorded
 from _readme import (
     OTHER_LINES,
     README,
@@ -105,7 +105,10 @@ def test_every_shell_line_is_accounted_for():
     others = {command for _, command in shell_lines() if not command.startswith("accelgraph ")}
     assert others == set(OTHER_LINES)
     wheel_check = (ROOT / ".ci" / "wheel-check").read_text()
-    assert "pip wheel" in wheel_check and "pip install" in wheel_check
+    assert "make -s -C \"$work/src\" wheel" in wheel_check and "pip install" in wheel_check
+    # and make wheel builds afresh: no build/ left from an earlier build
+    makefile = (ROOT / "Makefile").read_text()
+    assert "wheel:\n\trm -rf build *.egg-info\n\t$(RUN_PY) -m pip wheel --no-deps" in makefile
 
 
 def test_the_smoke_help_explains_the_table_and_ctrl_c():
@@ -159,3 +162,22 @@ def test_make_demo_without_a_gpu():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("No CUDA GPU here: make demo captures, replays and dumps")
     assert "Nodes          12  (kernel 12)" in result.stdout
+
+
+def test_the_readme_example_of_saved_graphs_from_python_runs(tmp_path, monkeypatch, capsys):
+    # The README's Python example, run as written on two recorded dumps named as it names
+    # them: the names it imports exist at the top of the package, and its calls work.
+    import gzip
+
+    from accelgraph_cli.dot.parse import load_model
+
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    (example,) = [block for block in blocks if "load_model(" in block]
+    (tmp_path / "before.dot").write_bytes(recorded("forkjoin_verbose.dot").read_bytes())
+    after = load_model(recorded("chain_verbose.dot")).to_json()
+    (tmp_path / "after.json.gz").write_bytes(gzip.compress(json.dumps(after).encode()))
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(example, "README.md", "exec"), scope)
+    assert scope["d"].identical is False and scope["report"]["identical"] is False
+    assert capsys.readouterr().out.splitlines()[0] == "9 8"  # the fork/join: nodes, edges
