@@ -246,3 +246,15 @@ def test_a_token_is_refused_with_the_other_kind(stub_cuda):
 def test_tokens_this_process_never_made_are_refused(token):
     with pytest.raises(ValueError, match="names no pool"):
         Graph(pool=token)
+
+
+def test_a_torch_graph_without_torch_is_one_clear_error(monkeypatch):
+    # Not a ModuleNotFoundError from deep inside: the error the package gives for a capture
+    # the machine cannot make, naming what to install.
+    import sys
+
+    from accelgraph_cli import NoGPUError, TorchGraph
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` fails, as without it
+    with pytest.raises(NoGPUError, match=r"torch is not installed.*accelgraph\[torch,cuda13\]"):
+        TorchGraph()

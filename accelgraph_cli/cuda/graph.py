@@ -514,9 +514,10 @@ class Graph(GraphBase):
         """Write the captured graph to ``path`` as Graphviz DOT, as cudaGraphDebugDotPrint writes it.
 
         ``flags``: "verbose" (every detail, the default), "basic", names joined by "|" (see
-        DEBUG_DOT_FLAGS) or an int. Needs the underlying graph: call enable_debug_mode() before
-        capture_end or construct the Graph with keep_graph=True; otherwise GraphStateError says
-        so. The file is written atomically: a reader never sees half of it. Returns the path.
+        accelgraph_cli.cuda.graph.DEBUG_DOT_FLAGS) or an int. Needs the underlying graph: call
+        enable_debug_mode() before capture_end or construct the Graph with keep_graph=True;
+        otherwise GraphStateError says so. The file is written atomically: a reader never sees
+        half of it. Returns the path.
         """
         graph = self._dumpable_graph()
         bits = debug_dot_flags(flags)

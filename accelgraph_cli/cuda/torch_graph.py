@@ -26,8 +26,14 @@ from .graph import GraphBase, _describe
 
 
 def _torch():
-    import torch
+    try:
+        import torch
+    except ImportError:
+        from ..errors import NoGPUError
 
+        raise NoGPUError("torch is not installed: TorchGraph captures work written in PyTorch "
+                         "(pip install 'accelgraph[torch,cuda13]' or '[torch,cuda12]'); "
+                         "Graph captures CuPy work") from None
     return torch
 
 
