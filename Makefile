@@ -109,7 +109,7 @@ mutate: $(VENV)/.installed
 
 # setuptools reuses a build/ left by an earlier build, which would ship files deleted since.
 wheel:
-	rm -rf build *.egg-info
+	rm -rf build *.egg-info dist/accelgraph-*.whl
 	$(RUN_PY) -m pip wheel --no-deps -q -w dist .
 	@ls dist/accelgraph-*.whl
 
@@ -117,4 +117,4 @@ lint: $(VENV)/.installed
 	$(VPY) -m ruff check accelgraph_cli tests bench scenarios tools
 
 clean:
-	rm -rf $(VENV) $(GPU_SITE) $(GPU_TMP) .pytest_cache build *.egg-info mutants
+	rm -rf $(VENV) $(GPU_SITE) $(GPU_TMP) .pytest_cache build *.egg-info dist mutants

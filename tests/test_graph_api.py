@@ -258,3 +258,20 @@ def test_a_torch_graph_without_torch_is_one_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` fails, as without it
     with pytest.raises(NoGPUError, match=r"torch is not installed.*accelgraph\[torch,cuda13\]"):
         TorchGraph()
+
+
+def test_a_torch_that_fails_to_load_is_not_called_missing(monkeypatch, tmp_path):
+    # An installed torch whose own import fails (a CUDA library missing) is "not usable",
+    # with the cause kept: "not installed" would send the user to the wrong fix.
+    import sys
+
+    from accelgraph_cli import NoGPUError, TorchGraph
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(
+        'raise ImportError("libtorch_cuda.so: cannot open shared object file")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    with pytest.raises(NoGPUError, match=r"torch is not usable \(ImportError: libtorch_cuda") as info:
+        TorchGraph()
+    assert isinstance(info.value.__cause__, ImportError)

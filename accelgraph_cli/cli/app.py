@@ -459,7 +459,7 @@ def _stdout_unwritable() -> bool:
     if sys.stdout is None or isinstance(sys.stdout, _NoStdout):
         return True
     try:
-        import fcntl  # POSIX only: elsewhere no bad descriptor is taken for standard output's
+        import fcntl  # POSIX only; elsewhere a bad descriptor is not blamed on standard output
     except ImportError:
         return False
     try:

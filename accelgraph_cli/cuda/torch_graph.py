@@ -28,12 +28,20 @@ from .graph import GraphBase, _describe
 def _torch():
     try:
         import torch
-    except ImportError:
+    except ModuleNotFoundError as exc:
         from ..errors import NoGPUError
 
+        if exc.name != "torch":  # torch is there, but something it imports is not
+            raise NoGPUError(f"torch is not usable ({exc}): TorchGraph needs a working "
+                             "PyTorch") from exc
         raise NoGPUError("torch is not installed: TorchGraph captures work written in PyTorch "
                          "(pip install 'accelgraph[torch,cuda13]' or '[torch,cuda12]'); "
-                         "Graph captures CuPy work") from None
+                         "Graph captures CuPy work") from exc
+    except Exception as exc:  # a torch that fails to load its libraries
+        from ..errors import NoGPUError
+
+        raise NoGPUError(f"torch is not usable ({type(exc).__name__}: {exc}): TorchGraph needs "
+                         "a working PyTorch") from exc
     return torch
 
 

@@ -309,8 +309,8 @@ class _Listing:
         yield table
         left_out = [_HEADERS[c] for c in range(len(_HEADERS)) if c not in shown]
         if left_out:
-            yield Text(f"({' and '.join(left_out)} left out at {options.max_width} columns; "
-                       "--json has every field)", style="dim")
+            yield Text(f"({' and '.join(left_out)} left out at {options.max_width} columns)",
+                       style="dim")
         if self.more is not None:
             yield self.more
 
