@@ -19,11 +19,19 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_") or "graph"
 
 
-def ensure_folder(folder: str | os.PathLike) -> Path:
-    """Create ``folder`` if needed and check it is writable; AccelgraphError otherwise."""
+def ensure_folder(folder: str | os.PathLike, created: list[str] | None = None) -> Path:
+    """Create ``folder`` if needed and check it is writable; AccelgraphError otherwise.
+
+    Given ``created``, the missing folders are made one at a time from the top and each this
+    call made is put at its front (the deepest first), so a caller can remove them again
+    (:func:`_remove_folders`); one that another process makes meanwhile is not this call's.
+    """
     path = Path(folder)
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        if created is None:
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            _make_folders(os.fspath(folder), created)
     except OSError as exc:
         raise AccelgraphError(f"cannot create output folder {path}: {exc.strerror}") from None
     if not os.access(path, os.W_OK):
@@ -214,8 +222,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
     try:
         try:
             _check_name_lengths(Path(os.path.abspath(os.fspath(path))))
-            _make_folders(directory, created)
-            ensure_folder(directory)
+            ensure_folder(directory, created)
             fd, tmp = tempfile.mkstemp(prefix=".accelgraph-", suffix=suffix, dir=directory)
             os.close(fd)
         except OSError as exc:
@@ -237,9 +244,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
 
 
 def _make_folders(directory: str, created: list[str]) -> None:
-    """Make the folders of ``directory`` that do not exist, one at a time from the top,
-    putting each this call made at the front of ``created`` (the deepest first): one that
-    another process makes meanwhile is not this call's, and is never removed by it."""
+    """ensure_folder's tracked mkdir: see there."""
     missing = []
     current = os.path.abspath(directory or ".")
     while not os.path.lexists(current):

@@ -210,9 +210,7 @@ class _NoStdout:
     def write(self, text: str) -> int:
         if not text:
             return 0
-        import errno
-
-        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        return self.fileno()
 
     def flush(self) -> None:
         pass
@@ -226,11 +224,14 @@ class _NoStdout:
         raise OSError(errno.EBADF, os.strerror(errno.EBADF))
 
 
+_NO_STDOUT = _NoStdout()
+
+
 def _real_stdout():
     """What accelgraph's own output goes to: sys.stdout, or, in a process started without
     one, a stream whose writes fail (sys.stdout itself stays None, so a scenario's or a
     library's print() still goes nowhere, as Python has it)."""
-    return sys.stdout if sys.stdout is not None else _NoStdout()
+    return sys.stdout if sys.stdout is not None else _NO_STDOUT
 
 
 def echo(text: str) -> None:
@@ -372,7 +373,7 @@ def _run(argv: list[str] | None) -> int:
     # only while click runs (a --help runs no command, so no scenario's print() meets it).
     no_stdout = sys.stdout is None and any(arg in ("--help", "-h") for arg in args)
     if no_stdout:
-        sys.stdout = _NoStdout()
+        sys.stdout = _NO_STDOUT
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
         code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
@@ -456,7 +457,7 @@ def _stdout_full(exc: BaseException) -> bool:
 
 def _stdout_unwritable() -> bool:
     """Whether standard output is missing, closed or opened for reading only."""
-    if sys.stdout is None or isinstance(sys.stdout, _NoStdout):
+    if sys.stdout is None or sys.stdout is _NO_STDOUT:
         return True
     try:
         import fcntl  # POSIX only; elsewhere a bad descriptor is not blamed on standard output
@@ -842,15 +843,9 @@ def _picture_format(out: str) -> str:
 
 
 def _write_picture(model, out: str, fmt: str) -> None:
-    from .. import files
 
     if fmt in ("json", "json.gz"):
-        data = (json.dumps(model.to_json(), indent=2) + "\n").encode("utf-8")
-        if fmt == "json.gz":  # as dump writes it: the same bytes for the same model
-            import gzip
-
-            data = gzip.compress(data, mtime=0)
-        files.write_bytes_atomic(out, data)
+        _write_text_file(out, json.dumps(model.to_json(), indent=2) + "\n")  # as dump writes it
     else:
         from ..dot.draw import render_image
 
@@ -858,6 +853,19 @@ def _write_picture(model, out: str, fmt: str) -> None:
         render_image(model, out, fmt)
     err_console.print(f"wrote {out} ({len(model.nodes):,} node{'s' if len(model.nodes) != 1 else ''})",
                       soft_wrap=True)
+
+
+def _write_text_file(target: str, text: str) -> None:
+    """Write a DOT dump or a JSON model, gzipped when the name ends in .gz (show and diff read
+    it as it is; no timestamp, so the same graph gives the same bytes)."""
+    from .. import files
+
+    data = text.encode("utf-8")
+    if target.lower().endswith(".gz"):
+        import gzip
+
+        data = gzip.compress(data, mtime=0)
+    files.write_bytes_atomic(target, data)
 
 
 def _warn_if_slow(model, instead: str) -> None:
@@ -942,14 +950,8 @@ def dump(
         text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
         model = parse_dot(text, filename=target)
         if fmt in (DumpFormat.DOT, DumpFormat.JSON):
-            if fmt is DumpFormat.JSON:
-                text = json.dumps(model.to_json(), indent=2) + "\n"
-            data = text.encode("utf-8")
-            if target.lower().endswith(".gz"):  # show and diff read it as it is
-                import gzip
-
-                data = gzip.compress(data, mtime=0)
-            files.write_bytes_atomic(target, data)
+            _write_text_file(target, json.dumps(model.to_json(), indent=2) + "\n"
+                             if fmt is DumpFormat.JSON else text)
         else:
             from ..dot.draw import render_image
 

@@ -44,14 +44,12 @@ has finished (a synchronize, or an event waited on), as with torch's graph pools
 from __future__ import annotations
 
 import ctypes
-import itertools
 import threading
 
 from ..enums import PoolKind
 from ..errors import CudaError
 from . import device as _cuda
 
-_serial = itertools.count(1)
 _issued = 0  # the last serial a token was made with (tokens up to it may name a pool again)
 _async_serials: set[int] = set()  # serials of async tokens: a token's kind is checked against it
 # Pools a token currently names: each made by create() or held by a graph (hold()), until no
@@ -168,7 +166,7 @@ def create(kind: PoolKind | str = PoolKind.PRIVATE) -> GraphPool:
     global _issued
     pool = GraphPool(None, kind)
     with _lock:
-        serial = _issued = next(_serial)
+        serial = _issued = _issued + 1
         # the kind is part of the token, so a dropped pool's token makes one of its kind again
         pool.token = (_KIND_CODES[pool.kind], serial)
         if pool.kind is PoolKind.ASYNC:
@@ -207,11 +205,6 @@ def get_pool(token) -> GraphPool:
     # graph holds it (hold()), so a lookup that captures nothing leaves nothing behind.
     pool = _registry.get(token)
     return pool if pool is not None else GraphPool(token, kind)
-
-
-def acquire(token: tuple[int, int]) -> GraphPool:
-    """Register one more graph as a user of the pool a token names (see :func:`hold`)."""
-    return hold(get_pool(token))
 
 
 def hold(pool: GraphPool) -> GraphPool:

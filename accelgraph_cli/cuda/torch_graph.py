@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from ..enums import CaptureErrorMode
-from ..errors import CaptureError, GraphStateError
+from ..errors import CaptureError, GraphStateError, NoGPUError
 from .graph import GraphBase, _describe
 
 
@@ -29,8 +29,6 @@ def _torch():
     try:
         import torch
     except ModuleNotFoundError as exc:
-        from ..errors import NoGPUError
-
         if exc.name != "torch":  # torch is there, but something it imports is not
             raise NoGPUError(f"torch is not usable ({exc}): TorchGraph needs a working "
                              "PyTorch") from exc
@@ -38,8 +36,6 @@ def _torch():
                          "(pip install 'accelgraph[torch,cuda13]' or '[torch,cuda12]'); "
                          "Graph captures CuPy work") from exc
     except Exception as exc:  # a torch that fails to load its libraries
-        from ..errors import NoGPUError
-
         raise NoGPUError(f"torch is not usable ({type(exc).__name__}: {exc}): TorchGraph needs "
                          "a working PyTorch") from exc
     return torch

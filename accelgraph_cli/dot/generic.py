@@ -51,13 +51,12 @@ _PYDOT_WHERE = re.compile(r"\(line:(\d+), col:(\d+)\)")
 # 3 s, 12 levels 7 s, 16 levels 96 s): deeper files are refused at once, not read for minutes
 _PYDOT_MAX_DEPTH = 10
 _BRACE = re.compile(r"[{}]")
-_QUOTED_STRING = re.compile(_QUOTED)
 
 
 def _brace_depth(text: str) -> int:
     """The deepest nesting of { } outside quoted strings."""
     depth = deepest = 0
-    for brace in _BRACE.findall(_QUOTED_STRING.sub("", text)):
+    for brace in _BRACE.findall(_QUOTED_NAME.sub("", text)):
         depth += 1 if brace == "{" else -1
         deepest = max(deepest, depth)
     return deepest

@@ -158,6 +158,7 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
     from ..diff.structural import diff_models
     from ..dot.parse import load_model, parse_dot
     from ..files import safe_name, write_text_atomic
+    from ..model.graph_model import GraphModel
     from ..render.diff import render_verdict
 
     stem = Path(str(result.scenario.path)).stem
@@ -171,15 +172,18 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
         # checked before any is written.
         origin = {"scenario": stem, "graph": captured.name}
         exists = target.exists()
-        recorded = _baseline_origin(target) if exists else None
+        document = _baseline_document(target) if exists else None
+        recorded = document.get(_ORIGIN_KEY) if document is not None else None
+        if not isinstance(recorded, dict):
+            recorded = None
         if recorded is not None and recorded != origin:
             raise AccelgraphError(
                 f"baseline {target} is of graph {recorded.get('graph')!r} of scenario "
                 f"{recorded.get('scenario')!r}, not of graph {captured.name!r} of {stem!r}: "
                 "their baselines have one file name; rename a scenario or use another "
                 "--baseline folder for one of them")
-        graphs.append((captured, target, origin, exists))
-    for captured, target, origin, exists in graphs:
+        graphs.append((captured, target, origin, exists, document))
+    for captured, target, origin, exists, document in graphs:
         model = parse_dot(captured.graph.debug_dot("verbose"))
         if update or not exists:
             document = model.to_json()
@@ -188,7 +192,10 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
             if verdict == "none":
                 verdict = "new baseline"
             continue
-        difference = diff_models(load_model(target), model)
+        # the file as read above; load_model reads it again only to say what is wrong with it
+        baseline = (GraphModel.from_json(document, where=str(target)) if document is not None
+                    else load_model(target))
+        difference = diff_models(baseline, model)
         if not difference.identical:
             verdict = "changed"
             verdict_line = render_verdict(difference).plain
@@ -199,16 +206,18 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 _ORIGIN_KEY = "baseline_of"  # in a baseline's model JSON: {"scenario": stem, "graph": name}
 
 
-def _baseline_origin(target: Path) -> dict | None:
-    """The scenario and graph a baseline file says it is of (None for one written before
-    baselines said so, and for a file that cannot be read: comparing reports that)."""
+def _baseline_document(target: Path) -> dict | None:
+    """A baseline file's JSON object: the model compared with, and the scenario and graph it
+    says it is of under _ORIGIN_KEY (absent in one written before baselines said so). None
+    for a file that cannot be read as a JSON object: comparing then reads it as load_model
+    does, which says what is wrong with it."""
     import json
 
     try:
-        recorded = json.loads(target.read_text(encoding="utf-8")).get(_ORIGIN_KEY)
-    except (OSError, ValueError, AttributeError):
+        document = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    return recorded if isinstance(recorded, dict) else None
+    return document if isinstance(document, dict) else None
 
 
 def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> dict:
