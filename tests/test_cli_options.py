@@ -277,6 +277,17 @@ def test_diff_refuses_unknown_ignore_names_with_the_choices(cli, value):
     assert ", block, cooperative, grid, priority, shared_mem" in err
 
 
+@pytest.mark.parametrize("value", ["handle_node", "grid,ptr_src"])
+def test_diff_says_pointers_and_handles_are_never_compared(cli, value):
+    # every verbose node carries handle_node: "no node has that parameter" would be false
+    code, out, err = cli("diff", CHAIN, DUMPS / "chain_verbose.dot", "--ignore", value)
+    assert (code, out) == (2, "")
+    bad = value.split(",")[-1]
+    assert err == (f"accelgraph: error: --ignore {bad}: pointers and handles (ptr_*, handle_*) "
+                   "differ from one capture to the next and are never compared, so there is "
+                   "nothing to ignore\n")
+
+
 def test_diff_accepts_a_parameter_the_graphs_carry(cli):
     code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", "--ignore", "grid")
     assert (code, err) == (0, "")

@@ -1313,10 +1313,16 @@ def diff(
 def _check_ignored(ignored: set, *models) -> None:
     """--ignore names parameters the graphs carry; anything else is a typo, named with the
     parameters there are."""
-    from ..model.graph_model import stable_params
+    from ..model.graph_model import UNSTABLE_PARAM_PREFIXES, stable_params
 
     if not ignored:
         return  # nothing to check: no need to read every node's parameters
+    never = sorted(key for key in ignored if key.startswith(UNSTABLE_PARAM_PREFIXES))
+    if never:
+        raise AccelgraphError(
+            f"--ignore {','.join(never)}: pointers and handles ("
+            f"{', '.join(p + '*' for p in UNSTABLE_PARAM_PREFIXES)}) differ from one capture to "
+            "the next and are never compared, so there is nothing to ignore")
     known = {key for model in models for graph in model.walk() for node in graph.nodes
              for key in stable_params(node)}
     unknown = sorted(ignored - known)

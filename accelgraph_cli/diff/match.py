@@ -99,8 +99,34 @@ def match(side_a: Side, side_b: Side,
         if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
             _propagate(side_a, side_b, a_to_b, b_to_a, pair)
     if len(a_to_b) != len(order_a) or len(a_to_b) != len(order_b):
-        _move_holes(side_a, side_b, a_to_b)
+        if _move_holes(side_a, side_b, a_to_b):
+            _reseat_beside_holes(side_a, side_b, a_to_b)
     return a_to_b, False
+
+
+def _reseat_beside_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
+    """After holes moved (step 8): re-seat matched nodes of each side onto the other's
+    unmatched look-alikes where that keeps more edges (``_reseat``, from A, then from B).
+
+    A hole that moved along a chain can end beside a look-alike that fits its place better:
+    a launch added as a leaf off a chain of its own kernel leaves the hole at the chain node
+    after the fork, and the leaf holds that node's partner, keeping its one edge. From B's
+    side, a leaf matched to a chain node keeps fewer edges than the chain node would."""
+    b_to_a = [-1] * len(side_b.fine)
+    for i, j in a_to_b.items():
+        b_to_a[j] = i
+    troubled: set[int] = set()
+    _kept_edges(side_a, side_b, a_to_b, troubled)
+    _reseat(side_a, side_b, a_to_b, b_to_a, troubled)
+    b_to_a_map = {j: i for j, i in enumerate(b_to_a) if i >= 0}
+    a_to_b_list = [-1] * len(side_a.fine)
+    for i, j in a_to_b.items():
+        a_to_b_list[i] = j
+    troubled = set()
+    _kept_edges(side_b, side_a, b_to_a_map, troubled)
+    _reseat(side_b, side_a, b_to_a_map, a_to_b_list, troubled)
+    a_to_b.clear()
+    a_to_b.update({i: j for j, i in b_to_a_map.items()})
 
 
 # Steps a hole may take along chains of look-alikes: in one direction (a cycle of one kernel
@@ -111,7 +137,7 @@ _HOLE_WALK = 256
 _HOLE_STEPS = 50_000
 
 
-def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
+def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> bool:
     """Step 8: move each node left unmatched (a hole) along its chain of look-alikes to where
     the fewest edges are rewired.
 
@@ -125,14 +151,15 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
     rewired edges around the nodes it passed were fewest, if fewer than where it started.
     Holes of B move the same way. Not where an edge is written twice (the report counts each
     copy, this step each edge once) and not for child-graph nodes (look-alike parents, whose
-    child graphs the report diffs again, may differ there)."""
+    child graphs the report diffs again, may differ there). Returns whether a hole moved."""
     if side_a.doubled or side_b.doubled:
-        return
+        return False
     budget = [_HOLE_STEPS]
     # B's side as a dict like a_to_b (b_to_a is a list with -1 for none), so one walk serves
     # both directions; built from a_to_b, the map the earlier steps are checked to keep
     # (test_rematching_parts_keeps_the_matching_one_to_one).
     b_to_a_map = {j: i for i, j in a_to_b.items()}
+    moved = False
     for side_x, side_y, x_to_y, y_to_x in ((side_a, side_b, a_to_b, b_to_a_map),
                                            (side_b, side_a, b_to_a_map, a_to_b)):
         for hole in [i for i in range(len(side_x.model.nodes)) if i not in x_to_y]:
@@ -141,18 +168,19 @@ def _move_holes(side_a: Side, side_b: Side, a_to_b: dict) -> None:
             for links in (side_x.parents, side_x.children):
                 if hole in x_to_y:  # moved already: a neighbour took its place
                     break
-                _move_hole(side_x, side_y, x_to_y, y_to_x, hole, links, budget)
+                moved |= _move_hole(side_x, side_y, x_to_y, y_to_x, hole, links, budget)
+    return moved
 
 
 def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int,
-               links: list[list[int]], budget: list) -> None:
+               links: list[list[int]], budget: list) -> bool:
     """Walk ``hole`` along ``links`` (parents or children of X) as :func:`_move_holes` says,
-    then put it where the walk found the fewest rewired edges."""
+    then put it where the walk found the fewest rewired edges; whether it moved."""
     fine = side_x.fine
     # A child-graph node stays put. Its look-alikes hold child graphs too (the fine label
     # has the digest), so the walk below needs no check of its own.
     if side_x.model.nodes[hole].child is not None:
-        return
+        return False
     moves = []  # (new hole, partner it gave up)
     total = best = 0
     best_at = 0
@@ -180,6 +208,7 @@ def _move_hole(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, hole: int
         del x_to_y[hole_then]
         x_to_y[p] = y
         y_to_x[y] = p
+    return best_at > 0
 
 
 def _rewired_near(side_x: Side, side_y: Side, x_to_y: dict, y_to_x: dict, nodes: tuple,

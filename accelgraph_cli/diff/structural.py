@@ -1,7 +1,8 @@
 """Structural diff of two GraphModels: what changed between two captures of a CUDA graph.
 
-Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
-``graph_0_node_7`` of the next), so nodes are matched by what they do and where they sit:
+Node ids are not guaranteed to mean anything across captures (``graph_0_node_7`` in one dump
+need not be the ``graph_0_node_7`` of the next), so nodes are matched by what they do and
+where they sit:
 
 1. **Labels.** Every node gets a *fine* label — kind, demangled name, the stable parameters
    both graphs know for that kind (grid, block, bytes, direction... never pointers or handles,
@@ -64,12 +65,20 @@ Node ids mean nothing across captures (``graph_0_node_7`` in one dump is not the
    partner, and it stops where the fewest edges around the nodes it passed are rewired (a
    launch cut out of a chain of one kernel is that launch, not the last one with every pair
    after the cut shifted by a place and an edge rewired). Not where an edge is written twice.
+   Where a hole moved, matched nodes of each side are then re-seated (``_reseat``, from A and
+   from B) onto look-alikes beside it that keep more edges: a launch added as a leaf off a
+   chain of its kernel takes the hole's place, not the chain node after the fork.
 9. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
 edges — typically a renumbered dump where node order broke a tie the other way — the
 order is rebuilt with ties broken by structure (Merkle hashes of everything below and above
-a node) and the smaller of the two diffs is kept.
+a node) and the smaller of the two diffs is kept. Then, for any result that is not identical,
+the nodes both graphs give the same number (``graph_5_node_3`` and ``graph_9_node_3``: two
+captures of the same code number alike) with the same kind and name are paired, the rest left
+unmatched; that report is kept where it is no larger. Structure alone can cross look-alike
+lanes of a fork/join once an edge between them is dropped, and on a tie the numbers say which
+of two look-alike branches changed.
 
 Everything is O(V + E) or O(V log V) except Myers inside gaps, which is bounded.
 
@@ -154,7 +163,59 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
         retry = _matched(side_a, side_b, labeler)
         if _size(retry) < _size(result):
             result = retry
+    if not result.identical:
+        # Two captures of the same code number their nodes alike: pairing nodes by number
+        # (where kind and name agree) is one more reading, and the smaller report wins.
+        # Structure alone can cross look-alike lanes once an edge is dropped between them.
+        # On a tie the numbers decide which of two look-alike branches changed: the user's.
+        by_number = _by_number(side_a, side_b)
+        if by_number and _may_differ(by_number, result, side_a, side_b):
+            numbered = _report(side_a, side_b, by_number, False, labeler)
+            if _size(numbered) <= _size(result):
+                result = numbered
     return result
+
+
+def _may_differ(by_number: dict[int, int], result: GraphDiff, side_a: Side, side_b: Side) -> bool:
+    """Whether pairing by number can give a report no larger than ``result`` and not the
+    same: it leaves no more nodes unmatched than ``result`` has items, and its pairs are not
+    ``result``'s own. (A renumbered dump pairs few nodes by number; a grid sweep pairs them
+    as the structure did: neither needs a second report.)"""
+    nodes_a, nodes_b = side_a.model.nodes, side_b.model.nodes
+    if len(nodes_a) + len(nodes_b) - 2 * len(by_number) > _size(result):
+        return False
+    matches = result.matches
+    if len(matches) != len(by_number):
+        return True
+    get = matches.get
+    return any(get(nodes_a[i].id) != nodes_b[j].id for i, j in by_number.items())
+
+
+def _number(node_id: str) -> str:
+    """A node's id without the graph's own number: ``graph_38_node_3`` -> ``node_3`` (CUDA
+    numbers the graphs of a process in turn, and the nodes of each graph from 0)."""
+    if node_id.startswith("graph_"):
+        cut = node_id.find("_node_")
+        if cut > 0:
+            return node_id[cut + 1:]
+    return node_id
+
+
+def _by_number(side_a: Side, side_b: Side) -> dict[int, int] | None:
+    """Node index of A -> of B for the nodes both graphs give the same number (see
+    :func:`_number`) with the same kind and name; None where a number repeats."""
+    numbered = {}
+    for j, node in enumerate(side_b.model.nodes):
+        numbered[_number(node.id)] = j
+    if len(numbered) != len(side_b.model.nodes):
+        return None
+    coarse_a, coarse_b = side_a.coarse, side_b.coarse
+    a_to_b = {}
+    for i, node in enumerate(side_a.model.nodes):
+        j = numbered.get(_number(node.id))
+        if j is not None and coarse_a[i] == coarse_b[j]:
+            a_to_b[i] = j
+    return a_to_b
 
 
 def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
@@ -215,6 +276,8 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, l
         if node_a.child is not None and node_b.child is not None:
             child_diff = _diff_graphs(node_a.child, node_b.child, labeler)
             child = None if child_diff.identical else child_diff
+        elif node_a.child is not node_b.child:  # one side has no graph inside (a damaged dump)
+            params["child_graph"] = (_inside(node_a), _inside(node_b))
         if params or child is not None:
             changed.append(NodeChange(node_a.id, node_b.id, node_a.kind, node_a.display_name, params, child))
     added: list[str] = []
@@ -243,6 +306,10 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, l
         stats_a=GraphStats.of(a, side_a.kind_counts(labeler)),
         stats_b=GraphStats.of(b, side_b.kind_counts(labeler)),
     )
+
+
+def _inside(node) -> str:
+    return "none" if node.child is None else f"{len(node.child.nodes)} nodes"
 
 
 def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list[tuple[int, int]]:
