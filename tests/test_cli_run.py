@@ -154,6 +154,17 @@ def test_diff_of_a_name_that_is_neither_file_nor_scenario_lists_the_bundled_name
     assert "nosuchscenario: no such file, and no bundled scenario" in err and "saxpy" in err
 
 
+@pytest.mark.parametrize("verb", ["capture", "replay", "dump", "smoke"])
+def test_a_missing_path_to_a_bundled_scenario_points_to_its_name(cli, tmp_path, verb):
+    # the README's `accelgraph capture scenarios/mlp_decode.py`, run outside a checkout
+    args = [verb, "scenarios/mlp_decode.py"] + (["--out", str(tmp_path / "g.dot")]
+                                                if verb == "dump" else [])
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: scenarios/mlp_decode.py: no such file; the bundled "
+                   "scenario 'mlp_decode' runs by its name: `mlp_decode`\n")
+
+
 def test_diff_of_a_missing_dot_file_says_no_such_file(cli):
     code, out, err = cli("diff", "gone.dot", "saxpy")
     assert code == 2 and err.strip() == "accelgraph: error: gone.dot: no such file"

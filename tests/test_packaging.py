@@ -123,8 +123,11 @@ def test_smoke_list_needs_no_gpu_and_lists_every_bundled_scenario(cli):
     assert len(lines) == len(SCENARIO_FILES)
     for line, path in zip(lines, SCENARIO_FILES):
         shown, summary = line.split(None, 1)
-        assert shown.endswith(path.name)
+        assert shown == path.stem  # by name, as `scenarios` lists them, not a long path
         assert summary.strip() == _summary(path)
+    # a file of one's own keeps its path
+    code, out, err = cli("smoke", "--list", str(ROOT / "tests" / "bad_scenarios"))
+    assert all(line.startswith(str(ROOT / "tests" / "bad_scenarios")) for line in out.splitlines())
 
 
 def test_smoke_list_takes_names_files_and_json(cli):

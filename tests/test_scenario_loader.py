@@ -444,6 +444,13 @@ def test_kernels_dir_override_and_missing_source(tmp_path, monkeypatch):
     assert kernels.kernel_names("mine.cu") == ["twice"]
     with pytest.raises(kernels.KernelError, match=r"nope\.cu: no such kernel source.*mine\.cu"):
         kernels.kernel_source("nope.cu")
+    # a folder that does not exist is named as such, with what chose it
+    monkeypatch.setenv(kernels.KERNELS_DIR_ENV, str(tmp_path / "gone"))
+    with pytest.raises(kernels.KernelError) as info:
+        kernels.kernel_source("softmax.cu")
+    assert str(info.value) == (f"{tmp_path / 'gone' / 'softmax.cu'}: no such kernel source; the "
+                               f"folder {tmp_path / 'gone'} does not exist "
+                               f"({kernels.KERNELS_DIR_ENV} names it)")
 
 
 # --------------------------------------------------------------------------- parse_params

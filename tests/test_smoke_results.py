@@ -362,5 +362,9 @@ def test_discover_bundled_scenarios_by_name_and_by_default(tmp_path, monkeypatch
         discover(["no_such_scenario"])
     assert str(caught.value) == (
         "no_such_scenario: no such file or folder, and no bundled scenario of that name; "
-        f"bundled: {', '.join(names)}"
+        f"bundled: {', '.join(names)} (`accelgraph smoke` with no path runs them all)"
     )
+    with pytest.raises(AccelgraphError) as caught:
+        discover(["elsewhere/saxpy.py"])  # as the README writes it, outside a checkout
+    assert str(caught.value) == ("elsewhere/saxpy.py: no such file; the bundled scenario 'saxpy' "
+                                 "runs by its name: `saxpy`")

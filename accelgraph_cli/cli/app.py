@@ -1113,6 +1113,7 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
 def _list_smoke(paths, json_out: bool) -> None:
     """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
     report it, and with the same exit code 1), the others as _print_scenarios shows them."""
+    from ..bundled import scenarios_folder
     from ..run.smoke import inspect_files
 
     entries = inspect_files(paths)
@@ -1121,8 +1122,13 @@ def _list_smoke(paths, json_out: bool) -> None:
                          {"name": Path(path).stem, "path": str(path), "error": error}
                          for path, info, error in entries], indent=2))
     else:
-        _print_rows([(str(path), _summary_text(info) if info else
-                      Text(f"  error: {error}", style="red")) for path, info, error in entries])
+        # a bundled scenario by its name, as `scenarios` lists it and verbs take it (installed,
+        # its path is deep inside site-packages); a file of one's own by its path
+        bundled = os.path.realpath(scenarios_folder())  # realpath: a loop of links is no error
+        _print_rows([(Path(path).stem if os.path.dirname(os.path.realpath(path)) == bundled
+                      else str(path),
+                      _summary_text(info) if info else Text(f"  error: {error}", style="red"))
+                     for path, info, error in entries])
     if any(error for _, _, error in entries):
         raise typer.Exit(ExitCode.FAILED)
 

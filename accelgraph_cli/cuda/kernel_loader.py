@@ -53,6 +53,11 @@ def _read_source(folder: Path, filename: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if not path.parent.is_dir():
+            chosen = (f"{KERNELS_DIR_ENV} names it" if os.environ.get(KERNELS_DIR_ENV)
+                      else "the installation is incomplete")
+            raise KernelError(f"{path}: no such kernel source; the folder {path.parent} does not "
+                              f"exist ({chosen})") from None
         available = sorted(p.name for p in path.parent.glob("*.cu"))
         raise KernelError(
             f"{path}: no such kernel source; available in {path.parent}: "

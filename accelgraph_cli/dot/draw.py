@@ -32,7 +32,7 @@ KIND_COLOURS = {
 INSTALL_HINT = (
     "Graphviz's `dot` program is needed to draw svg/png and was not found on PATH: "
     "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
-    "`make install` does it where it can), or {instead}"
+    "in an accelgraph checkout, `make install` does it where it can), or {instead}"
 )
 DUMP_INSTEAD = "use --format dot or --format json"
 """What writes a graph without Graphviz, as `dump` (and the library's default) says it."""

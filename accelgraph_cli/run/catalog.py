@@ -49,6 +49,11 @@ def resolve_scenario(argument: str | Path) -> Path:
         return path
     if bundled is not None:
         return bundled
+    if path.suffix == ".py" and bundled_scenario(path.name) is not None:
+        # scenarios/mlp_decode.py, as the README writes it, run outside a checkout
+        raise ScenarioError(
+            f"{argument}: no such file; the bundled scenario {path.stem!r} runs by its name: "
+            f"`{path.stem}`", path=str(argument))
     raise ScenarioError(
         f"{argument}: no such file, and no bundled scenario of that name; bundled: "
         f"{', '.join(bundled_names()) or 'none'} (`accelgraph scenarios` lists them)",

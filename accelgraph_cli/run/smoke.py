@@ -72,9 +72,13 @@ def discover(paths: list[str] | None) -> list[Path]:
             found.append(path)
         elif bundled is not None:
             found.append(relative_to_cwd(bundled))
+        elif path.suffix == ".py" and bundled_scenario(path.name) is not None:
+            raise AccelgraphError(f"{path}: no such file; the bundled scenario {path.stem!r} "
+                                  f"runs by its name: `{path.stem}`")
         else:
             raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
-                                  f"that name; bundled: {', '.join(bundled_names())}")
+                                  f"that name; bundled: {', '.join(bundled_names())} (`accelgraph "
+                                  f"smoke` with no path runs them all)")
     unique: list[Path] = []
     seen: set[str] = set()
     for p in found:
