@@ -100,3 +100,20 @@ def test_capture_without_cupy_is_one_clear_no_gpu_error(run_blocked):
     assert "EXIT 3" in proc.stdout
     assert "show and diff of saved dumps, scenarios and smoke --list work without a GPU" in proc.stdout
     assert attempted and attempted[0] == "cupy"  # it tried, and said what to do
+
+
+def test_kernels_without_cupy_raise_no_gpu_error(run_blocked):
+    # A scenario's setup calls kernels.preload: without CuPy that is the same NoGPUError a
+    # capture gives (exit code 3, what works without a GPU), not a raw ModuleNotFoundError.
+    proc, attempted = run_blocked("-c", textwrap.dedent("""
+        from accelgraph_cli import NoGPUError, kernels
+        for call in (lambda: kernels.preload("softmax.cu"),
+                     lambda: kernels.get_kernel("softmax.cu", "nosuch")):
+            try:
+                call()
+            except NoGPUError as e:
+                print('EXIT', e.exit_code, str(e).startswith('CuPy is not installed'))
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["EXIT 3 True", "EXIT 3 True"]
+    assert attempted and attempted[0] == "cupy"

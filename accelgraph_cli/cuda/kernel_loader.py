@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bundled import kernels_folder
+from . import device as _cuda
 
 KERNELS_DIR_ENV = "ACCELGRAPH_KERNELS"
 """Environment variable that overrides where the .cu sources are looked up (read when a
@@ -85,7 +86,7 @@ def load_module(filename: str, name_expressions: tuple[str, ...] = (),
 
 @functools.cache
 def _load_module(folder: Path, filename: str, name_expressions: tuple, options: tuple) -> Any:
-    import cupy
+    cupy = _cuda.require_cuda()  # no CuPy, or no device: NoGPUError, as capture says it
     from cupy.cuda.compiler import CompileException
 
     source = _read_source(folder, filename)
