@@ -81,7 +81,7 @@ def test_kernel_names_in_show_and_diff(cli, tmp_path):
     path = kernel_dump_named(tmp_path, "x[/]y")
     code, out, err = cli("show", path)
     assert code == 0, err
-    assert "× 3  kernel  x[/]y__float32_float_f… → cupy_multiply__float32…" in out
+    assert "2 × 3  kernel  x[/]y__float32_float_… → cupy_multiply__float3…" in out
     code, out, err = cli("diff", DUMPS / "chain_verbose.dot", path)
     assert code == 1, err
     assert "+ 3 × kernel x[/]y__float32_float_float32 <<<8, 128, 0>>> #0, #2, #4" in out

@@ -125,7 +125,7 @@ def test_alternating_chain_collapses_to_one_row_with_its_block():
         node.name = "cupy_multiply"
     lines = text_of(render_listing(model)).splitlines()
     assert len(lines) == 2
-    assert lines[1].split()[:7] == ["0–9999", "#0…#9999", "×", "5,000", "kernel", "cupy_add", "→"]
+    assert lines[1].split()[:8] == ["0–9999", "#0…#9999", "2", "×", "5,000", "kernel", "cupy_add", "→"]
     assert "cupy_multiply" in lines[1]
 
 
@@ -194,8 +194,8 @@ def test_a_narrow_listing_cuts_names_before_levels_and_repeat_counts():
     model = read_graph(str(recorded("chain1k_verbose.dot"))).model
     for width in (60, 54, 50):
         lines = text_of(render_listing(model, limit=1), width=width).splitlines()
-        assert lines[1].split()[:3] == ["0–999", "#0…#999", "×"], (width, lines)
-        assert lines[1].split()[3] == "500", (width, lines)
+        assert lines[1].split()[:4] == ["0–999", "#0…#999", "2", "×"], (width, lines)
+        assert lines[1].split()[4] == "500", (width, lines)
         assert max(len(line) for line in lines) <= width
 
 
@@ -304,9 +304,9 @@ def test_recorded_chain10k_lists_as_one_row():
 
 def test_recorded_chain10k_keeps_both_names_of_its_block_on_a_narrow_terminal():
     model = load_model(recorded("chain10k_verbose.dot"))
-    row = text_of(render_listing(model), width=80).splitlines()[1]
-    assert "× 5,000" in row and "cupy_add" in row and "→ cupy_mul" in row, row
-    assert len(row) <= 80
+    row = text_of(render_listing(model), width=82).splitlines()[1]
+    assert "2 × 5,000" in row and "cupy_add" in row and "→ cupy_mul" in row, row
+    assert len(row) <= 82
 
 
 def test_recorded_forkjoin_draws_three_branches_side_by_side():
@@ -571,7 +571,7 @@ def test_a_block_of_two_kinds_is_listed_with_both():
         if i:
             edges.append((f"graph_0_node_{i - 1}", f"graph_0_node_{i}"))
     assert text_of(render_listing(GraphModel(nodes, edges))).splitlines()[1] == (
-        "  0–7  #0…#7  × 4  kernel/memcpy  k → memcpy                 —"
+        "  0–7  #0…#7  2 × 4  kernel/memcpy  k → memcpy                 —"
     )
 
 

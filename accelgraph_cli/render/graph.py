@@ -419,7 +419,7 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             name = _BlockName(prefix, _block_names([model.node(i) for i in run.block], 60))
         else:
             name = Text(prefix + label)
-        count = Text(f"× {run.repeats:,}", style="bold") if len(run.ids) > 1 else ""
+        count = Text(_times(run), style="bold") if len(run.ids) > 1 else ""
         parents = model.parents(first_id)
         after = _Parents([short_id(p, with_graph) for p in parents[:3]], len(parents))
         # Every cell is Text: ids, names and details come from the dump, never markup.
@@ -435,6 +435,13 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
         first = model.node(first_id)
         if first.child is not None and len(run.ids) == 1:
             yield from _listing_rows(first.child, depth + 1, with_graph=True)
+
+
+def _times(run) -> str:
+    """How many nodes a collapsed run stands for: "× 5,000" for one node repeated, "2 × 5,000"
+    for a block of two repeated (10,000 nodes, not 5,000)."""
+    block = len(run.block)
+    return f"{block} × {run.repeats:,}" if block > 1 else f"× {run.repeats:,}"
 
 
 # ---------------------------------------------------------------------------- drawing
@@ -521,7 +528,7 @@ class GraphDrawing:
             if len(run.ids) > 1:
                 ids += "…" + short_id(run.ids[-1], self.with_graph)
             kind, name, detail = run_labels(model, run, max_len=name_len)
-            count = f" × {run.repeats:,}" if len(run.ids) > 1 else ""
+            count = " " + _times(run) if len(run.ids) > 1 else ""
             # the focused box says so in words too: its bold border and reversed title are
             # lost in a pipe or with NO_COLOR
             mark = "  ◀ focus" if key == focus_box else ""
