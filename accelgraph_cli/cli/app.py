@@ -572,11 +572,48 @@ def _stdout() -> Console:
     return _StdoutConsole(highlight=False, markup=False, file=_StdoutFile(_real_stdout()))
 
 
+def _complete_paths(incomplete: str, suffixes: tuple[str, ...]) -> list[str]:
+    """Folders and files with one of ``suffixes`` whose path starts with ``incomplete``."""
+    folder, _, start = incomplete.rpartition("/")
+    base = Path(folder or ".")
+    if folder == "" and incomplete.startswith("/"):
+        base = Path("/")
+    found = []
+    try:
+        for entry in sorted(base.iterdir()):
+            if not entry.name.startswith(start) or (entry.name.startswith(".") and not start):
+                continue
+            shown = f"{folder}/{entry.name}" if folder or incomplete.startswith("/") else entry.name
+            if entry.is_dir():
+                found.append(shown + "/")
+            elif entry.name.endswith(suffixes):
+                found.append(shown)
+    except OSError:
+        pass
+    return found
+
+
+def _complete_scenario(incomplete: str) -> list[str]:
+    """Shell completion of SCENARIO: bundled names, then scenario files and folders."""
+    from ..run.catalog import bundled_names
+
+    names = [] if "/" in incomplete else [n for n in bundled_names() if n.startswith(incomplete)]
+    return names + _complete_paths(incomplete, (".py",))
+
+
+def _complete_graph(incomplete: str) -> list[str]:
+    """Shell completion of diff's A and B: bundled names, dumps, models and scenario files."""
+    from ..run.catalog import bundled_names
+
+    names = [] if "/" in incomplete else [n for n in bundled_names() if n.startswith(incomplete)]
+    return names + _complete_paths(incomplete, (".py", ".dot", ".gv", ".json", ".gz"))
+
+
 @command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")
 def capture(
     scenario: str = typer.Argument(..., metavar="SCENARIO",
         help="Scenario file (Python), or the name of a bundled "
-        "scenario (see `accelgraph scenarios`)."),
+        "scenario (see `accelgraph scenarios`).", autocompletion=_complete_scenario),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,
@@ -623,7 +660,7 @@ def replay(
     ctx: typer.Context,
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
-        "the last capture here."),
+        "the last capture here.", autocompletion=_complete_scenario),
     iters: int = typer.Option(1000, "--iters", "-n", min=1, metavar="N",
                               help="Iterations per round."),
     warmup: int = typer.Option(20, "--warmup", min=0, metavar="W", help="Untimed iterations first."),
@@ -893,7 +930,7 @@ def dump(
     ctx: typer.Context,
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name; default: "
-        "the last capture here."),
+        "the last capture here.", autocompletion=_complete_scenario),
     out: str = typer.Option(..., "--out", "-o", metavar="FILE", help="File to write (one per graph for "
                             "multi-graph scenarios: NAME_<graph>.EXT)."),
     flags: str = typer.Option("verbose", "--flags", metavar="FLAGS",
@@ -1138,7 +1175,7 @@ def smoke(
     ctx: typer.Context,
     paths: list[str] = typer.Argument(None, metavar="PATHS",
         help="Scenario files, folders or bundled scenario "
-        "names (default: every bundled scenario)."),
+        "names (default: every bundled scenario).", autocompletion=_complete_scenario),
     iters: int = typer.Option(50, "--iters", "-n", min=1, metavar="N",
                               help="Timed iterations per round."),
     rounds: int = typer.Option(3, "--rounds", min=1, metavar="R", help="Timed rounds."),
@@ -1240,8 +1277,9 @@ def diff(
     ctx: typer.Context,
     a: str = typer.Argument(..., metavar="A", help="Graph A: a .dot dump, a .json model, a "
                             "scenario .py, or a bundled scenario's name; - reads standard input "
-                            "(for one side)."),
-    b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices."),
+                            "(for one side).", autocompletion=_complete_graph),
+    b: str = typer.Argument(..., metavar="B", help="Graph B: the same choices.",
+                            autocompletion=_complete_graph),
     ignore: list[str] = typer.Option([], "--ignore", metavar="PARAM",
                                      help="Parameter to leave out of matching and the report "
                                      "(repeatable or comma-separated: grid,block,bytes...)."),
