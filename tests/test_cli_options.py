@@ -138,6 +138,20 @@ def test_one_node_inside_is_singular(cli):
     assert "Nested graphs  1  (1 node inside)" in out
 
 
+def test_show_out_counts_the_nodes_of_nested_graphs_too(cli, tmp_path):
+    target = tmp_path / "k.json"
+    code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--out", target)
+    assert code == 0
+    model = json.loads(target.read_text())
+
+    def count(graph):
+        return sum(1 + (count(n["child"]) if n.get("child") else 0) for n in graph["nodes"])
+
+    total, top = count(model), len(model["nodes"])
+    assert total > top  # the recorded dump has a child graph
+    assert err == f"wrote {target} ({total} nodes, {total - top} of them in nested graphs)\n"
+
+
 def test_show_out_json_and_svg(cli, tmp_path):
     target = tmp_path / "pic" / "g.json"
     code, out, err = cli("show", CHAIN, "--out", target)

@@ -609,3 +609,21 @@ def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_
         assert note == f"({left_out} left out at {width} columns)"
         assert all(len(line) <= width for line in lines)
     assert "after" in text_of(render_listing(model), width=44).splitlines()[0]
+
+
+def test_a_run_of_look_alike_child_graph_nodes_lists_their_graph():
+    # Three chained child-graph nodes holding look-alike graphs collapse into one row; the
+    # nested kernels were then listed nowhere though the summary counted them.
+    def inner(k):
+        nodes = [Node(f"graph_{k}_node_{i}", "kernel", "cupy_add", {"grid": (2, 1, 1)})
+                 for i in range(2)]
+        return GraphModel(nodes, [(nodes[0].id, nodes[1].id)], source="dot-verbose")
+
+    outer = [Node(f"graph_1_node_{i}", "graph", None, {}, child=inner(10 + i)) for i in range(3)]
+    model = GraphModel(outer, [(outer[0].id, outer[1].id), (outer[1].id, outer[2].id)],
+                       source="dot-verbose")
+    rows = text_of(render_listing(model)).splitlines()[1:]
+    assert [row.split()[:4] for row in rows] == [
+        ["0–2", "#0…#2", "×", "3"],
+        ["g10#0…g10#1", "×", "2", "kernel"],
+    ]

@@ -888,7 +888,10 @@ def _write_picture(model, out: str, fmt: str) -> None:
 
         _warn_if_slow(model, "-o FILE.json writes the graph model at once")
         render_image(model, out, fmt)
-    err_console.print(f"wrote {out} ({len(model.nodes):,} node{'s' if len(model.nodes) != 1 else ''})",
+    total = model.total_nodes()
+    inside = total - len(model.nodes)
+    err_console.print(f"wrote {out} ({total:,} node{'s' if total != 1 else ''}"
+                      f"{f', {inside:,} of them in nested graphs' if inside else ''})",
                       soft_wrap=True)
 
 

@@ -138,6 +138,9 @@ class Layout:
         # tees of the "+N more" box, need more columns): nothing is drawn then, rather than
         # boxes and lines piled on one another
         self.too_wide = 0  # the columns the widest layer needs, when it is more than the width
+        # boxes whose lines meet another box's lines other than by crossing them (a line
+        # ending on another's, two lines in one column): the picture would read as joined
+        self.ambiguous: set[Hashable] = set()
         self.canvas: Canvas | None = None
 
 
@@ -325,6 +328,52 @@ def _paint(layout: Layout, rows: list[list], width: int) -> None:
         box = boxes[slot]
         if not box.dummy:
             canvas.chars[layout.bottoms[slot]][box.center] = "┬"
+    layout.ambiguous = _meeting_lines(layout, downs)
+
+
+def _meeting_lines(layout: Layout, downs: dict[Hashable, list[Box]]) -> set[Hashable]:
+    """The boxes whose lines meet another box's lines anywhere but at a clean crossing.
+
+    Each cell a line passes through is owned by the box the line starts from (a dummy's by
+    the box its edge comes from). A cell may hold one owner's line, or two owners' when one
+    runs straight across (left and right) and the other straight down (up and down): that
+    is drawn and read as a crossing. Anything else — a line ending on another's, two lines
+    sharing a column, a third line through a crossing — reads as the lines joined, so a
+    reader following one box's lines down would reach another's targets."""
+    boxes, ports, tops, bottoms, tracks = (layout.boxes, layout.ports, layout.tops,
+                                           layout.bottoms, layout.tracks)
+    cells: dict[tuple[int, int], dict[Hashable, int]] = {}
+
+    def add(x: int, y: int, owner: Hashable, bits: int) -> None:
+        mine = cells.setdefault((x, y), {})
+        mine[owner] = mine.get(owner, 0) | bits
+
+    for src, targets in downs.items():
+        owner = src[1] if boxes[src].dummy and isinstance(src, tuple) else src
+        center, bottom, track = boxes[src].center, bottoms[src], tracks[src]
+        for y in range(bottom + 1, track):
+            add(center, y, owner, UP | DOWN)
+        xs = [center] + [ports[(src, b.key)] for b in targets]
+        lo, hi = min(xs), max(xs)
+        add(center, track, owner, UP if track > bottom else 0)
+        for x in range(lo, hi + 1):
+            add(x, track, owner, (LEFT if x > lo else 0) | (RIGHT if x < hi else 0))
+        for b in targets:
+            x = ports[(src, b.key)]
+            add(x, track, owner, DOWN)
+            for y in range(track + 1, tops[b.key]):
+                add(x, y, owner, UP | DOWN)
+            if boxes[b.key].dummy:  # the dummy's cell carries the line on
+                add(x, tops[b.key], owner, UP | DOWN)
+    across, down = LEFT | RIGHT, UP | DOWN
+    meeting: set[Hashable] = set()
+    for owners in cells.values():
+        if len(owners) == 1:
+            continue
+        if len(owners) == 2 and sorted(owners.values()) == sorted((across, down)):
+            continue
+        meeting.update(owners)
+    return meeting
 
 
 def _port_room(box: Box) -> tuple[int, int]:

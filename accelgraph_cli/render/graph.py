@@ -433,7 +433,9 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             after,
         )
         first = model.node(first_id)
-        if first.child is not None and len(run.ids) == 1:
+        if first.child is not None:
+            # A run of child-graph nodes holds look-alike graphs (their structure is part of
+            # the signature that made the run): the first one's is listed, under the row.
             yield from _listing_rows(first.child, depth + 1, with_graph=True)
 
 
@@ -544,12 +546,39 @@ class GraphDrawing:
         layout.undrawn_edges = len(layout.undrawn) + _edges_within_runs(model, runs)
         return layout
 
+    def readable_layout(self, width: int) -> boxes.Layout:
+        """The layout at ``width`` columns, or, where some box's lines would meet another's
+        (``Layout.ambiguous``: the picture would read as edges that do not exist), the first
+        of a few narrower widths at which none do; failing those, the one at ``width``."""
+        layout = self.layout(width)
+        if not layout.ambiguous or layout.too_wide:
+            return layout
+        for narrower in range(width - 6, max(width // 2, 30) - 1, -6):
+            other = self.layout(narrower)
+            if other.too_wide:
+                break
+            if not other.ambiguous:
+                return other
+        return layout
+
+    def _instead(self, wider: bool = True) -> str:
+        """What draws it (or part of it) when this drawing cannot be drawn."""
+        instead = "a smaller --depth draws less of it" if self.focus else \
+            "show --focus NODE draws a node's neighbourhood"
+        return f"a wider terminal, or {instead}" if wider else instead
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        layout = self.layout(options.max_width)
+        layout = self.readable_layout(options.max_width)
         if layout.too_wide:
             yield Text(f"Not drawn: one layer needs {layout.too_wide:,} columns, more than the "
                        f"{options.max_width:,} here (the lines passing through it, or into its "
-                       f"'+N more' box); a wider terminal or show --focus NODE draws it.",
+                       f"'+N more' box); {self._instead()}.",
+                       style="dim")
+            return
+        if layout.ambiguous:
+            yield Text(f"Not drawn: the lines of {len(layout.ambiguous):,} boxes would run into "
+                       f"other boxes' lines (at this width and the narrower ones tried) and read "
+                       f"as edges that do not exist; {self._instead(wider=False)}.",
                        style="dim")
             return
         hidden = layout.undrawn_edges
