@@ -627,3 +627,23 @@ def test_a_run_of_look_alike_child_graph_nodes_lists_their_graph():
         ["0–2", "#0…#2", "×", "3"],
         ["g10#0…g10#1", "×", "2", "kernel"],
     ]
+
+
+def test_a_run_of_blocks_with_child_graphs_lists_each_graph_of_the_block():
+    # A block of [kernel, graph X, graph Y] repeated: X's and Y's nodes are both listed.
+    def inner(k, name):
+        nodes = [Node(f"graph_{k}_node_{i}", "kernel", name, {}) for i in range(2)]
+        return GraphModel(nodes, [(nodes[0].id, nodes[1].id)], source="dot-verbose")
+
+    outer = []
+    for r in range(3):
+        outer += [Node(f"graph_1_node_{3 * r}", "kernel", "k", {}),
+                  Node(f"graph_1_node_{3 * r + 1}", "graph", None, {}, child=inner(10 + 2 * r, "x")),
+                  Node(f"graph_1_node_{3 * r + 2}", "graph", None, {}, child=inner(11 + 2 * r, "y"))]
+    model = GraphModel(outer, list(zip([n.id for n in outer], [n.id for n in outer[1:]])),
+                       source="dot-verbose")
+    rows = text_of(render_listing(model)).splitlines()[1:]
+    assert rows[0].split()[:5] == ["0–8", "#0…#8", "3", "×", "3"]
+    assert [row.split()[:3] for row in rows[1:]] == [["g10#0…g10#1", "×", "2"],
+                                                      ["g11#0…g11#1", "×", "2"]]
+    assert "└ x" in rows[1] and "└ y" in rows[2]

@@ -11,8 +11,8 @@ from .align import ALIGN_WORK_LIMIT, align
 from .side import Side
 
 
-def match(side_a: Side, side_b: Side,
-          dropped: list | None = None) -> tuple[dict[int, int] | None, bool]:
+def match(side_a: Side, side_b: Side, dropped: list | None = None,
+          reseated: list | None = None) -> tuple[dict[int, int] | None, bool]:
     """Node index of A -> node index of B for every matched pair (steps 3 to 8 of ``structural``),
     and whether every edge of both graphs is known to be kept (True only when every node was
     matched in sequence and each edge's image was found on the other side: no rewiring).
@@ -21,7 +21,11 @@ def match(side_a: Side, side_b: Side,
 
     ``dropped``: a list to let step 3 drop short stray runs of unchanged pairs (see
     :func:`_drop_stray_runs`) or slide runs along look-alikes (:func:`_slide_runs`), and to
-    append the pairs it dropped or moved to; None keeps the alignment as it is."""
+    append the pairs it dropped or moved to; None keeps the alignment as it is.
+
+    ``reseated``: a list to let step 8 re-seat nodes beside the holes it moved
+    (:func:`_reseat_beside_holes`), and to append True to when that changed the matching;
+    None leaves that out. The caller keeps it only where the report comes out no larger."""
     order_a, order_b = side_a.order, side_b.order
 
     # Step 3: unchanged nodes, by alignment of fine labels over the canonical orders.
@@ -99,8 +103,11 @@ def match(side_a: Side, side_b: Side,
         if _pair_leftovers(side_a, side_b, a_to_b, b_to_a, pair):
             _propagate(side_a, side_b, a_to_b, b_to_a, pair)
     if len(a_to_b) != len(order_a) or len(a_to_b) != len(order_b):
-        if _move_holes(side_a, side_b, a_to_b):
+        if _move_holes(side_a, side_b, a_to_b) and reseated is not None:
+            before = dict(a_to_b)
             _reseat_beside_holes(side_a, side_b, a_to_b)
+            if a_to_b != before:
+                reseated.append(True)
     return a_to_b, False
 
 

@@ -67,7 +67,8 @@ where they sit:
    after the cut shifted by a place and an edge rewired). Not where an edge is written twice.
    Where a hole moved, matched nodes of each side are then re-seated (``_reseat``, from A and
    from B) onto look-alikes beside it that keep more edges: a launch added as a leaf off a
-   chain of its kernel takes the hole's place, not the chain node after the fork.
+   chain of its kernel takes the hole's place, not the chain node after the fork. That
+   weighs A's edges alone, so it is kept only where the whole report comes out no larger.
 9. **The rest** is added (in B only) or removed (in A only).
 
 When the result is not identical although both graphs hold the same labels and as many
@@ -203,11 +204,15 @@ def _number(node_id: str) -> str:
 
 def _by_number(side_a: Side, side_b: Side) -> dict[int, int] | None:
     """Node index of A -> of B for the nodes both graphs give the same number (see
-    :func:`_number`) with the same kind and name; None where a number repeats."""
+    :func:`_number`) with the same kind and name; None where a number repeats in either."""
     numbered = {}
     for j, node in enumerate(side_b.model.nodes):
         numbered[_number(node.id)] = j
     if len(numbered) != len(side_b.model.nodes):
+        return None
+    # A's numbers must be unique too: a file of several top-level graphs holds a node_0 in
+    # each, and two of A's nodes paired with one of B's is no matching
+    if len({_number(node.id) for node in side_a.model.nodes}) != len(side_a.model.nodes):
         return None
     coarse_a, coarse_b = side_a.coarse, side_b.coarse
     a_to_b = {}
@@ -221,13 +226,26 @@ def _by_number(side_a: Side, side_b: Side) -> dict[int, int] | None:
 def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
     """Match two prepared sides (steps 3 to 8) and report."""
     dropped: list = []
-    result = _report(side_a, side_b, *match(side_a, side_b, dropped), labeler)
+    result = _reseated_or_not(side_a, side_b, labeler, dropped)
     if dropped:
         # Step 3 dropped short runs of unchanged pairs or slid runs along look-alikes,
         # weighing nodes alone: keep that only if the whole diff, edges included, is smaller.
-        kept = _report(side_a, side_b, *match(side_a, side_b), labeler)
+        kept = _reseated_or_not(side_a, side_b, labeler, None)
         if _size(kept) <= _size(result):
             result = kept
+    return result
+
+
+def _reseated_or_not(side_a: Side, side_b: Side, labeler: Labeler, dropped: list | None) -> GraphDiff:
+    """The report of a matching with nodes re-seated beside moved holes (step 8), unless the
+    matching without that re-seating reports no more: the re-seat weighs A's edges alone."""
+    reseated: list = []
+    result = _report(side_a, side_b, *match(side_a, side_b, dropped, reseated), labeler)
+    if reseated:
+        plain = _report(side_a, side_b, *match(side_a, side_b, None if dropped is None else []),
+                        labeler)
+        if _size(plain) <= _size(result):
+            result = plain
     return result
 
 

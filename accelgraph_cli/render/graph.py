@@ -432,11 +432,12 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
             Text(detail),
             after,
         )
-        first = model.node(first_id)
-        if first.child is not None:
-            # A run of child-graph nodes holds look-alike graphs (their structure is part of
-            # the signature that made the run): the first one's is listed, under the row.
-            yield from _listing_rows(first.child, depth + 1, with_graph=True)
+        # A run repeats look-alike nodes (a child graph's structure is part of the signature
+        # that made the run): the graphs of its first block are listed under the row.
+        for node_id in run.block:
+            child = model.node(node_id).child
+            if child is not None:
+                yield from _listing_rows(child, depth + 1, with_graph=True)
 
 
 def _times(run) -> str:
