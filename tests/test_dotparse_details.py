@@ -881,3 +881,23 @@ def test_plain_subgraphs_nested_deeply_put_their_statements_in_the_enclosing_clu
     assert document.clusters["cluster_outer"].edges == [("a", "b")]
     assert document.clusters[""].edges == [("c", "a")]
     assert document.clusters["cluster_outer"].label == "outer"
+
+
+@pytest.mark.parametrize("size", ["lots", "1.5"])
+def test_a_size_that_is_not_an_integer_is_kept_aside_not_summed(tmp_path, size):
+    # The recorded stream-ordered allocation dump, damaged: a MEM_ALLOC's size written under
+    # "bytes" and not as an integer. It was summed as an integer (internal error, exit 70), and
+    # the model was written to JSON that load_model then refused. It is kept as written.
+    from accelgraph_cli.dot.parse import load_model as load
+    from accelgraph_cli.model.graph_model import GraphModel
+
+    text = recorded("asyncalloc_verbose.dot").read_text()
+    assert text.count("{{bytesize | dptr} | {4194304 |") >= 1
+    dot = tmp_path / "damaged.dot"
+    dot.write_text(text.replace("{{bytesize | dptr} | {4194304 |", f"{{{{bytes | dptr}} | {{{size} |", 1))
+    model = load(dot)
+    damaged = [n for n in model.nodes if "bytes_as_written" in n.params]
+    assert len(damaged) == 1 and "bytes" not in damaged[0].params
+    assert str(damaged[0].params["bytes_as_written"]) == size
+    assert GraphModel.from_json(model.to_json()) == model
+    model.bytes_allocated()  # sums the sizes that are integers

@@ -2,7 +2,7 @@
 
 import pytest
 
-from accelgraph_cli import CAPTURE_ERROR_MODES, Graph, GraphStateError, graph_pool_handle
+from accelgraph_cli import CAPTURE_ERROR_MODES, CaptureErrorMode, Graph, GraphStateError, graph_pool_handle
 from accelgraph_cli.cuda.graph import capture_mode_value, debug_dot_flags
 from accelgraph_cli.cuda.pools import get_pool
 
@@ -233,6 +233,24 @@ def test_a_pool_that_still_holds_memory_stays_until_it_drains(stub_cuda, monkeyp
     other.abort_capture()
 
 
+def test_abort_capture_when_not_capturing_leaves_a_captured_graph_captured(stub_cuda):
+    # abort_capture is documented as a no-op when not capturing; it once cleared "captured",
+    # so a second capture was accepted over the first and replay ran the old executable.
+    # (CUDA is stubbed: the state a capture_end leaves is set as it sets it. The GPU tier
+    # checks the same on a real capture.)
+    graph = Graph()
+    graph._captured = True
+    graph.abort_capture()
+    assert graph.is_captured and not graph.is_capturing
+    with pytest.raises(GraphStateError, match="reset"):
+        graph.capture_begin()
+    # while capturing, it ends the capture and discards it
+    fresh = Graph()
+    fresh.capture_begin()
+    fresh.abort_capture()
+    assert not fresh.is_capturing and not fresh.is_captured
+
+
 def test_a_token_is_refused_with_the_other_kind(stub_cuda):
     # A token's kind is part of it: the same serial with the other kind names no pool.
     private, asynchronous = graph_pool_handle("private"), graph_pool_handle("async")
@@ -275,3 +293,31 @@ def test_a_torch_that_fails_to_load_is_not_called_missing(monkeypatch, tmp_path)
     with pytest.raises(NoGPUError, match=r"torch is not usable \(ImportError: libtorch_cuda") as info:
         TorchGraph()
     assert isinstance(info.value.__cause__, ImportError)
+
+
+def test_torch_graph_settings_are_checked_as_graph_s_are(monkeypatch):
+    # TorchGraph has Graph's constructor and settings: a mode set later as a string was kept
+    # as the string and capture_begin failed with AttributeError; a bad pool got through.
+    import types
+
+    from accelgraph_cli.cuda import torch_graph
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        CUDAGraph=lambda keep_graph: types.SimpleNamespace(), graph_pool_handle=lambda: (0, 7)))
+    monkeypatch.setattr(torch_graph, "_torch", lambda: fake)
+    graph = torch_graph.TorchGraph(capture_error_mode="global")
+    assert graph.capture_error_mode is CaptureErrorMode.GLOBAL
+    graph.capture_error_mode = "relaxed"
+    assert graph.capture_error_mode is CaptureErrorMode.RELAXED
+    with pytest.raises(ValueError, match="must be one of 'default', 'global'"):
+        graph.capture_error_mode = "bad"
+    for bad in (5, "ab", (1, 2, 3), (1, "2"), (True, 1)):
+        with pytest.raises(ValueError, match="torch pool token"):
+            torch_graph.TorchGraph(pool=bad)
+    assert torch_graph.TorchGraph(pool=[3, 4]).graph_pool == (3, 4)
+    assert graph.pool() == (0, 7) and graph.graph_pool == (0, 7)
+    graph._capturing = True  # as capture_begin leaves it
+    with pytest.raises(GraphStateError, match="during a capture"):
+        graph.capture_error_mode = "global"
+    with pytest.raises(GraphStateError, match="during a capture"):
+        graph.graph_pool = (0, 8)

@@ -381,6 +381,8 @@ class Graph(GraphBase):
         capture_begin/capture_end directly and something fails in between, or every later CUDA
         call on that stream will fail.
         """
+        if not self._capturing:
+            return  # a graph captured before stays captured (and refuses a second capture)
         self._res.end_capture_discarding()
         self._captured = False
 

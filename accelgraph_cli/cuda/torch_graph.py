@@ -69,14 +69,49 @@ class TorchGraph(GraphBase):
                  capture_error_mode: CaptureErrorMode | str = CaptureErrorMode.DEFAULT) -> None:
         torch = _torch()
         self.keep_graph = bool(keep_graph)
-        self.graph_pool = tuple(pool) if pool is not None else None
-        self.capture_error_mode = CaptureErrorMode.parse(capture_error_mode, "capture_error_mode")
+        self.graph_pool = pool
+        self.capture_error_mode = capture_error_mode
         self._debug = False
         self._graph = torch.cuda.CUDAGraph(keep_graph=True)
         self._capturing = False
         self._captured = False
         self._instantiated = False
         self._stream: Any = None
+
+    @property
+    def capture_error_mode(self) -> CaptureErrorMode:
+        """The capture error mode of the next capture; set it as on Graph (a mode or its
+        name; not during a capture)."""
+        return self._capture_error_mode
+
+    @capture_error_mode.setter
+    def capture_error_mode(self, value: CaptureErrorMode | str) -> None:
+        mode = CaptureErrorMode.parse(value, "capture_error_mode")
+        if getattr(self, "_capturing", False):
+            raise GraphStateError("capture_error_mode cannot change during a capture")
+        self._capture_error_mode = mode
+
+    @property
+    def graph_pool(self) -> tuple[int, int] | None:
+        """The torch pool token the next capture allocates from (None: one made for it)."""
+        return self._graph_pool
+
+    @graph_pool.setter
+    def graph_pool(self, value) -> None:
+        token = None
+        if value is not None:
+            try:
+                token = tuple(value)
+            except TypeError:
+                token = ()
+            if len(token) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                          for v in token):
+                raise ValueError(f"pool must be a torch pool token (two integers, from "
+                                 f"torch.cuda.graph_pool_handle() or TorchGraph.pool()), "
+                                 f"not {value!r}")
+        if getattr(self, "_capturing", False):
+            raise GraphStateError("graph_pool cannot change during a capture")
+        self._graph_pool = token
 
     @property
     def is_capturing(self) -> bool:

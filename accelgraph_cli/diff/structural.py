@@ -327,7 +327,10 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, l
 
 
 def _inside(node) -> str:
-    return "none" if node.child is None else f"{len(node.child.nodes)} nodes"
+    if node.child is None:
+        return "none"
+    count = len(node.child.nodes)
+    return f"{count} node{'' if count == 1 else 's'}"
 
 
 def _rewired(side: Side, other: Side, image: list[int], back: list[int]) -> list[tuple[int, int]]:

@@ -386,6 +386,12 @@ def _launch_params(launch: str) -> dict:
 
 def _normalise(kind: str, params: dict) -> None:
     """Derive the model's fixed keys (direction, bytes) from CUDA's fields."""
+    for key in _COMPUTED_INTS:
+        value = params.get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            # CUDA writes integers here; anything else (a damaged or hand-made dump) is kept
+            # as written under another name, not summed as a size or refused by from_json
+            params[f"{key}_as_written"] = params.pop(key)
     if kind == "memcpy":
         raw_kind = params.pop("kind", None)
         if isinstance(raw_kind, str):
@@ -408,6 +414,10 @@ def _normalise(kind: str, params: dict) -> None:
             if isinstance(params.get(key), int):
                 params["bytes"] = params[key]
                 break
+
+
+# Parameters the model computes with as integers (GraphModel's JSON checks them so too).
+_COMPUTED_INTS = ("bytes", "shared_mem")
 
 
 def _node_from_label(node_id: str, label: str, shape: str) -> Node:

@@ -30,7 +30,9 @@ def load_model(path: str | os.PathLike) -> GraphModel:
     """Read a graph from a CUDA DOT dump (.dot/.gv, or any DOT) or an accelgraph JSON model.
 
     The format is recognised from the content (a JSON object vs DOT text, gzipped or not),
-    not the suffix. A pipe or FIFO is read too.
+    except that a file named ``.json`` (or ``.json.gz``) must hold JSON: DOT there is refused
+    with a hint to name it ``.dot``. A pipe or FIFO is read too. A model read from JSON keeps
+    the ``source`` it was saved with (``"dot-verbose"``...).
     Raises ModelLoadError (DotParseError for DOT problems) with a one-line message naming
     the file: missing, unreadable, binary, not UTF-8, malformed.
     """

@@ -96,7 +96,8 @@ class GraphModel:
     """A CUDA graph: its nodes, its dependency edges (from_id, to_id), and where it came from.
 
     ``source`` says how it was obtained: "dot-verbose", "dot-basic", "dot-generic" (DOT that is
-    not a CUDA dump, parsed generically), "json" or "live".
+    not a CUDA dump, parsed generically) or "live"; a model read back from JSON keeps the
+    source it was saved with.
     """
 
     nodes: list[Node]
@@ -532,8 +533,8 @@ _PARAM_TYPES = {
 def _param_problem(key: str, value: Any) -> str | None:
     """What a parameter read from JSON must be, when it is not (None: it is fine)."""
     check = _PARAM_TYPES.get(key)
-    if check is not None:
-        return None if check[0](value) else check[1]
+    if check is not None:  # None: not known, as any parameter may be
+        return None if value is None or check[0](value) else check[1]
     if _is_scalar(value) or (isinstance(value, list) and all(map(_is_scalar, value))):
         return None
     return "a string, number, true, false, null or a list of those"

@@ -136,6 +136,25 @@ def test_state_errors(cupy, stream):
         g.capture_begin()
 
 
+@pytest.mark.parametrize("keep_graph", [False, True])
+def test_abort_capture_on_a_captured_graph_changes_nothing(cupy, stream, keep_graph):
+    # abort_capture is a no-op when not capturing: it once marked a captured graph as not
+    # captured, the next capture was accepted, and replay still ran the first graph.
+    x = cupy.zeros(4, dtype=cupy.float32)
+    _warm(cupy, x)
+    x.fill(0)
+    g = Graph(keep_graph=keep_graph)
+    with g:
+        x += 1
+    g.abort_capture()
+    assert g.is_captured and not g.is_capturing
+    with pytest.raises(GraphStateError, match="reset"):
+        g.capture_begin()
+    g.replay()
+    stream.synchronize()
+    assert float(x[0]) == 1.0
+
+
 def test_legacy_default_stream_refused_and_recoverable(cupy):
     g = Graph()
     with cupy.cuda.Stream.null:
