@@ -169,7 +169,21 @@ def _held(name: str) -> property:
 
 class GraphBase:
     """What Graph (CuPy) and TorchGraph (torch) share on top of their own capture_end,
-    abort_capture and debug_dump: the context manager's exit and debug_dot."""
+    abort_capture and debug_dump: the capture error mode setting, the context manager's exit
+    and debug_dot."""
+
+    @property
+    def capture_error_mode(self) -> CaptureErrorMode:
+        """The capture error mode used by the next capture (see Graph's docstring): set a mode
+        or its name, not during a capture."""
+        return self._capture_error_mode
+
+    @capture_error_mode.setter
+    def capture_error_mode(self, value: CaptureErrorMode | str) -> None:
+        mode = CaptureErrorMode.parse(value, "capture_error_mode")
+        if getattr(self, "_capturing", False):
+            raise GraphStateError("capture_error_mode cannot change during a capture")
+        self._capture_error_mode = mode
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
@@ -237,18 +251,6 @@ class Graph(GraphBase):
     _capturing = _held("capturing")
 
     # -- settings -------------------------------------------------------------------------
-
-    @property
-    def capture_error_mode(self) -> CaptureErrorMode:
-        """The capture error mode used by the next capture (see the class docstring)."""
-        return self._capture_error_mode
-
-    @capture_error_mode.setter
-    def capture_error_mode(self, value: CaptureErrorMode | str) -> None:
-        mode = CaptureErrorMode.parse(value, "capture_error_mode")
-        if getattr(self, "_capturing", False):
-            raise GraphStateError("capture_error_mode cannot change during a capture")
-        self._capture_error_mode = mode
 
     @property
     def graph_pool(self):

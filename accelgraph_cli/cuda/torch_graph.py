@@ -79,19 +79,6 @@ class TorchGraph(GraphBase):
         self._stream: Any = None
 
     @property
-    def capture_error_mode(self) -> CaptureErrorMode:
-        """The capture error mode of the next capture; set it as on Graph (a mode or its
-        name; not during a capture)."""
-        return self._capture_error_mode
-
-    @capture_error_mode.setter
-    def capture_error_mode(self, value: CaptureErrorMode | str) -> None:
-        mode = CaptureErrorMode.parse(value, "capture_error_mode")
-        if getattr(self, "_capturing", False):
-            raise GraphStateError("capture_error_mode cannot change during a capture")
-        self._capture_error_mode = mode
-
-    @property
     def graph_pool(self) -> tuple[int, int] | None:
         """The torch pool token the next capture allocates from (None: one made for it)."""
         return self._graph_pool
