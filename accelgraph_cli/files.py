@@ -65,6 +65,12 @@ def check_output_file(path: str | os.PathLike) -> None:
     so it needs only to be writable itself; a socket is refused; a symbolic link is checked
     where it points."""
     absolute = Path(os.path.abspath(os.fspath(path)))
+    if absolute.suffix.lower() == ".py":
+        # no output of accelgraph is Python: `smoke --junit a.py b.py` (the option's value
+        # forgotten) would otherwise replace a scenario with a report
+        raise AccelgraphError(f"cannot write {path}: accelgraph writes no Python file, and "
+                              "this name may be a scenario's; name the output for what it is "
+                              "(.xml, .dot, .json...)")
     try:
         _check_name_lengths(absolute)
         if absolute.is_dir():

@@ -12,7 +12,7 @@ import json
 import sys
 
 import pytest
-from _paths import DUMPS, requires_no_gpu
+from _paths import DUMPS, SCENARIOS, requires_no_gpu
 
 CHAIN = DUMPS / "chain_verbose.dot"
 NESTED = DUMPS / "conditional_verbose.dot"  # the conditional's body is CUDA graph 12
@@ -444,3 +444,32 @@ def test_focus_without_a_limit_and_no_check_alone_are_no_objection(cli):
     assert code == 0, err
     code, out, err = cli("replay", "saxpy", "--no-check")
     assert code == 3, err  # on to the GPU, which this machine lacks
+
+
+@pytest.mark.parametrize("args", [["smoke", "--junit", "a.py", "b.py"],
+                                  ["dump", "b.py", "--out", "a.py"]])
+def test_no_output_is_written_over_a_python_file(cli, tmp_path, monkeypatch, args):
+    # `smoke --junit a.py b.py` (the option's value forgotten) replaced the scenario a.py
+    # with a JUnit report; `dump -o x.py` would have written DOT over it.
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text((SCENARIOS / "saxpy.py").read_text())
+    before = (tmp_path / "a.py").read_bytes()
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert err.startswith("accelgraph: error: cannot write a.py: accelgraph writes no Python file")
+    assert (tmp_path / "a.py").read_bytes() == before
+
+
+@pytest.mark.parametrize("args", [["smoke", "saxpy", "--junit", ""],
+                                  ["smoke", "saxpy", "--baseline", ""],
+                                  ["smoke", "saxpy", "--baseline", "", "--update-baseline"],
+                                  ["capture", "saxpy", "--out", ""]])
+def test_an_empty_file_or_folder_name_is_refused(cli, args):
+    # `--junit "$REPORT"` with the variable unset: taken as not given, no report was written
+    # (and --baseline '' skipped the drift check) without a word.
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    option = args[args.index("") - 1]
+    assert err == (f"accelgraph: error: {option} was given an empty name (an unset variable?); "
+                   "name a file or folder, or leave the option out\n")

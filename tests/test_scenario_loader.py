@@ -632,3 +632,28 @@ def test_outputs_none_is_a_scenario_without_outputs_not_an_error(tmp_path):
     path.write_text('"""Doc."""\nstep: object = None\n\ndef setup():\n    return {}\n')
     with pytest.raises(ScenarioError, match="step is bound to None, not a function"):
         inspect_scenario(path)
+
+
+@pytest.mark.parametrize("params, words", [
+    ('{"n": {[1]: 2}}', "PARAMS holds an expression"),
+    ('{"n": {[1], 2}}', "PARAMS holds an expression"),
+])
+def test_unhashable_params_values_are_a_scenario_error(tmp_path, params, words):
+    # ast.literal_eval raises TypeError for a set or dict with a list in it: that was an
+    # internal error (exit 70), not the file's one-line error.
+    path = tmp_path / "unhashable.py"
+    path.write_text(f"PARAMS = {params}\n\ndef setup(n):\n    return {{}}\n\n\ndef step(state):\n"
+                    "    pass\n")
+    error = expect_error(lambda: inspect_scenario(path), path, 1)
+    assert words in str(error)
+
+
+def test_an_expression_too_deep_to_check_is_a_scenario_error(tmp_path):
+    # Python runs a line of 1,000 additions; compiling its syntax tree, as the checks do,
+    # needs more depth (RecursionError: an internal error, exit 70, before).
+    path = tmp_path / "deep.py"
+    path.write_text("def setup():\n    return {}\n\n\ndef step(state):\n    a = 1\n"
+                    f"    x = {'+'.join(['a'] * 1000)}\n")
+    error = expect_error(lambda: inspect_scenario(path), path, None)
+    assert str(error) == (f"{path}: an expression is nested or chained too deeply to check (a "
+                          "thousand levels or more); split it into smaller ones")

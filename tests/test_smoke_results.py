@@ -368,3 +368,32 @@ def test_discover_bundled_scenarios_by_name_and_by_default(tmp_path, monkeypatch
         discover(["elsewhere/saxpy.py"])  # as the README writes it, outside a checkout
     assert str(caught.value) == ("elsewhere/saxpy.py: no such file; the bundled scenario 'saxpy' "
                                  "runs by its name: `saxpy`")
+
+
+def test_junit_reports_hold_only_what_xml_can():
+    # A scenario path with an escape character, or a file name that is not UTF-8 (a lone
+    # surrogate once Python decodes it): the report was not well-formed XML, or could not be
+    # written at all (internal error). Such characters become U+FFFD.
+    import os
+    import xml.dom.minidom
+
+    names = [Path("a\x1bb.py"), Path(os.fsdecode(b"\xff.py"))]
+    for report in (smoke.junit_not_run(names, "no usable GPU"),
+                   smoke.junit_xml([SmokeRow(scenario=str(p), status="error",
+                                             message="bad \x01 line") for p in names])):
+        report.encode("utf-8")  # no lone surrogate left
+        document = xml.dom.minidom.parseString(report)
+        text = document.toxml()
+        assert "a\ufffdb.py" in text and "\ufffd.py" in text
+
+
+def test_bundled_scenarios_are_found_from_a_deleted_working_directory(tmp_path, monkeypatch):
+    # `smoke --list` in a folder deleted under the shell: Path.cwd() raises, which was an
+    # internal error (exit 70); the bundled scenarios are then named by their full paths.
+    from accelgraph_cli.run.catalog import bundled_scenario_files
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert discover(None) == bundled_scenario_files()

@@ -640,6 +640,7 @@ def capture(
     from ..run.catalog import resolve_scenario
     from ..run.record import record_path, save_record
 
+    _refuse_empty(("--out", out))
     # Where it will write, checked before any GPU work: the artifacts' folder (--out, or
     # the default under ./.accelgraph/) and the record of this capture (./.accelgraph/).
     files.check_output_folder(out if out is not None
@@ -1150,6 +1151,15 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
         raise AccelgraphError(f"--baseline {folder}: this folder cannot be read")
 
 
+def _refuse_empty(*options: tuple[str, str | None]) -> None:
+    """An option given an empty name (``--junit "$REPORT"`` with the variable unset) is
+    refused: taken as not given, the report would silently not be written."""
+    for option, value in options:
+        if value == "":
+            raise AccelgraphError(f"{option} was given an empty name (an unset variable?); "
+                                  "name a file or folder, or leave the option out")
+
+
 def _list_smoke(paths, json_out: bool) -> None:
     """`smoke --list`: every file, a broken one with its one-line error (as a smoke run would
     report it, and with the same exit code 1), the others as _print_scenarios shows them."""
@@ -1215,6 +1225,7 @@ def smoke(
                                   f"{'it' if len(unused) == 1 else 'them'} or --list")
         _list_smoke(smoke_mod.discover(paths), json_out)
         return
+    _refuse_empty(("--junit", junit), ("--baseline", baseline))
     files = smoke_mod.discover(paths)
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")

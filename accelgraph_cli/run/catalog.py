@@ -81,5 +81,5 @@ def relative_to_cwd(path: Path) -> Path:
     """``path`` relative to the working directory when it lies inside it (shorter to read)."""
     try:
         return path.relative_to(Path.cwd())
-    except ValueError:
+    except (ValueError, OSError):  # OSError: the working directory was deleted
         return path

@@ -303,6 +303,13 @@ def _read_python(path: Path) -> ast.Module:
             path=where,
             line=line,
         ) from None
+    except (RecursionError, MemoryError):
+        # an expression nested or chained a thousand deep: compiling the syntax tree needs
+        # more depth than compiling the text does, so Python may run what this cannot check
+        raise ScenarioError(
+            f"{where}: an expression is nested or chained too deeply to check (a thousand "
+            "levels or more); split it into smaller ones", path=where,
+        ) from None
     return tree
 
 
@@ -380,7 +387,7 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
         try:
             key = ast.literal_eval(key_node)
             value = ast.literal_eval(value_node_item)
-        except ValueError:
+        except (ValueError, TypeError, RecursionError, MemoryError):  # TypeError: {[1]: 2}
             raise ScenarioError(
                 f"{where}:{item_line}: PARAMS holds an expression "
                 f"({ast.unparse(key_node)}: {ast.unparse(value_node_item)}); use literal "

@@ -7,6 +7,7 @@ its one-line reason). Results render as a table, JSON, or JUnit XML for CI dashb
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -305,7 +306,7 @@ def junit_not_run(files: list[Path], reason: str, errors: dict[str, str] | None 
         ElementTree.SubElement(case, "error" if r.status == "error" else "skipped",
                                message=r.message)
     ElementTree.SubElement(suite, "system-err").text = f"nothing ran: {reason}"
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    return _xml_text(ElementTree.tostring(suite, encoding="unicode", xml_declaration=True))
 
 
 def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
@@ -335,4 +336,15 @@ def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
             ElementTree.SubElement(case, "skipped", message=r.message)
     if interrupted:
         ElementTree.SubElement(suite, "system-err").text = "interrupted before all scenarios ran"
-    return ElementTree.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    return _xml_text(ElementTree.tostring(suite, encoding="unicode", xml_declaration=True))
+
+
+# What XML 1.0 cannot hold: control characters but tab and line ends, lone surrogates (a file
+# name that is not UTF-8, as Python decodes it), and U+FFFE/U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(document: str) -> str:
+    """The report with each character XML cannot hold (in a path, a scenario's message)
+    replaced by U+FFFD, so CI tools can read it and it can be written as UTF-8."""
+    return _NOT_XML.sub("\ufffd", document) + "\n"
