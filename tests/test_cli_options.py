@@ -249,7 +249,7 @@ def test_a_bad_choice_is_one_plain_line(cli, args, option, choices):
     (["--graph", "foo"], "--graph applies to scenarios (captured first)"),
     (["--pool", "shared"], "--pool applies to scenarios (captured first)"),
     (["--error-mode", "relaxed", "--graph", "x"], "--graph/--error-mode apply to scenarios"),
-    (["--param", "n=1"], "--param/--a-param/--b-param apply to scenarios, not"),
+    (["--param", "n=1"], "--param applies to scenarios (captured first)"),
 ])
 def test_diff_of_saved_graphs_refuses_scenario_options(cli, options, message):
     code, out, err = cli("diff", CHAIN, DUMPS / "chain_basic.dot", *options)
@@ -278,7 +278,18 @@ def test_diff_refuses_a_side_param_for_a_saved_graph_before_capturing_the_other(
     option = "--b-param" if sides[1] == "chain" else "--a-param"
     code, out, err = cli("diff", a, b, option, "n=1")
     assert (code, out) == (2, ""), err
-    assert "apply to scenarios, not" in err and str(CHAIN) in err
+    assert err == f"accelgraph: error: {option} applies to a scenario, not {CHAIN}, a saved graph\n"
+
+
+@requires_no_gpu
+@pytest.mark.parametrize("sides", [["saxpy", "chain"], ["chain", "saxpy"]])
+def test_diff_param_goes_to_the_side_that_is_a_scenario(cli, sides):
+    # "--param for both": with one side saved, it sets the scenario side's parameters (it was
+    # refused, though --pool and --error-mode were taken); checked, then the GPU is asked for.
+    a, b = [str(CHAIN) if side == "chain" else side for side in sides]
+    assert cli("diff", a, b, "--param", "n=4096")[0] == 3
+    code, out, err = cli("diff", a, b, "--param", "n=abc")
+    assert (code, out) == (2, "") and err.startswith("accelgraph: error: --param n='abc'")
 
 
 @pytest.mark.parametrize("value", ["nonsense", "Grid", "grid,nonsense"])

@@ -1339,7 +1339,8 @@ def diff(
             resolve_scenario(side)  # neither a file nor a bundled name: the error lists them
     if not (is_scenario_argument(a) or is_scenario_argument(b)):
         given = [name for name, value in (("--graph", graph_name), ("--pool", pool),
-                                          ("--error-mode", error_mode)) if value is not None]
+                                          ("--error-mode", error_mode),
+                                          ("--param", param or None)) if value is not None]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             raise AccelgraphError(f"{'/'.join(given)} {verb} to scenarios (captured first); "
@@ -1350,9 +1351,9 @@ def diff(
         if side != STDIN and is_scenario_argument(side):
             chosen.append(_scenario_options(side, list(param), pool, error_mode, [side_params]))
             _check_graph_name(graph_name, chosen[-1].info)
-        elif param or side_params[1]:
-            raise AccelgraphError(f"--param/--a-param/--b-param apply to scenarios, not "
-                                  f"{_side_name(side)}")
+        elif side_params[1]:  # --param, for both sides, goes to the one that is a scenario
+            raise AccelgraphError(f"{side_params[0]} applies to a scenario, not "
+                                  f"{_side_name(side)}, a saved graph")
         else:
             chosen.append(None)
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
