@@ -657,3 +657,22 @@ def test_an_expression_too_deep_to_check_is_a_scenario_error(tmp_path):
     error = expect_error(lambda: inspect_scenario(path), path, None)
     assert str(error) == (f"{path}: an expression is nested or chained too deeply to check (a "
                           "thousand levels or more); split it into smaller ones")
+
+
+def test_an_infinite_params_default_is_a_scenario_error(tmp_path):
+    # `scenarios --json` printed Infinity, which no strict JSON parser reads.
+    path = tmp_path / "inf.py"
+    path.write_text('PARAMS = {"x": 1e999}\n\ndef setup(x):\n    return {}\n\n\ndef step(state):\n'
+                    "    pass\n")
+    error = expect_error(lambda: inspect_scenario(path), path, 1)
+    assert str(error).endswith("PARAMS['x'] is inf; use a finite number")
+
+
+def test_a_named_pipe_is_not_read_as_a_scenario(tmp_path):
+    # `capture pipe.py` waited for a writer for ever.
+    import os
+
+    path = tmp_path / "pipe.py"
+    os.mkfifo(path)
+    error = expect_error(lambda: inspect_scenario(path), path, None)
+    assert str(error) == f"{path}: not a regular file; a scenario is a Python file"

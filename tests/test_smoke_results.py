@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from _paths import recorded
+from _paths import SCENARIOS, recorded
 
 from accelgraph_cli.cuda.timing import Stat
 from accelgraph_cli.errors import AccelgraphError
@@ -397,3 +397,11 @@ def test_bundled_scenarios_are_found_from_a_deleted_working_directory(tmp_path, 
     monkeypatch.chdir(gone)
     gone.rmdir()
     assert discover(None) == bundled_scenario_files()
+
+
+def test_a_folder_named_like_a_scenario_inside_a_smoke_folder_is_not_taken(tmp_path):
+    # smoke takes a folder's *.py files; a subfolder named dir.py became an error row.
+    (tmp_path / "dir.py").mkdir()
+    scenario = tmp_path / "one.py"
+    scenario.write_text((SCENARIOS / "saxpy.py").read_text())
+    assert discover([str(tmp_path)]) == [scenario]

@@ -29,6 +29,7 @@ import ast
 import functools
 import itertools
 import keyword
+import math
 import os
 import sys
 import traceback
@@ -272,6 +273,9 @@ def _read_python(path: Path) -> ast.Module:
             f"{where}: not a .py file; a scenario is a Python file defining setup() and step()",
             path=where,
         )
+    if not path.is_file():  # a named pipe would be read until someone writes to it: a hang
+        raise ScenarioError(f"{where}: not a regular file; a scenario is a Python file",
+                            path=where)
     try:
         source = path.read_text(encoding="utf-8-sig")  # a byte-order mark, as Python allows
     except UnicodeDecodeError as error:
@@ -404,6 +408,12 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
             raise ScenarioError(
                 f"{where}:{item_line}: PARAMS[{key!r}] is {type(value).__name__} {value!r}; "
                 f"use an int, float, bool or str literal (--param {key}=... parses to its type)",
+                path=where, line=item_line,
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            # (JSON has no infinity: `scenarios --json` would print what no parser reads)
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS[{key!r}] is {value!r}; use a finite number",
                 path=where, line=item_line,
             )
         if key in params:

@@ -62,7 +62,8 @@ def discover(paths: list[str] | None) -> list[Path]:
         path = Path(raw)
         bundled = bundled_scenario(raw)
         if path.is_dir():
-            files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+            files = sorted(p for p in path.glob("*.py")
+                           if not p.name.startswith("_") and not p.is_dir())  # files: not x.py/
             if not files:
                 raise AccelgraphError(hides_bundled(raw, bundled) if bundled is not None else
                                       f"{path}: no scenario files (*.py) in this folder")
