@@ -65,12 +65,7 @@ def check_output_file(path: str | os.PathLike) -> None:
     so it needs only to be writable itself; a socket is refused; a symbolic link is checked
     where it points."""
     absolute = Path(os.path.abspath(os.fspath(path)))
-    if absolute.suffix.lower() == ".py":
-        # no output of accelgraph is Python: `smoke --junit a.py b.py` (the option's value
-        # forgotten) would otherwise replace a scenario with a report
-        raise AccelgraphError(f"cannot write {path}: accelgraph writes no Python file, and "
-                              "this name may be a scenario's; name the output for what it is "
-                              "(.xml, .dot, .json...)")
+    _refuse_python(absolute, path)
     try:
         _check_name_lengths(absolute)
         if absolute.is_dir():
@@ -87,7 +82,17 @@ def check_output_file(path: str | os.PathLike) -> None:
         absolute = Path(_link_target(absolute, path))  # a link's target is what gets replaced
     except OSError as exc:
         raise write_error(path, exc) from None
+    _refuse_python(absolute, path)  # a link to a scenario is not written through either
     check_output_folder(absolute.parent)
+
+
+def _refuse_python(absolute: Path, path: str | os.PathLike) -> None:
+    """No output of accelgraph is Python: `smoke --junit a.py b.py` (the option's value
+    forgotten) would otherwise replace a scenario with a report."""
+    if absolute.suffix.lower() == ".py":
+        raise AccelgraphError(f"cannot write {path}: accelgraph writes no Python file, and "
+                              "this name may be a scenario's; name the output for what it is "
+                              "(.xml, .dot, .json...)")
 
 
 #: Paths that name an open descriptor (``/dev/stdout`` links to ``/proc/self/fd/1``):

@@ -475,7 +475,8 @@ def test_no_output_is_written_over_a_python_file(cli, tmp_path, monkeypatch, arg
 @pytest.mark.parametrize("args", [["smoke", "saxpy", "--junit", ""],
                                   ["smoke", "saxpy", "--baseline", ""],
                                   ["smoke", "saxpy", "--baseline", "", "--update-baseline"],
-                                  ["capture", "saxpy", "--out", ""]])
+                                  ["capture", "saxpy", "--out", ""],
+                                  ["dump", "saxpy", "--out", ""]])
 def test_an_empty_file_or_folder_name_is_refused(cli, args):
     # `--junit "$REPORT"` with the variable unset: taken as not given, no report was written
     # (and --baseline '' skipped the drift check) without a word.
@@ -484,3 +485,17 @@ def test_an_empty_file_or_folder_name_is_refused(cli, args):
     option = args[args.index("") - 1]
     assert err == (f"accelgraph: error: {option} was given an empty name (an unset variable?); "
                    "name a file or folder, or leave the option out\n")
+
+
+def test_a_link_to_a_python_file_is_not_written_through(cli, tmp_path, monkeypatch):
+    # The link's target is what gets replaced: report.xml -> a.py would put the report
+    # into the scenario.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text((SCENARIOS / "saxpy.py").read_text())
+    before = (tmp_path / "a.py").read_bytes()
+    (tmp_path / "report.xml").symlink_to("a.py")
+    code, out, err = cli("smoke", "a.py", "--junit", "report.xml")
+    assert (code, out) == (2, "")
+    assert err.startswith("accelgraph: error: cannot write report.xml: accelgraph writes no "
+                          "Python file")
+    assert (tmp_path / "a.py").read_bytes() == before

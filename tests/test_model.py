@@ -382,3 +382,14 @@ def test_from_json_defaults_and_exact_top_level_messages():
     assert str(caught.value) == (
         "m.json: accelgraph model version 2 is not supported (this accelgraph reads version 1)"
     )
+
+
+@pytest.mark.parametrize("key", ["grid", "block", "shared_mem", "demangled", "bytes"])
+def test_a_json_model_with_a_null_typed_parameter_is_refused(key):
+    # The renderer computes with these (grid and block as dimensions): null is not one, and
+    # a model that held it made show and diff fail with an internal error.
+    document = {"format": "accelgraph-model", "version": 1, "source": "dot-verbose",
+                "nodes": [{"id": "a", "kind": "kernel", "name": "k", "params": {key: None}}],
+                "edges": []}
+    with pytest.raises(ModelLoadError, match=f'parameter "{key}" must be'):
+        GraphModel.from_json(document)

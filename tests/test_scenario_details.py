@@ -542,10 +542,15 @@ KNOWN = ("batch (int, default 8), lr (float, default 0.5), fused (bool, default 
     ("bach=4", f"--param 'bach=4': unknown key 'bach'; known keys: {KNOWN}"),
     ("batch=eight", "--param batch='eight': batch expects an int (e.g. 8) like its default 8, "
                     "got 'eight'"),
-    ("lr=fast", "--param lr='fast': lr expects a float (e.g. 0.5) like its default 0.5, "
+    ("lr=fast", "--param lr='fast': lr expects a finite float (e.g. 0.5) like its default 0.5, "
                 "got 'fast'"),
     ("fused=maybe", "--param fused='maybe': fused expects a bool (true/false, yes/no, on/off, "
                     "1/0) like its default True, got 'maybe'"),
+    # JSON has no infinity: the capture's record and --json would hold what no parser reads
+    ("lr=inf", "--param lr='inf': lr expects a finite float (e.g. 0.5) like its default 0.5, "
+               "got 'inf'"),
+    ("lr=nan", "--param lr='nan': lr expects a finite float (e.g. 0.5) like its default 0.5, "
+               "got 'nan'"),
 ])
 def test_parse_params_errors_exactly(override, message):
     check(error_of(lambda: parse_params(DEFAULTS, [override])), message, None, None)

@@ -518,7 +518,7 @@ def test_parse_params_unknown_key_lists_known_keys():
     [
         ("batch=eight", ["batch", "an int", "'eight'"]),
         ("batch=1.5", ["batch", "an int", "'1.5'"]),
-        ("lr=fast", ["lr", "a float", "'fast'"]),
+        ("lr=fast", ["lr", "a finite float", "'fast'"]),
         ("fused=maybe", ["fused", "a bool", "'maybe'"]),
     ],
 )
@@ -676,3 +676,13 @@ def test_a_named_pipe_is_not_read_as_a_scenario(tmp_path):
     os.mkfifo(path)
     error = expect_error(lambda: inspect_scenario(path), path, None)
     assert str(error) == f"{path}: not a regular file; a scenario is a Python file"
+
+
+def test_a_long_chained_params_value_is_quoted_short(tmp_path):
+    # 500 chained additions in PARAMS: too deep for literal_eval, and ast.unparse, which
+    # quoted it in the message, recursed too deep as well (internal error, exit 70).
+    path = tmp_path / "chained.py"
+    path.write_text(f"PARAMS = {{'x': {'+'.join(['1'] * 500)}}}\n\ndef setup(x):\n    return {{}}\n"
+                    "\n\ndef step(state):\n    pass\n")
+    error = expect_error(lambda: inspect_scenario(path), path, 1)
+    assert "PARAMS holds an expression ('x': " in str(error) and len(str(error)) < 400

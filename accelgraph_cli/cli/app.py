@@ -971,6 +971,7 @@ def dump(
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
     _check_dump_suffix(out, fmt)
+    _refuse_empty(("--out", out))
     files.check_output_file(out)  # before any GPU work; creates nothing
     chosen = _scenario_options(scenario, param, pool, error_mode)
     _check_graph_name(graph_name, chosen.info)

@@ -533,8 +533,8 @@ _PARAM_TYPES = {
 def _param_problem(key: str, value: Any) -> str | None:
     """What a parameter read from JSON must be, when it is not (None: it is fine)."""
     check = _PARAM_TYPES.get(key)
-    if check is not None:  # None: not known, as any parameter may be
-        return None if value is None or check[0](value) else check[1]
+    if check is not None:
+        return None if check[0](value) else check[1]
     if _is_scalar(value) or (isinstance(value, list) and all(map(_is_scalar, value))):
         return None
     return "a string, number, true, false, null or a list of those"

@@ -317,6 +317,16 @@ def _read_python(path: Path) -> ast.Module:
     return tree
 
 
+def _shown(node: ast.AST, most: int = 60) -> str:
+    """An expression as a message quotes it: its source, cut to ``most`` characters (a
+    chain of hundreds of terms is too deep for ast.unparse, which recurses)."""
+    try:
+        text = ast.unparse(node)
+    except (RecursionError, MemoryError):
+        return "…"
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
 def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:
     """The statement that last binds each contract name at module level.
 
@@ -394,7 +404,7 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
         except (ValueError, TypeError, RecursionError, MemoryError):  # TypeError: {[1]: 2}
             raise ScenarioError(
                 f"{where}:{item_line}: PARAMS holds an expression "
-                f"({ast.unparse(key_node)}: {ast.unparse(value_node_item)}); use literal "
+                f"({_shown(key_node)}: {_shown(value_node_item)}); use literal "
                 f"keys and values only, e.g. {example}",
                 path=where, line=item_line,
             ) from None
@@ -770,13 +780,16 @@ def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> 
             except ValueError:
                 return int(stripped, 0)  # 0x10, 0o17, 0b101
         if kind is float:
-            return float(stripped)
+            value = float(stripped)
+            if not math.isfinite(value):  # as for a PARAMS default: JSON has no infinity
+                raise ValueError(text)
+            return value
         return text
     except ValueError:
         expected = {
             bool: "a bool (true/false, yes/no, on/off, 1/0)",
             int: "an int (e.g. 8)",
-            float: "a float (e.g. 0.5)",
+            float: "a finite float (e.g. 0.5)",
         }[kind]
         raise ScenarioError(
             f"{source} {key}={text!r}: {key} expects {expected} like its default "
