@@ -124,6 +124,36 @@ def test_param_overrides_a_bad_value_the_record_holds(cli, tmp_path, verb):
     assert code == 2 and "the last capture's param n='many'" in err
 
 
+@requires_no_gpu
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_an_option_overrides_a_bad_pool_or_mode_the_record_holds(cli, tmp_path, verb):
+    # As --param does for a recorded value: the recorded one is not read, so this gets as
+    # far as the GPU; not overridden, it is the record's error.
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "saxpy", "pool": "nope", "error_mode": "bogus"}')
+    args = ["--out", "g.dot"] if verb == "dump" else []
+    assert cli(verb, "--pool", "shared", "--error-mode", "relaxed", *args)[0] == 3
+    code, out, err = cli(verb, "--pool", "shared", *args)
+    assert code == 2 and "last_capture.json: " in err and '"error_mode" must be one of' in err
+
+
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_a_recorded_pool_a_torch_scenario_refuses_names_the_record(cli, tmp_path, verb):
+    # The record's pool (async) no longer suits the scenario (now written in torch): that is
+    # the record's error, not a --pool the user never gave.
+    scenario = tmp_path / "tor.py"
+    scenario.write_text((SCENARIOS / "torch_buckets.py").read_text())
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "%s", "pool": "async"}' % scenario)
+    code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
+    assert code == 2, err
+    assert err.startswith("accelgraph: error: ") and "last_capture.json: the last capture's " \
+        "options: --pool async is CuPy's stream-ordered allocator" in err
+    assert "capture again, or name the scenario" in err
+
+
 @pytest.mark.parametrize("out", [None, "elsewhere"])
 def test_capture_refuses_a_folder_it_cannot_write_before_the_gpu(cli, tmp_path, read_only, out):
     # The artifacts go to .accelgraph/<scenario>/ (or --out) and the record of the capture to

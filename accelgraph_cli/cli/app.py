@@ -536,12 +536,16 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
 
     recorded: list[str] = []
     from_record = scenario_path is None
+    options_recorded = False  # the pool or mode is the record's, not an option given now
     if from_record:
-        record = load_record()
+        record = load_record(given=tuple(k for k, v in (("pool", pool), ("error_mode", error_mode))
+                                         if v))
         scenario_path = record["scenario"]
         given = {item.partition("=")[0].strip() for item in params}
         recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()
                     if k not in given]
+        options_recorded = (not pool and record.get("pool") is not None) or (
+            not error_mode and record.get("error_mode") is not None)
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
     try:
@@ -564,7 +568,14 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
     values = scenario_mod.parse_params(defaults, list(params))  # --param on top of the record
     for option, items in side_params:
         values = scenario_mod.parse_params(values, list(items), source=option)
-    pool, error_mode = runner.resolve_options(info, pool, error_mode)
+    try:
+        pool, error_mode = runner.resolve_options(info, pool, error_mode)
+    except AccelgraphError as exc:
+        if not options_recorded:
+            raise
+        # not an option the user gave: the record's pool or mode (the scenario changed since)
+        raise AccelgraphError(f"{record_path()}: the last capture's options: {exc}; capture "
+                              "again, or name the scenario") from None
     return _Chosen(scenario_path, info, values, pool, error_mode)
 
 

@@ -28,8 +28,9 @@ def save_record(path: str, params: dict, pool: PoolKind | str, error_mode: Captu
     }, indent=2) + "\n")
 
 
-def load_record(directory: str = ".") -> dict:
-    """The last capture recorded in this directory, or AccelgraphError saying to capture first."""
+def load_record(directory: str = ".", given: tuple[str, ...] = ()) -> dict:
+    """The last capture recorded in this directory, or AccelgraphError saying to capture first.
+    ``given``: the record's keys an option overrides ("pool", "error_mode"), not checked."""
     target = record_path(directory)
     try:
         record = json.loads(target.read_text())
@@ -42,21 +43,22 @@ def load_record(directory: str = ".") -> dict:
         raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
     if not isinstance(record, dict) or "scenario" not in record:
         raise AccelgraphError(f"{target}: not a capture record; capture again")
-    problem = _wrong_type(record)
+    problem = _wrong_type(record, given)
     if problem:
         raise AccelgraphError(f"{target}: {problem}; capture again, or name the scenario")
     return record
 
 
-def _wrong_type(record: dict) -> str:
-    """What is wrong with a hand-edited record's values ("" when nothing is)."""
+def _wrong_type(record: dict, given: tuple[str, ...] = ()) -> str:
+    """What is wrong with a hand-edited record's values ("" when nothing is), but for the
+    keys in ``given``, which an option overrides."""
     if not isinstance(record["scenario"], str) or not record["scenario"]:
         return f'"scenario" must be the scenario file\'s path, got {record["scenario"]!r}'
     params = record.get("params")
     if params is not None and not isinstance(params, dict):
         return f'"params" must be an object of parameter names and values, got {params!r}'
     for key, kind in (("pool", PoolKind), ("error_mode", CaptureErrorMode)):
-        if record.get(key) is not None:
+        if record.get(key) is not None and key not in given:
             try:
                 kind.parse(record[key], f'"{key}"')
             except ValueError as exc:
