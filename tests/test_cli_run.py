@@ -1,6 +1,7 @@
 """capture / replay from the command line, on a machine without a GPU: bad input is diagnosed
 before any GPU is needed; a good scenario ends in one line saying what works without one."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,7 @@ def test_a_recorded_pool_a_torch_scenario_refuses_names_the_record(cli, tmp_path
     scenario.write_text((SCENARIOS / "torch_buckets.py").read_text())
     (tmp_path / ".accelgraph").mkdir()
     (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        '{"scenario": "%s", "pool": "async"}' % scenario)
+        json.dumps({"scenario": str(scenario), "pool": "async"}))
     code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2, err
     assert err.startswith("accelgraph: error: ") and "last_capture.json: the last capture's " \

@@ -1546,3 +1546,40 @@ def test_re_seating_keeps_only_what_helps_on_seeded_edits():
                        for a, b in cases]
     assert all(w <= wo for w, wo in zip(with_step, without))
     assert sum(w < wo for w, wo in zip(with_step, without)) >= 3
+
+
+def test_added_nodes_are_grouped_only_when_identical():
+    # Three PyTorch elementwise kernels whose names differ past where the row cuts them, and
+    # two memcpys that differ only in a parameter the row does not show, were printed as
+    # "3 ×" and "2 ×" of one node, where --json listed different nodes.
+    a = chain_model(2)
+    stem = "at::native::vectorized_elementwise_kernel<4, at::native::" + "x" * 40
+    b = insert_after(a, "graph_0_node_1", [kernel(0, stem + "GeluFunctor"),
+                                           kernel(0, stem + "SiluFunctor"),
+                                           kernel(0, stem + "AddFunctor"),
+                                           kernel(0, "twin"), kernel(0, "twin")])
+    b.node("inserted_4").params["memory_types"] = "HOST PINNED"  # as verbose memcpys carry
+    b.node("inserted_3").params["memory_types"] = "HOST PAGEABLE"
+    diff = diff_models(a, b)
+    assert len(diff.added) == 5
+    rows = [line for line in text_of(render_diff(diff), width=200).splitlines()
+            if line.startswith("+ ")]
+    assert len(rows) == 5 and not any("×" in row.split("kernel")[0] for row in rows), rows
+    c = insert_after(a, "graph_0_node_1", [kernel(0, "twin")] * 3)  # identical: one row
+    rows = [line for line in text_of(render_diff(diff_models(a, c)), width=200).splitlines()
+            if line.startswith("+ ")]
+    assert len(rows) == 1 and rows[0].startswith("+ 3 × kernel twin")
+
+
+def test_a_changed_child_graph_row_stays_one_row_with_ignore():
+    # The child's verdict carried "(ignoring grid)" on a line of its own, which broke the
+    # row: the ids landed on the next line, at column 0.
+    a = _recorded("kinds_verbose.dot")
+    b = clone(a)
+    holder = next(n for n in b.nodes if n.child is not None)
+    inner = next(n for n in holder.child.nodes if n.kind == "kernel")
+    inner.params["block"] = (512, 1, 1)
+    lines = text_of(render_diff(diff_models(a, b, ignore={"grid"})), width=200).splitlines()
+    row = next(line for line in lines if line.startswith("~  graph"))
+    assert "(ignoring grid)" in row and row.rstrip().endswith(f"#{holder.id.rsplit('_', 1)[1]}"
+                                                              f"->#{holder.id.rsplit('_', 1)[1]}")

@@ -396,3 +396,34 @@ def test_an_edge_back_up_a_cycle_is_counted_not_hidden(tmp_path, dot, hidden):
         assert first == f"{hidden} edges are not drawn (back up a cycle); the listing has them."
     else:
         assert first.startswith("┌")
+
+
+def test_the_focused_box_is_never_folded_into_more():
+    # A row too wide for its boxes keeps the most it can beside a "+N more" box, from the
+    # left: the focused node was folded away at 60-80 columns (397 drawings of _dense(0..299)
+    # had no focus box). It is kept first; if even that does not fit, nothing is drawn.
+    from accelgraph_cli.render.graph import render_focus
+
+    drawn = refused = 0
+    for seed in range(40):
+        model = _dense(seed)
+        for node in model.nodes[::3]:
+            for width in (60, 80):
+                out = text_of(render_focus(model, node.id, depth=2), width)
+                if out.startswith("Not drawn"):
+                    refused += 1
+                else:
+                    drawn += 1
+                    assert "◀ focus" in out, (seed, node.id, width, out)
+    assert drawn > 100 and refused > 0, (drawn, refused)
+
+
+def test_focus_searches_each_way_on_its_own_in_a_graph_with_a_cycle(tmp_path):
+    # a -> b -> c -> a, c -> x: from b, c is reached going up (through a) and going down;
+    # shared, the upward search kept the downward one from going on to x.
+    from accelgraph_cli.render.graph import render_focus
+
+    dot = tmp_path / "cycle.dot"
+    dot.write_text("digraph { a -> b; b -> c; c -> a; c -> x; }\n")
+    drawing = render_focus(load_model(dot), "b", depth=5)
+    assert drawing.node_ids == {"a", "b", "c", "x"}

@@ -233,19 +233,24 @@ def _fit_row(index, row, lines_of, levels, width, focus, boxes, alias, lines_in)
             break
     else:
         # Dummies (one column each) always stay, so a line passing through goes on. Keep the
-        # most boxes, left to right, that fit beside a "+N more" box wide enough for its lines.
+        # most boxes, left to right, that fit beside a "+N more" box wide enough for its lines;
+        # the focused box first of all (folded away, the drawing would lose what it is for:
+        # if it cannot stay, the row is too wide and the drawing says so).
         real = [b for b in built if not b.dummy]
-        for keep in range(len(real), -1, -1):
-            hidden = real[keep:]
+        wanted = sorted(real, key=lambda b: b.key != focus)  # stable: the focus, then in order
+        least = 1 if focus in {b.key for b in real} else 0
+        for keep in range(len(real), least - 1, -1):
+            shown = set(map(id, wanted[:keep]))
+            hidden = [b for b in real if id(b) not in shown]
             sources = set().union(*(lines_in[b.key] for b in hidden))
             more = Box(("more", index), [(f"+{len(hidden)} more", "dim")],
                        lines_in=len(sources))
-            kept = [b for b in built if b.dummy] + real[:keep]
+            kept = [b for b in built if b.dummy or id(b) in shown]
             if _row_width(kept + [more]) <= width:
                 break
         for box in hidden:
             alias[box.key] = more.key
-        built = [b for b in built if b.dummy or b in real[:keep]] + [more]
+        built = kept + [more]
     for box in built:
         boxes[box.key] = box
     return [box.key for box in built]

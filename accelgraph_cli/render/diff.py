@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..diff.structural import GraphDiff, NodeChange
-from ..model.graph_model import GraphModel, Node
+from ..model.graph_model import GraphModel, Node, node_signature
 from .graph import kind_style, node_detail, node_name, short_id
 from .text import format_bytes
 
@@ -60,8 +60,9 @@ def render_diff(
     return Group(*parts)
 
 
-def render_verdict(diff: GraphDiff) -> Text:
-    """One line: "identical" with the sizes, or the counts of each kind of change."""
+def render_verdict(diff: GraphDiff, inline: bool = False) -> Text:
+    """One line: "identical" with the sizes, or the counts of each kind of change; what
+    --ignore left out on a line of its own, or, ``inline`` (inside a row), after the counts."""
     if diff.identical:
         text = Text("identical", style="bold green")
         text.append(
@@ -84,7 +85,7 @@ def render_verdict(diff: GraphDiff) -> Text:
         added, removed = len(diff.edges_added), len(diff.edges_removed)
         text.append(f" · edges +{added:,} -{removed:,}")  # detailed under "Edges between matched nodes"
     if diff.ignore:  # a line of its own: the counts above may fill the width
-        text.append("\n" + _ignore_note(diff).strip())
+        text.append((" " if inline else "\n") + _ignore_note(diff).strip())
     return text
 
 
@@ -210,6 +211,17 @@ def _describe(node: Node) -> str:
     return f"{name} {detail}".strip() if name else detail
 
 
+def _identity(node: Node) -> object:
+    """What makes two nodes the same for grouping: their signature (its repr where a
+    parameter of a saved model is not hashable)."""
+    signature = node_signature(node)
+    try:
+        hash(signature)
+    except TypeError:
+        return repr(signature)
+    return signature
+
+
 def _ids_text(ids: list[str]) -> str:
     shorts = [short_id(i) for i in ids]
     if len(shorts) <= _IDS_SHOWN:
@@ -218,15 +230,18 @@ def _ids_text(ids: list[str]) -> str:
 
 
 def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit):
-    """Nodes grouped by what they look like (kind, name, launch/size), first seen first."""
-    groups: dict[tuple, list[str]] = {}
+    """Identical nodes grouped (the same signature: kind, full name, every parameter the diff
+    compares, child graph), first seen first. Nodes that only print alike (a name cut short,
+    a parameter the row does not show) stay on rows of their own."""
+    groups: dict[object, list[str]] = {}
     for node_id in node_ids:
-        node = model.node(node_id)
-        groups.setdefault((node.kind, _describe(node)), []).append(node_id)
+        groups.setdefault(_identity(model.node(node_id)), []).append(node_id)
     table = _listing_table()
     items = list(groups.items())
     shown = _cap(items, limit)
-    for (kind, description), ids in shown:
+    for _, ids in shown:
+        node = model.node(ids[0])
+        kind, description = node.kind, _describe(node)
         table.add_row(
             Text(marker, style=style),
             f"{len(ids):,} ×" if len(ids) > 1 else "",
@@ -264,7 +279,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
             what.append(_value_text(key, new), style=_ADDED_STYLE)
         if first.child is not None:
             what.append("  child graph: ")
-            what.append_text(render_verdict(first.child))
+            what.append_text(render_verdict(first.child, inline=True))
         ids = [f"{short_id(c.a_id)}->{short_id(c.b_id)}" for c in changes]
         table.add_row(
             Text("~", style=_CHANGED_STYLE),

@@ -462,6 +462,9 @@ def render_focus(model: GraphModel, node_id: str, depth: int = 2, nested: bool =
     model.node(node_id)  # KeyError early, with the id
     keep = {node_id}
     for step in (model.parents, model.children):
+        # each way searched on its own: in a graph with a cycle (generic DOT) a node reached
+        # going up is still gone through going down
+        seen = {node_id}
         frontier = [node_id]
         for _ in range(max(depth, 0)):
             if not frontier:  # nothing further that way: a --depth past the graph's own ends
@@ -469,10 +472,11 @@ def render_focus(model: GraphModel, node_id: str, depth: int = 2, nested: bool =
             nxt = []
             for current in frontier:
                 for other in step(current):
-                    if other not in keep:
-                        keep.add(other)
+                    if other not in seen:
+                        seen.add(other)
                         nxt.append(other)
             frontier = nxt
+        keep |= seen
     return GraphDrawing(model, keep, focus=node_id, with_graph=nested or names_graphs(model))
 
 
