@@ -1583,3 +1583,18 @@ def test_a_changed_child_graph_row_stays_one_row_with_ignore():
     row = next(line for line in lines if line.startswith("~  graph"))
     assert "(ignoring grid)" in row and row.rstrip().endswith(f"#{holder.id.rsplit('_', 1)[1]}"
                                                               f"->#{holder.id.rsplit('_', 1)[1]}")
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_long_kernel_name_gives_way_to_its_change_on_a_narrow_terminal(width):
+    # PyTorch's kernel names run past any terminal: the row was cut at its end, so at 60
+    # columns "grid 1 -> 4" was gone and only the ids said something changed.
+    a = _recorded("torch_mlp.dot")
+    b = clone(a)
+    target = max((n for n in b.nodes if n.kind == "kernel"), key=lambda n: len(n.display_name))
+    old = target.params["grid"]
+    target.params["grid"] = (old[0] * 4 + 1, *old[1:])
+    lines = text_of(render_diff(diff_models(a, b)), width=width).splitlines()
+    row = next(line for line in lines if line.startswith("~ "))
+    assert len(row) <= width and f"grid {old[0]} -> {old[0] * 4 + 1}" in row, row
+    assert row.rstrip().endswith(f"#{target.id.rsplit('_', 1)[1]}->#{target.id.rsplit('_', 1)[1]}")

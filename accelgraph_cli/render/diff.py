@@ -159,18 +159,35 @@ class _NodeRows:
 
     Marker, count and kind carry the meaning and always keep their full width (memset and
     memcpy must not both become "me…" on a narrow terminal); the ids go first, then the name
-    is shortened with an ellipsis."""
+    is shortened with an ellipsis — the name, not what follows it in the row (a change
+    ``grid 4 -> 16``, a launch or a size), which is cut only once the name is down to a few
+    characters."""
+
+    _NAME_LEAST = 8  # characters of a name kept before what follows it is cut
 
     def __init__(self):
         self.rows: list[tuple] = []
+        self.name_lengths: list[int] = []
 
     @property
     def row_count(self) -> int:
         return len(self.rows)
 
-    def add_row(self, marker="", count="", kind="", what="", ids="") -> None:
+    def add_row(self, marker="", count="", kind="", what="", ids="", name_len: int = 0) -> None:
+        """``name_len``: the cells of ``what`` that are the node's name (shortened first)."""
         self.rows.append(tuple(cell if isinstance(cell, Text) else Text(str(cell))
                                for cell in (marker, count, kind, what, ids)))
+        self.name_lengths.append(name_len)
+
+    def _fitted(self, what: Text, name_len: int, width: int) -> Text:
+        """``what`` in ``width`` cells: the name shortened first (an ellipsis in its place),
+        then the end cut."""
+        over = what.cell_len - width
+        if over > 0 and name_len > self._NAME_LEAST:
+            keep = max(name_len - over - 1, self._NAME_LEAST)
+            if keep < name_len:
+                what = Text.assemble(what[:keep], "…", what[name_len:])
+        return what.copy()
 
     def __rich_console__(self, console, options):
         width = options.max_width
@@ -182,7 +199,7 @@ class _NodeRows:
         if ids_w and room - ids_w - 1 < min(what_w, 12):
             ids_w = 0  # too narrow: the ids give way first
         what_w = max(min(what_w, room - (ids_w + 1 if ids_w else 0)), 1)
-        for marker, count, kind, what, ids in self.rows:
+        for (marker, count, kind, what, ids), name_len in zip(self.rows, self.name_lengths):
             line = Text()
             line.append_text(marker)
             line.append(" " + " " * (count_w - count.cell_len))
@@ -190,7 +207,7 @@ class _NodeRows:
             line.append(" ")
             line.append_text(kind)
             line.append(" " * (kind_w - kind.cell_len + 1))
-            what = what.copy()
+            what = self._fitted(what, name_len, what_w)
             what.truncate(what_w, overflow="ellipsis", pad=bool(ids_w))
             line.append_text(what)
             if ids_w:
@@ -248,6 +265,7 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
             Text(kind, style=kind_style(kind)),
             Text(description),
             Text(_ids_text(ids), style="dim"),
+            name_len=len(node_name(node) or ""),
         )
     _more_row(table, len(items) - len(shown), columns=5)
     return table
@@ -272,6 +290,9 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
         first = changes[0]
         node = diff.a.node(first.a_id)
         what = Text(node_name(node) or "")
+        # a kernel's long name gives way to its change; a child graph's "6 nodes inside" is
+        # short, and its verdict is cut at the end as before
+        name_len = what.cell_len if first.child is None else 0
         for key, (old, new) in sorted(first.params.items()):
             what.append(f"  {key} ")
             what.append(_value_text(key, old), style=_REMOVED_STYLE)
@@ -288,6 +309,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
             what,
             Text(", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
                  style="dim"),
+            name_len=name_len,
         )
         if first.child is not None and depth < 3:
             # Flush what is listed so far, then the nested diff indented under its node.
