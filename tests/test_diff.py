@@ -26,7 +26,7 @@ from accelgraph_cli.diff import structural
 from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
 from accelgraph_cli.enums import ExitCode
 from accelgraph_cli.model.graph_model import GraphModel, Node, node_signature
-from accelgraph_cli.render.diff import render_diff
+from accelgraph_cli.render.diff import render_diff, render_numbers
 
 # ------------------------------------------------------------------------- helpers
 
@@ -945,7 +945,8 @@ def test_render_diff_colours():
         ("different: ", "bold yellow"), ("+3 added", "bold green"), (" · ", "bold yellow"),
         ("-1 removed", "bold red"),
         (" · ~2 changed · 5 unchanged · edges +0 -1", "bold yellow"),
-        ("A B Δ", "bold"), ("+2", "bold green"), ("  kernel     ", "cyan"), *[("+2", "bold green")] * 4,
+        ("    A     B     Δ", "bold"), ("+2", "bold green"), ("  kernel     ", "cyan"),
+        *[("+2", "bold green")] * 4,
         ("Changed (2)", "bold yellow"),
         ("~", "yellow"), ("kernel", "cyan"), ("4", "red"), ("16", "green"), ("#2->#2", "dim"),
         ("~", "yellow"), ("kernel", "cyan"), ("256", "red"), ("128", "green"), ("#3->#3", "dim"),
@@ -958,7 +959,8 @@ def test_render_diff_colours():
     ]
     # The other way round: the numbers fall (red), and the cut lists end in a dim "… N more".
     assert styles_of(render_diff(_structural(b, a), limit=1))[5:] == [
-        (" AB Δ", "bold"), ("-2", "bold red"), ("  kernel     ", "cyan"), *[("-2", "bold red")] * 4,
+        ("     A    B     Δ", "bold"), ("-2", "bold red"), ("  kernel     ", "cyan"),
+        *[("-2", "bold red")] * 4,
         ("Added (2)", "bold green"), ("+", "green"), ("kernel", "cyan"), ("#3, #7", "dim"),
         ("Removed (4)", "bold red"), ("-", "red"), ("kernel", "cyan"), ("#2", "dim"), ("… 2 more", "dim"),
         ("Edges between matched nodes (+1 -1)", "bold"),
@@ -966,7 +968,8 @@ def test_render_diff_colours():
         ("#2 ", "bold"), *bold_kernel, (" cupy_add", "bold"), ("  (ids of B)", "dim"), ("… 1 more", "dim"),
     ]
     assert styles_of(render_diff(diff_models(a, a))) == [
-        ("identical: 8 nodes and 7 edges match", "bold green"), ("ABΔ", "bold"), ("  kernel     ", "cyan"),
+        ("identical: 8 nodes and 7 edges match", "bold green"), ("    A    B    Δ", "bold"),
+        ("  kernel     ", "cyan"),
     ]
 
 
@@ -1598,3 +1601,14 @@ def test_a_long_kernel_name_gives_way_to_its_change_on_a_narrow_terminal(width):
     row = next(line for line in lines if line.startswith("~ "))
     assert len(row) <= width and f"grid {old[0]} -> {old[0] * 4 + 1}" in row, row
     assert row.rstrip().endswith(f"#{target.id.rsplit('_', 1)[1]}->#{target.id.rsplit('_', 1)[1]}")
+
+
+@pytest.mark.parametrize("width", [24, 30, 40])
+def test_the_numbers_table_never_cuts_a_number(width):
+    # At 40 columns the table printed "1,0…" and "+9,0…" (its cells were cut, not its
+    # padding); the columns close up and the labels are shortened instead.
+    diff = diff_models(_recorded("chain1k_verbose.dot"), _recorded("chain10k_verbose.dot"))
+    lines = text_of(render_numbers(diff), width=width).splitlines()
+    assert all(len(line) <= width for line in lines), lines
+    assert lines[1].split()[-3:] == ["1,000", "10,000", "+9,000"], lines
+    assert lines[-1].split()[-3:] == ["1,000", "10,000", "+9,000"], lines  # critical path

@@ -93,30 +93,53 @@ def _ignore_note(diff: GraphDiff) -> str:
     return f" (ignoring {', '.join(sorted(diff.ignore))})" if diff.ignore else ""
 
 
-def render_numbers(diff: GraphDiff) -> Table:
+def render_numbers(diff: GraphDiff) -> _Numbers:
     """Nodes (and per kind), edges, levels, max width, critical path: A, B and the delta."""
-    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2), header_style="bold")
-    table.add_column("", no_wrap=True)
-    table.add_column("A", justify="right", no_wrap=True)
-    table.add_column("B", justify="right", no_wrap=True)
-    table.add_column("Δ", justify="right", no_wrap=True)
     sa, sb = diff.stats_a, diff.stats_b
-    table.add_row("nodes", f"{sa.nodes:,}", f"{sb.nodes:,}", _delta(sa.nodes, sb.nodes))
+    rows = [(Text("nodes"), f"{sa.nodes:,}", f"{sb.nodes:,}", _delta(sa.nodes, sb.nodes))]
     for kind, (count_a, count_b) in diff.kind_deltas().items():
-        table.add_row(
-            Text("  " + kind, style=kind_style(kind)),
-            f"{count_a:,}",
-            f"{count_b:,}",
-            _delta(count_a, count_b),
-        )
+        rows.append((Text("  " + kind, style=kind_style(kind)), f"{count_a:,}", f"{count_b:,}",
+                     _delta(count_a, count_b)))
     for name, value_a, value_b in (
         ("edges", sa.edges, sb.edges),
         ("levels", sa.levels, sb.levels),
         ("max width", sa.max_width, sb.max_width),
         ("critical path", sa.critical_path, sb.critical_path),
     ):
-        table.add_row(name, f"{value_a:,}", f"{value_b:,}", _delta(value_a, value_b))
-    return table
+        rows.append((Text(name), f"{value_a:,}", f"{value_b:,}", _delta(value_a, value_b)))
+    return _Numbers(rows)
+
+
+class _Numbers:
+    """The numbers table, laid out for the console's width: label, then A, B and the delta,
+    right-aligned, four columns apart. The numbers are never cut (a count read as "1,0…" is
+    no count): in a narrow terminal the columns close up to two, then one, then the labels
+    are shortened."""
+
+    def __init__(self, rows: list[tuple]):
+        self.rows = [tuple(cell if isinstance(cell, Text) else Text(cell) for cell in row)
+                     for row in rows]
+
+    def __rich_console__(self, console, options):
+        width = options.max_width
+        header = (Text(""), Text("A"), Text("B"), Text("Δ"))
+        cells = [header, *self.rows]
+        widths = [max(row[i].cell_len for row in cells) for i in range(4)]
+        numbers = sum(widths[1:])
+        gap = next((g for g in (4, 2) if widths[0] + numbers + 3 * g <= width), 1)
+        label_width = max(min(widths[0], width - numbers - 3 * gap), 1)
+        for index, row in enumerate(cells):
+            line = Text()
+            label = row[0].copy()
+            label.truncate(label_width, overflow="ellipsis", pad=True)
+            line.append_text(label)
+            numbers = Text(style="bold") if index == 0 else Text()  # the header: A B Δ
+            for cell, cell_width in zip(row[1:], widths[1:]):
+                numbers.append(" " * (gap + cell_width - cell.cell_len))
+                numbers.append_text(cell)
+            line.append_text(numbers)
+            line.rstrip()
+            yield line
 
 
 def _delta(a: int, b: int) -> Text:
