@@ -1062,13 +1062,18 @@ def test_render_nested_child_graphs_three_levels_deep():
 def test_render_keeps_the_marker_of_rewired_edges_on_a_narrow_terminal():
     a, b = _edited_chain()
     diff = _structural(b, a)  # one edge added, one removed
+    # the names give way first, so both ends and whose ids they are stay on the line
     assert text_of(render_diff(diff), width=40).splitlines()[-3:] == [
         "Edges between matched nodes (+1 -1)",
-        "+ #1 kernel cupy_multiply -> #2 kernel …",
-        "- #4 kernel cupy_add -> #6 kernel cupy_…",
+        "+ #1 kernel -> #2 kernel  (ids of B)",
+        "- #4 kernel -> #6 kernel  (ids of A)",
+    ]
+    assert text_of(render_diff(diff), width=60).splitlines()[-2:] == [
+        "+ #1 kernel cupy_multiply -> #2 kernel cupy_add  (ids of B)",
+        "- #4 kernel cupy_add -> #6 kernel cupy_add  (ids of A)",
     ]
     assert text_of(render_diff(diff, limit=1), width=30).splitlines()[-2:] == [
-        "+ #1 kernel cupy_multiply -> …",
+        "+ #1 kernel -> #2 kernel  (id…",
         "  … 1 more",
     ]
 

@@ -350,30 +350,47 @@ def _edge_rows(diff: GraphDiff, limit: int | None) -> Group:
     rows = [("+", _ADDED_STYLE, diff.b, edge) for edge in diff.edges_added]
     rows += [("-", _REMOVED_STYLE, diff.a, edge) for edge in diff.edges_removed]
     shown = _cap(rows, limit)
-    lines = []
-    for marker, style, model, (src, dst) in shown:
-        # One line each, cut at the terminal's width: the marker (added or removed) is never
-        # what gives way, as a table column would on a narrow terminal.
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(marker, style=style)
-        text.append(" ")
-        text.append_text(_edge_end(model, src))
-        text.append(" -> ")
-        text.append_text(_edge_end(model, dst))
-        side = "B" if model is diff.b else "A"
-        text.append(f"  (ids of {side})", style="dim")
-        lines.append(text)
+    lines: list = [_EdgeLine(marker, style, model, edge, "B" if model is diff.b else "A")
+                   for marker, style, model, edge in shown]
     hidden = len(rows) - len(shown)
     if hidden > 0:
         lines.append(Text.assemble("  ", _more_text(hidden)))
     return Group(*lines)
 
 
-def _edge_end(model: GraphModel, node_id: str) -> Text:
+class _EdgeLine:
+    """One edge, fitted to the terminal's width at render time: the marker, both ends' ids
+    and kinds and which graph's ids these are stay; the kernel names are shortened as far as
+    needed (to nothing), and only then is the line cut."""
+
+    _NAME_LENGTHS = (40, 28, 20, 14, 10, 6, 0)
+
+    def __init__(self, marker: str, style: str, model: GraphModel, edge: tuple, side: str):
+        self.marker, self.style, self.model, self.edge, self.side = marker, style, model, edge, side
+
+    def _line(self, name_len: int) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(self.marker, style=self.style)
+        text.append(" ")
+        text.append_text(_edge_end(self.model, self.edge[0], name_len))
+        text.append(" -> ")
+        text.append_text(_edge_end(self.model, self.edge[1], name_len))
+        text.append(f"  (ids of {self.side})", style="dim")
+        return text
+
+    def __rich_console__(self, console, options):
+        for name_len in self._NAME_LENGTHS:
+            line = self._line(name_len)
+            if line.cell_len <= options.max_width:
+                break
+        yield line
+
+
+def _edge_end(model: GraphModel, node_id: str, name_len: int = 40) -> Text:
     node = model.node(node_id)
     text = Text(short_id(node_id) + " ", style="bold")
     text.append(node.kind, style=kind_style(node.kind))
-    name = node_name(node, max_len=40)
+    name = node_name(node, max_len=name_len) if name_len else ""
     if name:
         text.append(" " + name)
     return text
