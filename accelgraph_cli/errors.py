@@ -15,7 +15,9 @@ class AccelgraphError(Exception):
 
 
 class NoGPUError(AccelgraphError):
-    """CuPy is missing or no CUDA device is visible."""
+    """What a GPU verb or capture needs is missing: CuPy or NVIDIA's cuda-bindings is not
+    installed or not usable, no CUDA device is visible, or (TorchGraph, torch scenarios)
+    torch is not installed or not usable. The message says which, and what works without."""
 
     exit_code = ExitCode.NO_GPU
 

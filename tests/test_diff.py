@@ -1617,3 +1617,13 @@ def test_the_numbers_table_never_cuts_a_number(width):
     assert all(len(line) <= width for line in lines), lines
     assert lines[1].split()[-3:] == ["1,000", "10,000", "+9,000"], lines
     assert lines[-1].split()[-3:] == ["1,000", "10,000", "+9,000"], lines  # critical path
+
+
+def test_ignore_takes_one_name_as_a_string_and_none_as_none():
+    # A library caller's diff_models(a, b, ignore="grid") ignored "g", "r", "i" and "d";
+    # ignore=None was a TypeError.
+    a = chain_model(4)
+    b = set_param(a, "graph_0_node_1", "grid", (8, 1, 1))
+    assert diff_models(a, b, ignore="grid").identical
+    assert diff_models(a, b, ignore="grid").ignore == frozenset({"grid"})
+    assert not diff_models(a, b, ignore=None).identical

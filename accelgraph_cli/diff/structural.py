@@ -124,7 +124,8 @@ __all__ = [
 ]
 
 
-def diff_models(a: GraphModel, b: GraphModel, ignore: set[str] | frozenset = frozenset()) -> GraphDiff:
+def diff_models(a: GraphModel, b: GraphModel,
+                ignore: set[str] | frozenset | str | None = frozenset()) -> GraphDiff:
     """Match the nodes of ``a`` and ``b`` structurally and report what changed from a to b.
 
     Nodes are matched by signature (kind, demangled name, stable parameters — never pointers
@@ -136,12 +137,14 @@ def diff_models(a: GraphModel, b: GraphModel, ignore: set[str] | frozenset = fro
     Detail missing on one side is not a change: only parameters present (not None) on both
     nodes of a pair are compared, so a basic dump (no grid/block/bytes) and a verbose dump
     of the same graph diff as identical; so do renumbered or reordered dumps. ``ignore``
-    names parameters left out of matching and of the report (``{"grid"}``, ``{"bytes"}``...).
+    names parameters left out of matching and of the report (``{"grid"}``, ``{"bytes"}``...;
+    one name may be given as a string, and None is none).
 
     Cost: O((V + E) log V) for two graphs of V nodes and E edges, plus a bounded alignment
     (``MAX_EDIT_DISTANCE``); two 10,000-node graphs take a fraction of a second.
     """
-    ignore = frozenset(ignore)
+    # one name is one name ("grid", not {"g", "r", "i", "d"}); None is none
+    ignore = frozenset([ignore] if isinstance(ignore, str) else ignore or ())
     # The diff allocates a few small tuples and lists per node and frees none of them until
     # it returns; the cyclic garbage collector would rescan that growing heap again and
     # again (a third of the time at 50,000 nodes) for cycles that cannot exist here.
