@@ -243,3 +243,16 @@ def test_a_path_named_like_a_bundled_scenario_says_what_it_hides(cli, tmp_path, 
            "scenario saxpy; to run that one, give its path:" in err
     bundled = err.rsplit("give its path: ", 1)[1].strip()
     assert Path(bundled).name == "saxpy.py" and (tmp_path / bundled).is_file()  # as given
+
+
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_a_pool_the_user_gives_is_not_blamed_on_the_record(cli, tmp_path, verb):
+    # The record holds private; --pool async, given now, does not suit a torch scenario:
+    # that is the option's error, not the record's.
+    scenario = tmp_path / "tor.py"
+    scenario.write_text((SCENARIOS / "torch_buckets.py").read_text())
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(json.dumps(
+        {"scenario": str(scenario), "pool": "private", "error_mode": "global"}))
+    code, out, err = cli(verb, "--pool", "async", *(["--out", "g.dot"] if verb == "dump" else []))
+    assert code == 2 and err.startswith("accelgraph: error: --pool async is CuPy's"), err

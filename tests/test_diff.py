@@ -21,6 +21,7 @@ from _diff_models import chain_model, fork_join_model, kernel, lanes_model, modu
 from _paths import DUMPS, MANIFEST, recorded, styles_of, text_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.text import Text
 
 from accelgraph_cli.diff import structural
 from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
@@ -1627,3 +1628,14 @@ def test_ignore_takes_one_name_as_a_string_and_none_as_none():
     assert diff_models(a, b, ignore="grid").identical
     assert diff_models(a, b, ignore="grid").ignore == frozenset({"grid"})
     assert not diff_models(a, b, ignore=None).identical
+
+
+def test_a_wide_character_name_gives_way_by_cells_not_characters():
+    # Names of wide characters (two cells each) were cut by characters where the width is
+    # in cells: the row lost the name of the changed parameter, or the whole change.
+    for name in ("核函数核函数_abcdefghijklmnopqrstuvwxyz_kernel", "核函数" * 6 + "_kernel"):
+        a = chain_model(1, names=(name,))
+        b = set_param(a, "graph_0_node_0", "grid", (16, 1, 1))
+        row = next(line for line in text_of(render_diff(diff_models(a, b)), width=60).splitlines()
+                   if line.startswith("~ "))
+        assert "grid 4 -> 16" in row and Text(row).cell_len <= 60, row

@@ -536,7 +536,7 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
 
     recorded: list[str] = []
     from_record = scenario_path is None
-    options_recorded = False  # the pool or mode is the record's, not an option given now
+    options_recorded = False  # the pool is the record's, not an option given now
     if from_record:
         record = load_record(given=tuple(k for k, v in (("pool", pool), ("error_mode", error_mode))
                                          if v))
@@ -544,8 +544,8 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
         given = {item.partition("=")[0].strip() for item in params}
         recorded = [f"{k}={v}" for k, v in (record.get("params") or {}).items()
                     if k not in given]
-        options_recorded = (not pool and record.get("pool") is not None) or (
-            not error_mode and record.get("error_mode") is not None)
+        # (a recorded mode was checked by load_record: only a pool can be refused below)
+        options_recorded = not pool and record.get("pool") is not None
         pool = pool or record.get("pool")
         error_mode = error_mode or record.get("error_mode")
     try:

@@ -203,14 +203,16 @@ class _NodeRows:
         self.name_lengths.append(name_len)
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
-        """``what`` in ``width`` cells: the name shortened first (an ellipsis in its place),
-        then the end cut."""
-        over = what.cell_len - width
-        if over > 0 and name_len > self._NAME_LEAST:
-            keep = max(name_len - over - 1, self._NAME_LEAST)
-            if keep < name_len:
-                what = Text.assemble(what[:keep], "…", what[name_len:])
-        return what.copy()
+        """``what`` in ``width`` cells: the name (its first ``name_len`` characters)
+        shortened first, an ellipsis in its place, then the end cut."""
+        if what.cell_len <= width or name_len <= self._NAME_LEAST:
+            return what.copy()
+        rest = what[name_len:]
+        keep = name_len - 1
+        # characters, not cells, are cut: shrink until the cells fit (wide characters count 2)
+        while keep > self._NAME_LEAST and what[:keep].cell_len + 1 + rest.cell_len > width:
+            keep -= 1
+        return Text.assemble(what[:keep], "…", rest)
 
     def __rich_console__(self, console, options):
         width = options.max_width
@@ -315,7 +317,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
         what = Text(node_name(node) or "")
         # a kernel's long name gives way to its change; a child graph's "6 nodes inside" is
         # short, and its verdict is cut at the end as before
-        name_len = what.cell_len if first.child is None else 0
+        name_len = len(what.plain) if first.child is None else 0
         for key, (old, new) in sorted(first.params.items()):
             what.append(f"  {key} ")
             what.append(_value_text(key, old), style=_REMOVED_STYLE)
