@@ -604,20 +604,21 @@ def _complete_paths(incomplete: str, suffixes: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _complete_scenario(incomplete: str) -> list[str]:
-    """Shell completion of SCENARIO: bundled names, then scenario files and folders."""
-    from ..run.catalog import bundled_names
+def _completer(suffixes: tuple[str, ...]):
+    """Shell completion of an argument that takes a bundled scenario's name or a file with
+    one of ``suffixes``: the names that match, then files and folders."""
+    def complete(incomplete: str) -> list[str]:
+        from ..run.catalog import bundled_names
 
-    names = [] if "/" in incomplete else [n for n in bundled_names() if n.startswith(incomplete)]
-    return names + _complete_paths(incomplete, (".py",))
+        names = ([] if "/" in incomplete else
+                 [n for n in bundled_names() if n.startswith(incomplete)])
+        return names + _complete_paths(incomplete, suffixes)
+
+    return complete
 
 
-def _complete_graph(incomplete: str) -> list[str]:
-    """Shell completion of diff's A and B: bundled names, dumps, models and scenario files."""
-    from ..run.catalog import bundled_names
-
-    names = [] if "/" in incomplete else [n for n in bundled_names() if n.startswith(incomplete)]
-    return names + _complete_paths(incomplete, (".py", ".dot", ".gv", ".json", ".gz"))
+_complete_scenario = _completer((".py",))  # SCENARIO, smoke's PATHS
+_complete_graph = _completer((".py", ".dot", ".gv", ".json", ".gz"))  # diff's A and B
 
 
 @command(cls=_Command, short_help="Capture a scenario into CUDA graphs (GPU).")

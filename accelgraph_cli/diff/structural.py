@@ -208,19 +208,16 @@ def _number(node_id: str) -> str:
 def _by_number(side_a: Side, side_b: Side) -> dict[int, int] | None:
     """Node index of A -> of B for the nodes both graphs give the same number (see
     :func:`_number`) with the same kind and name; None where a number repeats in either."""
-    numbered = {}
-    for j, node in enumerate(side_b.model.nodes):
-        numbered[_number(node.id)] = j
-    if len(numbered) != len(side_b.model.nodes):
-        return None
-    # A's numbers must be unique too: a file of several top-level graphs holds a node_0 in
-    # each, and two of A's nodes paired with one of B's is no matching
-    if len({_number(node.id) for node in side_a.model.nodes}) != len(side_a.model.nodes):
+    numbers_a = [_number(node.id) for node in side_a.model.nodes]
+    numbered = {_number(node.id): j for j, node in enumerate(side_b.model.nodes)}
+    # unique on both sides: a file of several top-level graphs holds a node_0 in each, and
+    # two of A's nodes paired with one of B's is no matching
+    if len(numbered) != len(side_b.model.nodes) or len(set(numbers_a)) != len(numbers_a):
         return None
     coarse_a, coarse_b = side_a.coarse, side_b.coarse
     a_to_b = {}
-    for i, node in enumerate(side_a.model.nodes):
-        j = numbered.get(_number(node.id))
+    for i, number in enumerate(numbers_a):
+        j = numbered.get(number)
         if j is not None and coarse_a[i] == coarse_b[j]:
             a_to_b[i] = j
     return a_to_b

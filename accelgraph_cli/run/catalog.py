@@ -49,16 +49,25 @@ def resolve_scenario(argument: str | Path) -> Path:
         return path
     if bundled is not None:
         return bundled
-    if path.suffix == ".py" and bundled_scenario(path.name) is not None:
-        # scenarios/mlp_decode.py, as the README writes it, run outside a checkout
-        raise ScenarioError(
-            f"{argument}: no such file; the bundled scenario {path.stem!r} runs by its name: "
-            f"`{path.stem}`", path=str(argument))
+    hint = bundled_by_name(argument)
+    if hint:
+        raise ScenarioError(hint, path=str(argument))
     raise ScenarioError(
         f"{argument}: no such file, and no bundled scenario of that name; bundled: "
         f"{', '.join(bundled_names()) or 'none'} (`accelgraph scenarios` lists them)",
         path=str(argument),
     )
+
+
+def bundled_by_name(argument: str | Path) -> str:
+    """For a missing ``.py`` path named like a bundled scenario (``scenarios/mlp_decode.py``,
+    as the README writes it, run outside a checkout), the error that points to the name;
+    "" otherwise."""
+    path = Path(argument)
+    if path.suffix == ".py" and bundled_scenario(path.name) is not None:
+        return f"{argument}: no such file; the bundled scenario {path.stem!r} runs by its " \
+               f"name: `{path.stem}`"
+    return ""
 
 
 def hides_bundled(argument: str | Path, bundled: Path) -> str:

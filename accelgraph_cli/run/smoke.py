@@ -15,6 +15,7 @@ from xml.etree import ElementTree
 
 from ..errors import AccelgraphError
 from .catalog import (
+    bundled_by_name,
     bundled_names,
     bundled_scenario,
     bundled_scenario_files,
@@ -74,9 +75,8 @@ def discover(paths: list[str] | None) -> list[Path]:
             found.append(path)
         elif bundled is not None:
             found.append(relative_to_cwd(bundled))
-        elif path.suffix == ".py" and bundled_scenario(path.name) is not None:
-            raise AccelgraphError(f"{path}: no such file; the bundled scenario {path.stem!r} "
-                                  f"runs by its name: `{path.stem}`")
+        elif bundled_by_name(path):
+            raise AccelgraphError(bundled_by_name(path))
         else:
             raise AccelgraphError(f"{path}: no such file or folder, and no bundled scenario of "
                                   f"that name; bundled: {', '.join(bundled_names())} (`accelgraph "
