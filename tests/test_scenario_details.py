@@ -560,3 +560,46 @@ def test_parse_params_without_params_says_there_are_none():
     check(error_of(lambda: parse_params({}, ["x"])),
           "--param 'x': expected KEY=VALUE, e.g. --param batch=8; known keys: none (this "
           "scenario has no PARAMS)", None, None)
+
+
+# Files Python runs as valid scenarios: the static check must accept them, and loading must
+# give the same step it will call.
+@pytest.mark.parametrize("text", [
+    # contract functions defined inside top-level for / while / match blocks
+    "PARAMS = {}\ndef setup():\n    return {}\nfor _ in range(1):\n    def step(state):\n"
+    "        return 'for'\n",
+    "PARAMS = {}\ndef setup():\n    return {}\nwhile True:\n    def step(state):\n"
+    "        return 'while'\n    break\n",
+    "import sys\nPARAMS = {}\ndef setup():\n    return {}\nmatch sys.platform:\n"
+    "    case _:\n        def step(state):\n            return 'match'\n",
+    # a positional-only setup parameter with a default that PARAMS does not name
+    "PARAMS = {'n': 2}\ndef setup(scale=1, /, n=2):\n    return {}\n"
+    "def step(state):\n    return 'posonly'\n",
+    # positional defaults that begin before the '/'
+    "PARAMS = {}\ndef setup(a=1, /, b=2, c=3):\n    return {}\n"
+    "def step(state):\n    return 'defaults'\n",
+    # a decorator that changes the signature Python calls
+    "import functools\nPARAMS = {}\ndef setup():\n    return {}\ndef bound(fn):\n"
+    "    @functools.wraps(fn)\n    def wrapper(state):\n        return fn(state, 'decorated')\n"
+    "    return wrapper\n@bound\ndef step(state, word):\n    return word\n",
+])
+def test_valid_files_that_define_the_contract_in_other_shapes_pass(tmp_path, text):
+    path = write(tmp_path, '"""Doc."""\n' + text)
+    inspect_scenario(path)
+    scenario = load_scenario(path)
+    state = scenario.make_state(scenario.params)
+    (step,) = scenario.graph_steps(state).values()
+    # each step returns the word of its case: the step Python defined last is the one called
+    assert step() == re.findall(r"'(\w+)'", text)[-1]
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    ("PARAMS = {}\ndef setup():\n    return {}\nstep = lambda: None\n", 5,
+     "step() must take exactly one argument, the state setup() returned: def step(state)"),
+    ("PARAMS = {'n': 1}\nsetup = lambda m: {}\ndef step(state):\n    pass\n", 2,
+     "PARAMS has 'n' but setup() (line 3) takes no parameter 'n'; add it to setup's "
+     "parameters or drop it from PARAMS"),
+])
+def test_lambdas_bound_to_contract_names_are_checked_as_defs_are(tmp_path, text, line, problem):
+    path = write(tmp_path, '"""Doc."""\n' + text)
+    check(error_of(lambda: inspect_scenario(path)), f"{path}:{line}: {problem}", path, line)

@@ -330,8 +330,8 @@ def _shown(node: ast.AST, most: int = 60) -> str:
 def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:
     """The statement that last binds each contract name at module level.
 
-    Looks into top-level if/try/with blocks (``try: import x`` patterns) but not into
-    functions or classes. A later binding wins, as when Python runs the file.
+    Looks into top-level if/try/with/for/while/match blocks (``try: import x`` patterns) but
+    not into functions or classes. A later binding wins, as when Python runs the file.
     """
     found: dict[str, ast.AST] = {}
 
@@ -364,6 +364,12 @@ def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:
                 visit(node.finalbody)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 visit(node.body)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                visit(node.body)
+                visit(node.orelse)
+            elif type(node).__name__ == "Match":
+                for case in node.cases:
+                    visit(case.body)
 
     visit(tree.body)
     return found
@@ -487,8 +493,9 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
             )
 
     for name in ("step", "steps", "outputs"):
-        node = nodes.get(name)
-        if isinstance(node, ast.FunctionDef) and not _accepts_one_positional(node.args):
+        args = _written_signature(nodes.get(name))
+        if args is not None and not _accepts_one_positional(args):
+            node = nodes[name]
             raise ScenarioError(
                 f"{where}:{node.lineno}: {name}() must take exactly one argument, the state "
                 f"setup() returned: def {name}(state)",
@@ -496,15 +503,21 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
             )
 
     setup = nodes.get("setup")
-    if not isinstance(setup, ast.FunctionDef):
-        return  # bound by assignment or import: checked when it is called
-    args = setup.args
-    for arg in args.posonlyargs:  # first: PARAMS naming it would otherwise hide why
-        raise ScenarioError(
-            f"{where}:{setup.lineno}: setup() parameter {arg.arg!r} is positional-only; "
-            f"setup is called with keywords (setup(**params)), so remove the '/'",
-            path=where, line=setup.lineno,
-        )
+    args = _written_signature(setup)
+    if args is None:
+        return  # bound by import, a decorator or another call: checked when it is called
+    # Positional parameters with a default are the last len(args.defaults) of them. One that
+    # is positional-only fails when it has none or PARAMS names it (first: PARAMS naming it
+    # would otherwise hide why); with a default and not in PARAMS, setup(**params) runs.
+    positional = args.posonlyargs + args.args
+    first_default = len(positional) - len(args.defaults)
+    for index, arg in enumerate(args.posonlyargs):
+        if index < first_default or arg.arg in params:
+            raise ScenarioError(
+                f"{where}:{setup.lineno}: setup() parameter {arg.arg!r} is positional-only; "
+                f"setup is called with keywords (setup(**params)), so remove the '/'",
+                path=where, line=setup.lineno,
+            )
     keyword_names = [a.arg for a in args.args + args.kwonlyargs]
     if args.kwarg is None:
         for key in params:
@@ -516,8 +529,7 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
                     f"from PARAMS",
                     path=where, line=line,
                 )
-    positional_defaults = len(args.defaults)
-    required = [a.arg for a in args.args[: len(args.args) - positional_defaults]]
+    required = [a.arg for a in args.args[: max(0, first_default - len(args.posonlyargs))]]
     required += [
         a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None
     ]
@@ -528,6 +540,16 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
                 f"not in PARAMS; add {name!r} to PARAMS (or give it a default)",
                 path=where, line=setup.lineno,
             )
+
+
+def _written_signature(node: ast.AST | None) -> ast.arguments | None:
+    """The parameters a contract function is called with, where the file shows them: an
+    undecorated ``def`` or a lambda bound to the name (a decorator may change them)."""
+    if isinstance(node, ast.FunctionDef) and not node.decorator_list:
+        return node.args
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Lambda):
+        return node.value.args
+    return None
 
 
 def _accepts_one_positional(args: ast.arguments) -> bool:
