@@ -1050,13 +1050,14 @@ def test_render_nested_child_graphs_three_levels_deep():
         f"~  graph 6 nodes inside  child graph: {verdict} · 0 unch… #0->#0",
         "",
         "    Changed (1)",
-        f"    ~  graph 5 nodes inside  child graph: {verdict} · 0 … #0->#0",
+        # nested nodes named with their CUDA graph, as show names them
+        f"    ~  graph 5 nodes inside  child graph: {verdict} … g2#0->g2#0",
         "",
         "        Changed (1)",
-        f"        ~  graph 4 nodes inside  child graph: {verdict} … #0->#0",
+        f"        ~  graph 4 nodes inside  child graph: {verdict[:-3]}… g1#0->g1#0",
         "",
         "            Changed (1)",
-        f"            ~  graph 3 nodes inside  child graph: {verdict[:-3]}… #0->#0",
+        f"            ~  graph 3 nodes inside  child graph: {verdict[:-7]}… g0#0->g0#0",
     ]
 
 
@@ -1639,3 +1640,27 @@ def test_a_wide_character_name_gives_way_by_cells_not_characters():
         row = next(line for line in text_of(render_diff(diff_models(a, b)), width=60).splitlines()
                    if line.startswith("~ "))
         assert "grid 4 -> 16" in row and Text(row).cell_len <= 60, row
+
+
+def test_a_nested_graphs_rows_name_their_cuda_graph_and_end_without_blanks():
+    # In the recorded conditional dump, #0 is the top graph's kernel and the IF body's memset
+    # is node 0 of CUDA's graph 12: the nested rows say g12#0, as show does, so "#0" names
+    # one node only. The indented section leaves no trailing spaces on its lines.
+    from rich.console import Console
+
+    from accelgraph_cli.dot.parse import load_model
+
+    a = load_model(DUMPS / "conditional_verbose.dot")
+    b = clone(a)
+    b.node("graph_11_node_0").params["grid"] = (4, 1, 1)
+    conditional = next(node for node in b.nodes if node.child is not None)
+    conditional.child.node("graph_12_node_0").params["value"] = 1
+    conditional.child.invalidate()
+    console = Console(width=100, force_terminal=False, no_color=True, record=True)
+    console.print(render_diff(diff_models(a, b)))
+    lines = console.export_text().splitlines()
+    rows = [line for line in lines if line.lstrip().startswith("~")]
+    assert [row.split()[-1] for row in rows] == ["#0->#0", "#1->#1", "g12#0->g12#0"]
+    assert rows[2].startswith("    ~  memset")
+    start = lines.index(rows[1]) + 1
+    assert all(line == line.rstrip() for line in lines[start:]), lines[start:]

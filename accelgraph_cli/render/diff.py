@@ -14,13 +14,13 @@ the same.
 from __future__ import annotations
 
 from rich.console import Group
-from rich.padding import Padding
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from ..diff.structural import GraphDiff, NodeChange
 from ..model.graph_model import GraphModel, Node, node_signature
-from .graph import kind_style, node_detail, node_name, short_id
+from .graph import kind_style, names_graphs, node_detail, node_name, short_id
 from .text import format_bytes
 
 # Default number of lines per list (changed / added / removed / edges).
@@ -152,16 +152,19 @@ def _delta(a: int, b: int) -> Text:
 
 
 def _change_sections(diff: GraphDiff, limit: int | None, depth: int) -> list:
+    # Ids as show labels them: a nested graph's with their CUDA graph (g12#0, not #0, which
+    # names a node of the top graph), and the top graph's too when a file holds several.
+    with_graph = depth > 0 or names_graphs(diff.a) or names_graphs(diff.b)
     parts: list = []
     if diff.changed:
         parts.append(_heading(f"Changed ({len(diff.changed):,})", _CHANGED_STYLE))
-        parts.extend(_changed_rows(diff, limit, depth))
+        parts.extend(_changed_rows(diff, limit, depth, with_graph))
     if diff.added:
         parts.append(_heading(f"Added ({len(diff.added):,})", _ADDED_STYLE))
-        parts.append(_node_groups(diff.b, diff.added, "+", _ADDED_STYLE, limit))
+        parts.append(_node_groups(diff.b, diff.added, "+", _ADDED_STYLE, limit, with_graph))
     if diff.removed:
         parts.append(_heading(f"Removed ({len(diff.removed):,})", _REMOVED_STYLE))
-        parts.append(_node_groups(diff.a, diff.removed, "-", _REMOVED_STYLE, limit))
+        parts.append(_node_groups(diff.a, diff.removed, "-", _REMOVED_STYLE, limit, with_graph))
     if diff.edges_added or diff.edges_removed:
         parts.append(
             _heading(
@@ -169,7 +172,7 @@ def _change_sections(diff: GraphDiff, limit: int | None, depth: int) -> list:
                 "bold",
             )
         )
-        parts.append(_edge_rows(diff, limit))
+        parts.append(_edge_rows(diff, limit, with_graph))
     return parts
 
 
@@ -264,14 +267,15 @@ def _identity(node: Node) -> object:
     return signature
 
 
-def _ids_text(ids: list[str]) -> str:
-    shorts = [short_id(i) for i in ids]
+def _ids_text(ids: list[str], with_graph: bool) -> str:
+    shorts = [short_id(i, with_graph) for i in ids]
     if len(shorts) <= _IDS_SHOWN:
         return ", ".join(shorts)
     return f"{shorts[0]}, {shorts[1]} … {shorts[-1]}"
 
 
-def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit):
+def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit,
+                 with_graph: bool):
     """Identical nodes grouped (the same signature: kind, full name, every parameter the diff
     compares, child graph), first seen first. Nodes that only print alike (a name cut short,
     a parameter the row does not show) stay on rows of their own."""
@@ -289,14 +293,14 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
             f"{len(ids):,} ×" if len(ids) > 1 else "",
             Text(kind, style=kind_style(kind)),
             Text(description),
-            Text(_ids_text(ids), style="dim"),
+            Text(_ids_text(ids, with_graph), style="dim"),
             name_len=len(node_name(node) or ""),
         )
     _more_row(table, len(items) - len(shown), columns=5)
     return table
 
 
-def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
+def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bool) -> list:
     """Changed nodes grouped by identical change; nested child-graph diffs indented below."""
     groups: dict[tuple, list[NodeChange]] = {}
     for change in diff.changed:
@@ -326,7 +330,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
         if first.child is not None:
             what.append("  child graph: ")
             what.append_text(render_verdict(first.child, inline=True))
-        ids = [f"{short_id(c.a_id)}->{short_id(c.b_id)}" for c in changes]
+        ids = [f"{short_id(c.a_id, with_graph)}->{short_id(c.b_id, with_graph)}" for c in changes]
         table.add_row(
             Text("~", style=_CHANGED_STYLE),
             f"{len(changes):,} ×" if len(changes) > 1 else "",
@@ -340,7 +344,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
             # Flush what is listed so far, then the nested diff indented under its node.
             out.append(table)
             nested = _change_sections(first.child, limit, depth + 1)
-            out.append(Padding(Group(*nested), (0, 0, 0, 4)))
+            out.append(_Indented(Group(*nested), 4))
             table = _listing_table()
     _more_row(table, len(items) - len(shown), columns=5)
     if table.row_count:
@@ -348,12 +352,30 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int) -> list:
     return out
 
 
-def _edge_rows(diff: GraphDiff, limit: int | None) -> Group:
+class _Indented:
+    """A renderable indented by ``width`` spaces, its lines not padded to the right (rich's
+    Padding fills every line, blank ones too, with spaces to the full width)."""
+
+    def __init__(self, renderable, width: int):
+        self.renderable, self.width = renderable, width
+
+    def __rich_console__(self, console, options):
+        inner = options.update_width(max(1, options.max_width - self.width))
+        for line in console.render_lines(self.renderable, inner, pad=False):
+            while line and not line[-1].text.strip():
+                line.pop()  # trailing blanks
+            if line:
+                yield Segment(" " * self.width)
+                yield from line
+            yield Segment.line()
+
+
+def _edge_rows(diff: GraphDiff, limit: int | None, with_graph: bool) -> Group:
     rows = [("+", _ADDED_STYLE, diff.b, edge) for edge in diff.edges_added]
     rows += [("-", _REMOVED_STYLE, diff.a, edge) for edge in diff.edges_removed]
     shown = _cap(rows, limit)
-    lines: list = [_EdgeLine(marker, style, model, edge, "B" if model is diff.b else "A")
-                   for marker, style, model, edge in shown]
+    lines: list = [_EdgeLine(marker, style, model, edge, "B" if model is diff.b else "A",
+                             with_graph) for marker, style, model, edge in shown]
     hidden = len(rows) - len(shown)
     if hidden > 0:
         lines.append(Text.assemble("  ", _more_text(hidden)))
@@ -367,16 +389,18 @@ class _EdgeLine:
 
     _NAME_LENGTHS = (40, 28, 20, 14, 10, 6, 0)
 
-    def __init__(self, marker: str, style: str, model: GraphModel, edge: tuple, side: str):
+    def __init__(self, marker: str, style: str, model: GraphModel, edge: tuple, side: str,
+                 with_graph: bool = False):
         self.marker, self.style, self.model, self.edge, self.side = marker, style, model, edge, side
+        self.with_graph = with_graph
 
     def _line(self, name_len: int) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(self.marker, style=self.style)
         text.append(" ")
-        text.append_text(_edge_end(self.model, self.edge[0], name_len))
+        text.append_text(_edge_end(self.model, self.edge[0], name_len, self.with_graph))
         text.append(" -> ")
-        text.append_text(_edge_end(self.model, self.edge[1], name_len))
+        text.append_text(_edge_end(self.model, self.edge[1], name_len, self.with_graph))
         text.append(f"  (ids of {self.side})", style="dim")
         return text
 
@@ -388,9 +412,10 @@ class _EdgeLine:
         yield line
 
 
-def _edge_end(model: GraphModel, node_id: str, name_len: int = 40) -> Text:
+def _edge_end(model: GraphModel, node_id: str, name_len: int = 40,
+              with_graph: bool = False) -> Text:
     node = model.node(node_id)
-    text = Text(short_id(node_id) + " ", style="bold")
+    text = Text(short_id(node_id, with_graph) + " ", style="bold")
     text.append(node.kind, style=kind_style(node.kind))
     name = node_name(node, max_len=name_len) if name_len else ""
     if name:
