@@ -603,3 +603,27 @@ def test_valid_files_that_define_the_contract_in_other_shapes_pass(tmp_path, tex
 def test_lambdas_bound_to_contract_names_are_checked_as_defs_are(tmp_path, text, line, problem):
     path = write(tmp_path, '"""Doc."""\n' + text)
     check(error_of(lambda: inspect_scenario(path)), f"{path}:{line}: {problem}", path, line)
+
+
+def test_integers_too_long_to_print_are_refused_where_they_are_written(tmp_path):
+    # Python prints no int of more than 4,300 digits: such a default used to end every report
+    # (smoke --list --json, scenarios) in an internal error, exit 70
+    huge = "0x" + "f" * 4000
+    path = write(tmp_path, f'"""Doc."""\nPARAMS = {{"n": {huge}}}\n' + TAIL.replace("setup()",
+                                                                                "setup(n)"))
+    check(error_of(lambda: inspect_scenario(path)),
+          f"{path}:2: PARAMS['n'] is an integer of 16,000 bits; use one of at most 1024 bits",
+          path, 2)
+    listed = write(tmp_path, f'"""Doc."""\nPARAMS = {{"n": [{huge}]}}\n' + TAIL, "listed.py")
+    check(error_of(lambda: inspect_scenario(listed)),
+          f"{listed}:2: PARAMS['n'] is list …; use an int, float, bool or str literal "
+          f"(--param n=... parses to its type)", listed, 2)
+    with pytest.raises(ScenarioError) as caught:
+        parse_params({"n": 8}, [f"n={huge}"])
+    assert str(caught.value) == "--param n=...: an integer of 16,000 bits; n takes one of at " \
+                                "most 1024 bits"
+    with pytest.raises(ScenarioError) as caught:
+        parse_params({"n": 8}, ["n=" + "x" * 100])
+    assert str(caught.value) == (f"--param n='{'x' * 59}…': n expects an int (e.g. 8) like its "
+                                 f"default 8, got '{'x' * 59}…'")
+    assert parse_params({"n": 8}, ["n=" + "0x" + "f" * 256]) == {"n": 2**1024 - 1}

@@ -47,6 +47,7 @@ DEFAULT_ERROR_MODE = CaptureErrorMode.GLOBAL
 
 _E = TypeVar("_E", PoolKind, CaptureErrorMode, Backend)
 _PARAM_TYPES = (bool, int, float, str)
+_PARAM_INT_BITS = 1024  # ints of more bits are refused (Python prints none past 4,300 digits)
 _TRUE_WORDS = ("true", "yes", "on", "1")
 _FALSE_WORDS = ("false", "no", "off", "0")
 
@@ -322,7 +323,7 @@ def _shown(node: ast.AST, most: int = 60) -> str:
     chain of hundreds of terms is too deep for ast.unparse, which recurses)."""
     try:
         text = ast.unparse(node)
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, ValueError):  # ValueError: an int too long to print
         return "…"
     return text if len(text) <= most else text[:most - 1] + "…"
 
@@ -422,8 +423,16 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
             )
         if not isinstance(value, _PARAM_TYPES):
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS[{key!r}] is {type(value).__name__} {value!r}; "
+                f"{where}:{item_line}: PARAMS[{key!r}] is {type(value).__name__} "
+                f"{_shown(value_node_item)}; "
                 f"use an int, float, bool or str literal (--param {key}=... parses to its type)",
+                path=where, line=item_line,
+            )
+        if isinstance(value, int) and value.bit_length() > _PARAM_INT_BITS:
+            # (Python prints no int of more than 4,300 digits: every report would fail)
+            raise ScenarioError(
+                f"{where}:{item_line}: PARAMS[{key!r}] is an integer of "
+                f"{value.bit_length():,} bits; use one of at most {_PARAM_INT_BITS} bits",
                 path=where, line=item_line,
             )
         if isinstance(value, float) and not math.isfinite(value):
@@ -798,9 +807,15 @@ def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> 
             raise ValueError(text)
         if kind is int:
             try:
-                return int(stripped)  # decimal, also "08" and "1_000"
+                value = int(stripped)  # decimal, also "08" and "1_000"
             except ValueError:
-                return int(stripped, 0)  # 0x10, 0o17, 0b101
+                value = int(stripped, 0)  # 0x10, 0o17, 0b101
+            if value.bit_length() > _PARAM_INT_BITS:
+                raise ScenarioError(
+                    f"{source} {key}=...: an integer of {value.bit_length():,} bits; {key} "
+                    f"takes one of at most {_PARAM_INT_BITS} bits"
+                )
+            return value
         if kind is float:
             value = float(stripped)
             if not math.isfinite(value):  # as for a PARAMS default: JSON has no infinity
@@ -813,9 +828,10 @@ def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> 
             int: "an int (e.g. 8)",
             float: "a finite float (e.g. 0.5)",
         }[kind]
+        shown = repr(text if len(text) <= 60 else text[:59] + "…")
         raise ScenarioError(
-            f"{source} {key}={text!r}: {key} expects {expected} like its default "
-            f"{default!r}, got {text!r}"
+            f"{source} {key}={shown}: {key} expects {expected} like its default "
+            f"{default!r}, got {shown}"
         ) from None
 
 
