@@ -256,3 +256,18 @@ def test_a_pool_the_user_gives_is_not_blamed_on_the_record(cli, tmp_path, verb):
         {"scenario": str(scenario), "pool": "private", "error_mode": "global"}))
     code, out, err = cli(verb, "--pool", "async", *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2 and err.startswith("accelgraph: error: --pool async is CuPy's"), err
+
+
+@pytest.mark.parametrize("verb", ["replay", "dump"])
+def test_a_bad_param_over_a_record_quotes_the_scenarios_own_defaults(cli, tmp_path, verb):
+    # The record's values are applied first; an error about --param lists the keys with the
+    # defaults the scenario declares, not the recorded values as "default".
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
+        '{"scenario": "saxpy", "params": {"n": 4096, "a": 3.5}}')
+    args = ["--out", "g.dot"] if verb == "dump" else []
+    code, out, err = cli(verb, "--param", "nope=1", *args)
+    assert code == 2 and "unknown key 'nope'" in err, err
+    assert "n (int, default 1048576), a (float, default 0.5)" in err, err
+    code, out, err = cli(verb, "--param", "a=x", *args)
+    assert code == 2 and "like its default 0.5, got 'x'" in err, err

@@ -565,9 +565,11 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
                 defaults, recorded, source=f"{record_path()}: the last capture's param")
         except scenario_mod.ScenarioError as exc:
             raise AccelgraphError(f"{exc}; capture again, or name the scenario") from None
-    values = scenario_mod.parse_params(defaults, list(params))  # --param on top of the record
+    # --param on top of the record; errors quote the scenario's own defaults
+    values = scenario_mod.parse_params(defaults, list(params), declared=info.params)
     for option, items in side_params:
-        values = scenario_mod.parse_params(values, list(items), source=option)
+        values = scenario_mod.parse_params(values, list(items), source=option,
+                                           declared=info.params)
     try:
         pool, error_mode = runner.resolve_options(info, pool, error_mode)
     except AccelgraphError as exc:

@@ -762,16 +762,19 @@ def located_error(path: str | os.PathLike, error: BaseException, during: str) ->
 
 
 def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...],
-                 source: str = "--param") -> dict:
+                 source: str = "--param", *, declared: dict[str, Any] | None = None) -> dict:
     """Apply ``--param key=value`` strings to ``defaults``; values parse to the default's type.
 
     int accepts ``8``, ``-3``, ``1_000`` and ``0x10``; float anything ``float()`` takes; bool
     true/false, yes/no, on/off, 1/0 (any case); str takes the text as is. A later override of
     the same key wins. Returns a new dict; raises :class:`ScenarioError` for a missing ``=``,
     an unknown key (listing the known ones) or a value that does not parse. ``source`` names
-    where the overrides came from in those messages.
+    where the overrides came from in those messages. ``declared``: the scenario's PARAMS, which
+    those messages quote as the defaults, where ``defaults`` holds values applied before (a
+    record's, an earlier option's); ``defaults`` itself when None.
     """
     params = dict(defaults)
+    declared = defaults if declared is None else declared
     for item in overrides:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -779,13 +782,13 @@ def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...
             raise ScenarioError(
                 f"{source} {item!r}: expected KEY=VALUE, e.g. "
                 f"{source if source.startswith('--') else '--param'} batch=8; "
-                f"known keys: {_known_keys(defaults)}"
+                f"known keys: {_known_keys(declared)}"
             )
         if key not in defaults:
             raise ScenarioError(
-                f"{source} {item!r}: unknown key {key!r}; known keys: {_known_keys(defaults)}"
+                f"{source} {item!r}: unknown key {key!r}; known keys: {_known_keys(declared)}"
             )
-        params[key] = _parse_value(key, text, defaults[key], source)
+        params[key] = _parse_value(key, text, declared.get(key, defaults[key]), source)
     return params
 
 
