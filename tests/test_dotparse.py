@@ -57,6 +57,11 @@ def test_bad_input_raises_dot_parse_error_naming_file_and_line(data, message):
 def test_load_model_file_errors(tmp_path):
     with pytest.raises(ModelLoadError, match="no such file"):
         load_model(tmp_path / "missing.dot")
+    # a bytes path, as os functions take: read, and named as text (not b'...') in errors
+    with pytest.raises(ModelLoadError) as caught:
+        load_model(bytes(tmp_path / "missing.dot"))
+    assert str(caught.value) == f"{tmp_path / 'missing.dot'}: no such file"
+    assert len(load_model(bytes(DUMPS / "chain_basic.dot")).nodes) == 6
     with pytest.raises(ModelLoadError, match="is a directory"):
         load_model(tmp_path)
     binary = tmp_path / "blob.dot"

@@ -36,7 +36,7 @@ def load_model(path: str | os.PathLike) -> GraphModel:
     Raises ModelLoadError (DotParseError for DOT problems) with a one-line message naming
     the file: missing, unreadable, binary, not UTF-8, malformed.
     """
-    name = os.fspath(path)
+    name = os.fsdecode(path)  # a bytes path is named as text in messages
     text = decode_text(read_file_bytes(name), name)
     # (the bytes are not kept: a 100,000-node dump is 45 MB, not to be held while the model grows)
     return model_from_text(text, name)
