@@ -313,12 +313,11 @@ def test_params_are_read_in_file_order_with_their_types(tmp_path):
     assert info.definitions == {"PARAMS": 1, "setup": 9, "step": 12}
 
 
-def test_declarations_are_found_in_top_level_blocks_and_the_last_one_wins(tmp_path):
+def test_declarations_are_found_in_top_level_blocks(tmp_path):
     path = write(tmp_path, """\
         import os
-        POOL = "private"
         if os.environ.get("NEVER"):
-            ERROR_MODE = "relaxed"
+            pass
         else:
             ERROR_MODE = "thread_local"
         try:
@@ -333,11 +332,36 @@ def test_declarations_are_found_in_top_level_blocks_and_the_last_one_wins(tmp_pa
             step, other = (lambda state: None), 1
         """)
     info = inspect_scenario(path)
-    assert info.definitions == {"POOL": 10, "ERROR_MODE": 6, "setup": 8, "EXPECT_EMPTY": 14,
-                                "step": 16}
+    assert info.definitions == {"POOL": 9, "ERROR_MODE": 5, "setup": 7, "EXPECT_EMPTY": 13,
+                                "step": 15}
     assert (info.pool, info.error_mode, info.expect_empty) == (PoolKind.SHARED,
                                                                 CaptureErrorMode.THREAD_LOCAL,
                                                                 True)
+
+
+@pytest.mark.parametrize("name, first, second", [
+    ("ERROR_MODE", '"relaxed"', '"thread_local"'),
+    ("POOL", '"private"', '"shared"'),
+    ("PARAMS", "{'a': 1}", "{'a': 'one'}"),
+])
+@pytest.mark.parametrize("shape", ["if", "try", "top"])
+def test_a_declaration_bound_in_alternatives_is_refused(tmp_path, name, first, second, shape):
+    # Which binding holds depends on what runs, and declarations are read without running
+    # the file: the last one in the text is not necessarily Python's (a run once used the
+    # else branch's PARAMS after the if branch ran).
+    blocks = {
+        "if": f"import os\nif os.environ.get('X'):\n    {name} = {first}\nelse:\n"
+              f"    {name} = {second}\n",
+        "try": f"try:\n    import helpers\n    {name} = {first}\nexcept ImportError:\n"
+               f"    {name} = {second}\n",
+        "top": f"{name} = {first}\nimport os\nif os.environ.get('X'):\n    {name} = {second}\n",
+    }
+    path = write(tmp_path, '"""Doc."""\n' + blocks[shape] + TAIL.replace("setup()", "setup(a=1)"))
+    line = 6 if shape != "top" else 5
+    check(error_of(lambda: inspect_scenario(path)),
+          f"{path}:{line}: {name} is bound more than once, inside if/try/for/while/match "
+          f"blocks; accelgraph reads {name} from the file without running it, so bind it once, "
+          f"at the top level", path, line)
 
 
 @pytest.mark.parametrize("code, definitions", [
@@ -627,3 +651,63 @@ def test_integers_too_long_to_print_are_refused_where_they_are_written(tmp_path)
     assert str(caught.value) == (f"--param n='{'x' * 59}…': n expects an int (e.g. 8) like its "
                                  f"default 8, got '{'x' * 59}…'")
     assert parse_params({"n": 8}, ["n=" + "0x" + "f" * 256]) == {"n": 2**1024 - 1}
+
+
+@pytest.mark.parametrize("text, line, problem", [
+    # bindings the text cannot settle are checked once the file has run
+    ("PARAMS = {}\ndef setup():\n    return {}\ntry:\n    import no_such_helper_module\n"
+     "    def step(state):\n        pass\nexcept ImportError:\n    step = None\n", 10,
+     "neither step nor steps is defined once the file has run; keep step(state) for one "
+     "graph or steps(state) returning {name: callable} for several"),
+    ("PARAMS = {}\ntry:\n    from no_such_helper_module import setup\nexcept ImportError:\n"
+     "    pass\ndef step(state):\n    pass\n", 4,
+     "setup is not defined once the file has run (the branch that binds it did not run, or "
+     "it was deleted); define setup(**PARAMS)"),
+    ("PARAMS = {'a': 1}\nPARAMS['a'] = 2\ndef setup(a):\n    return {}\ndef step(state):\n"
+     "    pass\n", 2,
+     "PARAMS is {'a': 2} once the file has run, not the literal accelgraph reads from the "
+     "file without running it ({'a': 1}); bind PARAMS once, as a literal, and leave it as "
+     "written"),
+])
+def test_what_the_text_leaves_open_is_checked_when_the_file_has_run(tmp_path, text, line,
+                                                                     problem):
+    path = write(tmp_path, '"""Doc."""\n' + text)
+    inspect_scenario(path)  # the text alone passes
+    check(error_of(lambda: load_scenario(path)), f"{path}:{line}: {problem}", path, line)
+
+
+@pytest.mark.parametrize("text", [
+    "from typing import Callable\nPARAMS = {}\ndef setup():\n    return {}\nstep: Callable\n",
+    "PARAMS = {}\ndef setup():\n    return {}\ndef step(state):\n    pass\ndel step\n",
+])
+def test_an_annotation_or_a_deleted_def_defines_no_step(tmp_path, text):
+    path = write(tmp_path, '"""Doc."""\n' + text)
+    check(error_of(lambda: inspect_scenario(path)),
+          f"{path}:1: defines neither step(state) nor steps(state); add step(state), the work "
+          f"to capture, or steps(state) returning {{name: callable}} for several graphs",
+          path, 1)
+
+
+@pytest.mark.parametrize("multi", ["", "1"])
+def test_step_or_steps_chosen_by_a_branch_is_the_one_the_run_bound(tmp_path, monkeypatch,
+                                                                     multi):
+    monkeypatch.setenv("ACCELGRAPH_TEST_MULTI", multi)
+    path = write(tmp_path, '"""Doc."""\nimport os\nPARAMS = {}\ndef setup():\n    return {}\n'
+                           "if os.environ.get('ACCELGRAPH_TEST_MULTI'):\n"
+                           "    def steps(state):\n        return {'a': lambda: 'many'}\n"
+                           "else:\n    def step(state):\n        return 'one'\n")
+    scenario = load_scenario(path)
+    (name, step), = scenario.graph_steps(scenario.make_state()).items()
+    assert (name, step(), scenario.info.multi_graph) == (("a", "many", True) if multi
+                                                          else ("step", "one", False))
+
+
+def test_a_decorated_setup_that_cannot_take_params_says_so_at_its_definition(tmp_path):
+    path = write(tmp_path, '"""Doc."""\nimport functools\nPARAMS = {"batch": 4}\n'
+                           "def keep(fn):\n    @functools.wraps(fn)\n    def wrapper():\n"
+                           "        return fn()\n    return wrapper\n@keep\ndef setup(batch):\n"
+                           "    return {}\ndef step(state):\n    pass\n")
+    scenario = load_scenario(path)  # the decorator's signature is the run's to check
+    check(error_of(lambda: scenario.make_state()),
+          f"{path}:10: setup() cannot be called as accelgraph calls it, setup(batch=...): "
+          f"TypeError: setup() got an unexpected keyword argument 'batch'", path, 10)

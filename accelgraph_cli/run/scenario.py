@@ -26,6 +26,7 @@ saying what to do. This module does not import CuPy.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import itertools
 import keyword
@@ -130,8 +131,17 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
     where = str(path)
     tree = _read_python(path)
 
-    nodes = _top_level_bindings(tree)
+    nodes, unsettled, branched = _top_level_bindings(tree)
     definitions = {name: node.lineno for name, node in nodes.items()}
+    for name in _DECLARATIONS:
+        if name in unsettled:
+            line = definitions.get(name, 1)
+            raise ScenarioError(
+                f"{where}:{line}: {name} is bound more than once, inside if/try/for/while/match "
+                f"blocks; accelgraph reads {name} from the file without running it, so bind "
+                f"it once, at the top level",
+                path=where, line=line,
+            )
 
     params = _parse_params_literal(where, nodes.get("PARAMS"))
     pool = _parse_choice(where, nodes.get("POOL"), "POOL", PoolKind, DEFAULT_POOL)
@@ -146,7 +156,8 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
             path=where, line=1,
         )
     has_step, has_steps = "step" in nodes, "steps" in nodes
-    if has_step and has_steps:
+    # (step in one branch and steps in another is checked once the file has run)
+    if has_step and has_steps and not {"step", "steps"} & branched:
         later = max(definitions["step"], definitions["steps"])
         raise ScenarioError(
             f"{where}:{later}: defines both step() (line {definitions['step']}) and steps() "
@@ -161,9 +172,12 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
             path=where, line=1,
         )
 
-    _check_function_shapes(where, nodes, params)
+    # (a function whose binding depends on what runs is checked when the file has run)
+    _check_function_shapes(where, {k: v for k, v in nodes.items() if k not in unsettled},
+                           params)
     expect_empty = _parse_expect_empty(where, nodes.get("EXPECT_EMPTY"))
-    if isinstance(expect_empty, tuple) and has_step and set(expect_empty) - {"step"}:
+    if isinstance(expect_empty, tuple) and has_step and not has_steps and \
+            set(expect_empty) - {"step"}:
         line = definitions["EXPECT_EMPTY"]
         unknown = ", ".join(repr(n) for n in expect_empty if n != "step")
         raise ScenarioError(
@@ -328,52 +342,79 @@ def _shown(node: ast.AST, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 1] + "…"
 
 
-def _top_level_bindings(tree: ast.Module) -> dict[str, ast.AST]:
-    """The statement that last binds each contract name at module level.
+_DECLARATIONS = ("PARAMS", "POOL", "ERROR_MODE", "EXPECT_EMPTY", "BACKEND")  # read, never run
+
+
+def _top_level_bindings(tree: ast.Module) -> tuple[dict[str, ast.AST], set[str], set[str]]:
+    """The statement that last binds each contract name at module level, the names whose
+    binding the file's text does not settle, and the names bound inside a block.
 
     Looks into top-level if/try/with/for/while/match blocks (``try: import x`` patterns) but
-    not into functions or classes. A later binding wins, as when Python runs the file.
+    not into functions or classes. A later binding wins, as when Python runs the file. A
+    name bound inside an if/try/for/while/match block and bound (or deleted) anywhere else
+    too is *unsettled*: which binding holds depends on what runs (``except ImportError:
+    step = None`` beside a ``def step``). An annotation without a value binds nothing; a
+    top-level ``del`` unbinds.
     """
     found: dict[str, ast.AST] = {}
+    bindings: dict[str, int] = {}
+    branched: set[str] = set()
 
-    def bind(name: str, node: ast.AST) -> None:
-        if name in _CONTRACT_NAMES:
+    def bind(name: str, node: ast.AST | None, in_branch: bool) -> None:
+        if name not in _CONTRACT_NAMES:
+            return
+        bindings[name] = bindings.get(name, 0) + 1
+        if in_branch:
+            branched.add(name)
+        if node is None:  # deleted
+            if not in_branch:
+                found.pop(name, None)
+        else:
             found[name] = node
 
-    def visit(statements: list[ast.stmt]) -> None:
+    def visit(statements: list[ast.stmt], in_branch: bool) -> None:
         for node in statements:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bind(node.name, node)
+                bind(node.name, node, in_branch)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     for name in _target_names(target):
-                        bind(name, node)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                        bind(name, node, in_branch)
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:  # `step: Callable` alone binds nothing
+                    for name in _target_names(node.target):
+                        bind(name, node, in_branch)
+            elif isinstance(node, ast.AugAssign):
                 for name in _target_names(node.target):
-                    bind(name, node)
+                    bind(name, node, in_branch)
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    for name in _target_names(target):
+                        bind(name, None, in_branch)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
-                    bind(alias.asname or alias.name.split(".")[0], node)
+                    bind(alias.asname or alias.name.split(".")[0], node, in_branch)
             elif isinstance(node, ast.If):
-                visit(node.body)
-                visit(node.orelse)
+                visit(node.body, True)
+                visit(node.orelse, True)
             elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-                visit(node.body)
+                visit(node.body, True)
                 for handler in node.handlers:
-                    visit(handler.body)
-                visit(node.orelse)
-                visit(node.finalbody)
+                    visit(handler.body, True)
+                visit(node.orelse, True)
+                visit(node.finalbody, in_branch)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
-                visit(node.body)
+                visit(node.body, in_branch)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                visit(node.body)
-                visit(node.orelse)
+                visit(node.body, True)
+                visit(node.orelse, True)
             elif type(node).__name__ == "Match":
                 for case in node.cases:
-                    visit(case.body)
+                    visit(case.body, True)
 
-    visit(tree.body)
-    return found
+    visit(tree.body, False)
+    unsettled = {name for name in branched if bindings[name] > 1}
+    return found, unsettled, branched
 
 
 def _target_names(target: ast.AST) -> list[str]:
@@ -682,7 +723,28 @@ class Scenario:
         except ScenarioError:
             raise
         except Exception as error:
+            tb = error.__traceback__
+            if isinstance(error, TypeError) and tb is not None and tb.tb_next is None:
+                # raised by the call itself, before the function ran: its parameters do not
+                # take what accelgraph passes (a decorator's, or a binding that depends on
+                # what ran: the static check left it to here)
+                raise self._signature_error(error, during, args, kwargs) from error
             raise self.error_from(error, during) from error
+
+    def _signature_error(self, error: TypeError, during: str, args: tuple,
+                         kwargs: dict) -> ScenarioError:
+        name = during.split("(")[0]
+        line = self.info.line_of(name) if name in _CONTRACT_NAMES else None
+        if kwargs:
+            passed = f"{name}({', '.join(f'{key}=...' for key in kwargs)})"
+        else:
+            passed = f"{name}({', '.join('state' for _ in args)})" if name in (
+                "step", "steps", "outputs") else f"{during} with {len(args)} argument(s)"
+        where = f"{self.info.path}:{line}" if line else f"{self.info.path}"
+        return ScenarioError(
+            f"{where}: {during} cannot be called as accelgraph calls it, {passed}: "
+            f"TypeError: {_one_line(str(error))}",
+            path=str(self.info.path), line=line)
 
 
 def load_scenario(path: str | os.PathLike) -> Scenario:
@@ -724,14 +786,48 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
             )
         return value
 
+    setup, step, steps = member("setup"), member("step"), member("steps")
+    # What the text did not settle (a binding inside a branch, a del, a binding the check
+    # could not see), as the file's run left it:
+    if setup is None:
+        raise ScenarioError(
+            f"{where}:{info.line_of('setup')}: setup is not defined once the file has run (the "
+            f"branch that binds it did not run, or it was deleted); define setup(**PARAMS)",
+            path=where, line=info.line_of("setup"))
+    if (step is None) == (steps is None):
+        line = max(info.line_of("step"), info.line_of("steps"))
+        what = "neither step nor steps is" if step is None else "both step and steps are"
+        raise ScenarioError(
+            f"{where}:{line}: {what} defined once the file has run; keep step(state) for one "
+            f"graph or steps(state) returning {{name: callable}} for several",
+            path=where, line=line)
+    declared = getattr(module, "PARAMS", info.params)
+    if declared != info.params or list(declared) != list(info.params):
+        line = info.line_of("PARAMS")
+        raise ScenarioError(
+            f"{where}:{line}: PARAMS is {_shown_value(declared)} once the file has run, not "
+            f"the literal accelgraph reads from the file without running it "
+            f"({_shown_value(info.params)}); bind PARAMS once, as a literal, and leave it as "
+            f"written", path=where, line=line)
+    if info.multi_graph != (steps is not None):
+        info = dataclasses.replace(info, multi_graph=steps is not None)
     return Scenario(
         info=info,
         module=module,
-        setup=member("setup"),
-        step=member("step"),
-        steps=member("steps"),
+        setup=setup,
+        step=step,
+        steps=steps,
         outputs_fn=member("outputs"),
     )
+
+
+def _shown_value(value: Any, most: int = 60) -> str:
+    """A value as a message quotes it, cut to ``most`` characters."""
+    try:
+        text = repr(value)
+    except Exception:  # an int too long to print, a repr that raises
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 def located_error(path: str | os.PathLike, error: BaseException, during: str) -> ScenarioError:
