@@ -651,6 +651,10 @@ def test_integers_too_long_to_print_are_refused_where_they_are_written(tmp_path)
     assert str(caught.value) == (f"--param n='{'x' * 59}…': n expects an int (e.g. 8) like its "
                                  f"default 8, got '{'x' * 59}…'")
     assert parse_params({"n": 8}, ["n=" + "0x" + "f" * 256]) == {"n": 2**1024 - 1}
+    with pytest.raises(ScenarioError) as caught:  # decimal, past what int() reads
+        parse_params({"n": 8}, ["n=" + "9" * 5000])
+    assert str(caught.value) == "--param n=...: an integer of more than 4,300 digits; n " \
+                                "takes one of at most 1024 bits"
 
 
 @pytest.mark.parametrize("text, line, problem", [

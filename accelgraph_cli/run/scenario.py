@@ -32,6 +32,7 @@ import itertools
 import keyword
 import math
 import os
+import re
 import sys
 import traceback
 import types
@@ -49,6 +50,7 @@ DEFAULT_ERROR_MODE = CaptureErrorMode.GLOBAL
 _E = TypeVar("_E", PoolKind, CaptureErrorMode, Backend)
 _PARAM_TYPES = (bool, int, float, str)
 _PARAM_INT_BITS = 1024  # ints of more bits are refused (Python prints none past 4,300 digits)
+_LONG_DECIMAL = re.compile(r"[+-]?[0-9](?:_?[0-9]){4300,}")
 _TRUE_WORDS = ("true", "yes", "on", "1")
 _FALSE_WORDS = ("false", "no", "off", "0")
 
@@ -908,6 +910,10 @@ def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> 
             try:
                 value = int(stripped)  # decimal, also "08" and "1_000"
             except ValueError:
+                if _LONG_DECIMAL.fullmatch(stripped):  # past Python's 4,300-digit limit
+                    raise ScenarioError(
+                        f"{source} {key}=...: an integer of more than 4,300 digits; {key} "
+                        f"takes one of at most {_PARAM_INT_BITS} bits") from None
                 value = int(stripped, 0)  # 0x10, 0o17, 0b101
             if value.bit_length() > _PARAM_INT_BITS:
                 raise ScenarioError(
