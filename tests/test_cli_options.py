@@ -499,3 +499,30 @@ def test_a_link_to_a_python_file_is_not_written_through(cli, tmp_path, monkeypat
     assert err.startswith("accelgraph: error: cannot write report.xml: accelgraph writes no "
                           "Python file")
     assert (tmp_path / "a.py").read_bytes() == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["smoke", ""], "an empty path: name scenario files, folders of them or bundled "
+                    "scenarios (`accelgraph smoke` with no path runs them all)"),
+    (["smoke", "--list", "saxpy", ""], "an empty path: name scenario files, folders of them "
+                                       "or bundled scenarios (`accelgraph smoke` with no path "
+                                       "runs them all)"),
+    (["capture", ""], "an empty scenario name: name a scenario file or a bundled scenario ("),
+    (["replay", " "], "an empty scenario name: name a scenario file or a bundled scenario ("),
+    (["dump", "", "--out", "g.dot"], "an empty scenario name: name a scenario file or a "
+                                     "bundled scenario ("),
+    (["show", ""], "an empty file name: name a DOT dump or a .json model"),
+    (["diff", "", "saxpy"], "A is an empty name: give a saved graph (a DOT dump or a .json "
+                            "model), a scenario, or - for standard input"),
+    (["diff", "saxpy", ""], "B is an empty name: give a saved graph (a DOT dump or a .json "
+                            "model), a scenario, or - for standard input"),
+])
+def test_an_empty_input_name_is_refused_not_taken_for_this_folder(cli, tmp_path, monkeypatch,
+                                                                  args, message):
+    # Path("") is ".": `smoke "$DIR"` with the variable unset imported every .py here, and
+    # capture said ".: is a directory", a name nobody gave.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stray.py").write_text("raise SystemExit('imported')\n")
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"accelgraph: error: {message}") and err.count("\n") == 1, err

@@ -1349,7 +1349,10 @@ def diff(
     ignored = {part.strip() for item in ignore for part in item.split(",")}
     if a == b == STDIN:
         raise AccelgraphError("A and B are both - (standard input); give a file for one of them")
-    for side in (a, b):  # before anything is read or captured
+    for which, side in (("A", a), ("B", b)):  # before anything is read or captured
+        if not side.strip():
+            raise AccelgraphError(f"{which} is an empty name: give a saved graph (a DOT dump "
+                                  "or a .json model), a scenario, or - for standard input")
         if side != STDIN and not os.path.splitext(side)[1] and not os.path.exists(side):
             resolve_scenario(side)  # neither a file nor a bundled name: the error lists them
     if not (is_scenario_argument(a) or is_scenario_argument(b)):

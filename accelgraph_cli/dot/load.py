@@ -44,7 +44,9 @@ def load_model(path: str | os.PathLike) -> GraphModel:
 
 def read_file_bytes(path: str | os.PathLike) -> bytes:
     """A graph file's bytes, gunzipped; ModelLoadError when missing, unreadable or binary."""
-    name = os.fspath(path)
+    name = os.fsdecode(path)
+    if not name:
+        raise ModelLoadError("an empty file name: name a DOT dump or a .json model")
     try:
         with open(name, "rb") as handle:
             return read_stream_bytes(handle, name, "file")

@@ -41,6 +41,9 @@ def resolve_scenario(argument: str | Path) -> Path:
     """The scenario file a SCENARIO argument names: an existing path as given, else the
     bundled scenario of that name. Neither: a one-line ScenarioError listing the bundled names.
     """
+    if not str(argument).strip():  # Path("") is ".": this folder, which nobody named
+        raise ScenarioError("an empty scenario name: name a scenario file or a bundled "
+                            f"scenario ({', '.join(bundled_names()) or 'none'})")
     path = Path(argument)
     bundled = bundled_scenario(str(argument))
     if path.exists():

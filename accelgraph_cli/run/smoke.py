@@ -60,6 +60,10 @@ def discover(paths: list[str] | None) -> list[Path]:
         return [relative_to_cwd(p) for p in bundled_scenario_files()]
     found: list[Path] = []
     for raw in paths:
+        if not str(raw).strip():  # Path("") is ".": this folder, which nobody named
+            raise AccelgraphError("an empty path: name scenario files, folders of them or "
+                                  "bundled scenarios (`accelgraph smoke` with no path runs "
+                                  "them all)")
         path = Path(raw)
         bundled = bundled_scenario(raw)
         if path.is_dir():
