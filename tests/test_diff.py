@@ -1009,13 +1009,17 @@ def test_render_heading_with_one_label_and_a_long_one():
 
 def test_render_ids_give_way_first_below_the_width_they_need():
     a, b = _edited_chain()
-    # Marker, count and kind take 13 columns; the ids (26) stay while the name keeps 12.
+    # Marker, count and kind take 13 columns, the ids 26: they show only where the launch
+    # (24) fits beside them whole (a row cut at its launch, ids kept, showed less at 52
+    # columns than the row without ids at 51).
     added = {width: next(line for line in text_of(render_diff(_structural(a, b)), width=width).splitlines()
                          if line.startswith("+ 3 ×"))
-             for width in (51, 52)}
+             for width in (51, 52, 63, 64)}
     assert added == {
         51: "+ 3 × kernel cupy_add <<<4, 256, 0>>>",
-        52: "+ 3 × kernel cupy_add <<… #4, inserted_1, inserted_2",
+        52: "+ 3 × kernel cupy_add <<<4, 256, 0>>>",
+        63: "+ 3 × kernel cupy_add <<<4, 256, 0>>>",
+        64: "+ 3 × kernel cupy_add <<<4, 256, 0>>> #4, inserted_1, inserted_2",
     }
 
 
@@ -1664,3 +1668,11 @@ def test_a_nested_graphs_rows_name_their_cuda_graph_and_end_without_blanks():
     assert rows[2].startswith("    ~  memset")
     start = lines.index(rows[1]) + 1
     assert all(line == line.rstrip() for line in lines[start:]), lines[start:]
+
+
+@pytest.mark.parametrize("n, words", [(1, "1 node and 0 edges"), (2, "2 nodes and 1 edge"),
+                                      (3, "3 nodes and 2 edges")])
+def test_the_identical_verdict_counts_in_the_right_number(n, words):
+    model = chain_model(n)
+    assert text_of(render_diff(diff_models(model, clone(model)))).startswith(
+        f"identical: {words} match")

@@ -65,9 +65,9 @@ def render_verdict(diff: GraphDiff, inline: bool = False) -> Text:
     --ignore left out on a line of its own, or, ``inline`` (inside a row), after the counts."""
     if diff.identical:
         text = Text("identical", style="bold green")
-        text.append(
-            f": {diff.stats_a.nodes:,} nodes and {diff.stats_a.edges:,} edges match" + _ignore_note(diff)
-        )
+        nodes, edges = diff.stats_a.nodes, diff.stats_a.edges
+        text.append(f": {nodes:,} node{'s' if nodes != 1 else ''} and {edges:,} "
+                    f"edge{'s' if edges != 1 else ''} match" + _ignore_note(diff))
         return text
     text = Text("different", style="bold yellow")
     text.append(": ")
@@ -194,16 +194,23 @@ class _NodeRows:
     def __init__(self):
         self.rows: list[tuple] = []
         self.name_lengths: list[int] = []
+        self.least: list[int] = []  # cells of each row's "what" the ids must leave room for
 
     @property
     def row_count(self) -> int:
         return len(self.rows)
 
-    def add_row(self, marker="", count="", kind="", what="", ids="", name_len: int = 0) -> None:
-        """``name_len``: the cells of ``what`` that are the node's name (shortened first)."""
-        self.rows.append(tuple(cell if isinstance(cell, Text) else Text(str(cell))
-                               for cell in (marker, count, kind, what, ids)))
+    def add_row(self, marker="", count="", kind="", what="", ids="", name_len: int = 0,
+                whole: bool = True) -> None:
+        """``name_len``: the cells of ``what`` that are the node's name (shortened first).
+        ``whole``: the ids give way before ``what`` (its name shortened) is cut; False for a
+        row whose end may be cut (a child graph's verdict, detailed below it)."""
+        cells = tuple(cell if isinstance(cell, Text) else Text(str(cell))
+                      for cell in (marker, count, kind, what, ids))
+        self.rows.append(cells)
         self.name_lengths.append(name_len)
+        shortened = max(0, name_len - self._NAME_LEAST - 1)  # what _fitted can take off
+        self.least.append(cells[3].cell_len - shortened if whole else 12)
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
         """``what`` in ``width`` cells: the name (its first ``name_len`` characters)
@@ -224,8 +231,8 @@ class _NodeRows:
         what_w = max((r[3].cell_len for r in self.rows), default=0)
         ids_w = max((r[4].cell_len for r in self.rows), default=0)
         room = width - (1 + 1 + count_w + 1 + kind_w + 1)
-        if ids_w and room - ids_w - 1 < min(what_w, 12):
-            ids_w = 0  # too narrow: the ids give way first
+        if ids_w and room - ids_w - 1 < min(what_w, max(self.least, default=0)):
+            ids_w = 0  # too narrow: the ids give way before a change or a launch is cut
         what_w = max(min(what_w, room - (ids_w + 1 if ids_w else 0)), 1)
         for (marker, count, kind, what, ids), name_len in zip(self.rows, self.name_lengths):
             line = Text()
@@ -330,6 +337,9 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
         if first.child is not None:
             what.append("  child graph: ")
             what.append_text(render_verdict(first.child, inline=True))
+            whole = False  # its verdict may be cut: the nested section below details it
+        else:
+            whole = True
         ids = [f"{short_id(c.a_id, with_graph)}->{short_id(c.b_id, with_graph)}" for c in changes]
         table.add_row(
             Text("~", style=_CHANGED_STYLE),
@@ -339,6 +349,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
             Text(", ".join(ids) if len(ids) <= _IDS_SHOWN else f"{ids[0]}, {ids[1]} … {ids[-1]}",
                  style="dim"),
             name_len=name_len,
+            whole=whole,
         )
         if first.child is not None and depth < 3:
             # Flush what is listed so far, then the nested diff indented under its node.
