@@ -96,6 +96,8 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     ({"scenario": "saxpy", "params": {"nosuch": 1}}, "the last capture's param 'nosuch=1': unknown key"),
     ({"scenario": "saxpy", "params": {"n": "many"}}, "the last capture's param n='many'"),
     ({"scenario": "moved.py"}, "the last capture's scenario moved.py no longer exists"),
+    ({"scenario": "/dev/null"}, "the last capture's scenario: /dev/null: "),
+    ({"scenario": "saxpy", "params": {"n=1": 5}}, '"params" key \'n=1\' is not a parameter name'),
 ])
 @pytest.mark.parametrize("verb", ["replay", "dump"])
 def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, words):

@@ -557,7 +557,13 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
         raise AccelgraphError(
             f"{record_path()}: the last capture's scenario {scenario_path} no longer exists; "
             "capture again, or name the scenario") from None
-    info = scenario_mod.inspect_scenario(scenario_path)
+    try:
+        info = scenario_mod.inspect_scenario(scenario_path)
+    except scenario_mod.ScenarioError as exc:
+        if not from_record:
+            raise
+        raise AccelgraphError(f"{record_path()}: the last capture's scenario: {exc}; capture "
+                              "again, or name the scenario") from None
     defaults = info.params
     if recorded:  # a stale record is not blamed on a --param the user never gave
         try:

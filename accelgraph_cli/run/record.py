@@ -57,6 +57,9 @@ def _wrong_type(record: dict, given: tuple[str, ...] = ()) -> str:
     params = record.get("params")
     if params is not None and not isinstance(params, dict):
         return f'"params" must be an object of parameter names and values, got {params!r}'
+    for key in params or {}:
+        if not key.isidentifier():  # (JSON keys are strings) "a=1" would read as a=1=...
+            return f'"params" key {key!r} is not a parameter name'
     for key, kind in (("pool", PoolKind), ("error_mode", CaptureErrorMode)):
         if record.get(key) is not None and key not in given:
             try:
