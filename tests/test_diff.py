@@ -1676,3 +1676,13 @@ def test_the_identical_verdict_counts_in_the_right_number(n, words):
     model = chain_model(n)
     assert text_of(render_diff(diff_models(model, clone(model)))).startswith(
         f"identical: {words} match")
+
+
+def test_the_heading_names_both_sides_without_padding_the_shorter():
+    from rich.console import Console
+
+    model = chain_model(2)
+    console = Console(width=100, force_terminal=False, no_color=True, record=True)
+    console.print(render_diff(diff_models(model, clone(model)), label_a="a.dot",
+                              label_b="a-much-longer-name.dot"))
+    assert console.export_text().splitlines()[:2] == ["A a.dot", "B a-much-longer-name.dot"]

@@ -53,7 +53,7 @@ def render_diff(
         # Labels are file names or scenarios: Text, so "[red]x.dot" prints as itself.
         heading.add_row("A", Text(label_a or ""))
         heading.add_row("B", Text(label_b or ""))
-        parts.append(heading)
+        parts.append(_Indented(heading, 0))  # the shorter label unpadded
     parts.append(render_verdict(diff))
     parts.append(render_numbers(diff))
     parts.extend(_change_sections(diff, limit, depth=0))
@@ -375,8 +375,12 @@ class _Indented:
         for line in console.render_lines(self.renderable, inner, pad=False):
             while line and not line[-1].text.strip():
                 line.pop()  # trailing blanks
+            if line and line[-1].text != line[-1].text.rstrip():
+                last = line[-1]
+                line[-1] = Segment(last.text.rstrip(), last.style, last.control)
             if line:
-                yield Segment(" " * self.width)
+                if self.width:
+                    yield Segment(" " * self.width)
                 yield from line
             yield Segment.line()
 
