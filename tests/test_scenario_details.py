@@ -715,3 +715,14 @@ def test_a_decorated_setup_that_cannot_take_params_says_so_at_its_definition(tmp
     check(error_of(lambda: scenario.make_state()),
           f"{path}:10: setup() cannot be called as accelgraph calls it, setup(batch=...): "
           f"TypeError: setup() got an unexpected keyword argument 'batch'", path, 10)
+
+
+def test_a_steps_entry_that_wants_arguments_says_how_it_is_called(tmp_path):
+    path = write(tmp_path, '"""Doc."""\nPARAMS = {}\ndef setup():\n    return {}\n'
+                           "def steps(state):\n    return {'a': lambda x: None}\n")
+    scenario = load_scenario(path)
+    entry = scenario.graph_steps(scenario.make_state())["a"]
+    check(error_of(entry),
+          f"{path}:5: steps()['a'] cannot be called as accelgraph calls it, steps()['a'](): "
+          "TypeError: steps.<locals>.<lambda>() missing 1 required positional argument: 'x'",
+          path, 5)

@@ -737,7 +737,9 @@ class Scenario:
                          kwargs: dict) -> ScenarioError:
         name = during.split("(")[0]
         line = self.info.line_of(name) if name in _CONTRACT_NAMES else None
-        if kwargs:
+        if "[" in during:  # a steps() entry, called with no arguments
+            passed = f"{during}()"
+        elif kwargs:
             passed = f"{name}({', '.join(f'{key}=...' for key in kwargs)})"
         else:
             passed = f"{name}({', '.join('state' for _ in args)})" if name in (
