@@ -1686,3 +1686,14 @@ def test_the_heading_names_both_sides_without_padding_the_shorter():
     console.print(render_diff(diff_models(model, clone(model)), label_a="a.dot",
                               label_b="a-much-longer-name.dot"))
     assert console.export_text().splitlines()[:2] == ["A a.dot", "B a-much-longer-name.dot"]
+
+
+def test_ids_stay_beside_a_wide_character_name_shortened_in_cells():
+    # The name can give up its cells, not only its characters: a CJK name shortened to 8
+    # characters frees twice the cells, so the ids fit where a count of characters said not.
+    name = "核函数" * 6 + "_kernel_名前"
+    a = chain_model(3, names=(name,))
+    b = set_param(a, a.nodes[0].id, "grid", (16, 1, 1))
+    row = next(line for line in text_of(render_diff(diff_models(a, b)), width=48).splitlines()
+               if line.startswith("~"))
+    assert row.endswith("grid 4 -> 16 #0->#0"), row

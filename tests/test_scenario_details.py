@@ -726,3 +726,27 @@ def test_a_steps_entry_that_wants_arguments_says_how_it_is_called(tmp_path):
           f"{path}:5: steps()['a'] cannot be called as accelgraph calls it, steps()['a'](): "
           "TypeError: steps.<locals>.<lambda>() missing 1 required positional argument: 'x'",
           path, 5)
+
+
+@pytest.mark.parametrize("step", ["functools.partial(operator.add, 'x')", "len"])
+def test_a_type_error_raised_inside_a_c_function_is_not_called_a_signature_error(tmp_path,
+                                                                                step):
+    # C code adds no frame to the traceback: the error looks raised by the call itself
+    path = write(tmp_path, '"""Doc."""\nimport functools\nimport operator\nPARAMS = {}\n'
+                           f"def setup():\n    return 5\nstep = {step}\n")
+    scenario = load_scenario(path)
+    (call,) = scenario.graph_steps(scenario.make_state()).values()
+    message = str(error_of(call))
+    assert "step() raised TypeError: " in message and "cannot be called" not in message
+
+
+@pytest.mark.parametrize("assignment", ["PARAMS['a'] = 1.0", "PARAMS['a'] = Weird()"])
+def test_params_changed_to_an_equal_value_of_another_type_or_an_uncomparable_one(tmp_path,
+                                                                                assignment):
+    path = write(tmp_path, '"""Doc."""\nclass Weird:\n    def __eq__(self, other):\n'
+                           "        raise ValueError('ambiguous')\n    def __repr__(self):\n"
+                           "        return 'Weird()'\n"
+                           f"PARAMS = {{'a': 1}}\n{assignment}\n"
+                           "def setup(a):\n    return {}\ndef step(state):\n    pass\n")
+    with pytest.raises(ScenarioError, match="PARAMS is .* once the file has run"):
+        load_scenario(path)

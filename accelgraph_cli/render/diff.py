@@ -209,8 +209,10 @@ class _NodeRows:
                       for cell in (marker, count, kind, what, ids))
         self.rows.append(cells)
         self.name_lengths.append(name_len)
-        shortened = max(0, name_len - self._NAME_LEAST - 1)  # what _fitted can take off
-        self.least.append(cells[3].cell_len - shortened if whole else 12)
+        what = cells[3]
+        # cells _fitted can take off: the name down to _NAME_LEAST characters and an ellipsis
+        shortened = max(0, what[:name_len].cell_len - what[:self._NAME_LEAST].cell_len - 1)
+        self.least.append(what.cell_len - shortened if whole else 12)
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
         """``what`` in ``width`` cells: the name (its first ``name_len`` characters)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import inspect
 import itertools
 import keyword
 import math
@@ -91,7 +92,8 @@ class ScenarioInfo:
     has_outputs: bool
     """Whether the file defines ``outputs(state)``."""
     multi_graph: bool
-    """True for ``steps(state)`` (one graph per entry), False for ``step(state)``."""
+    """True for ``steps(state)`` (one graph per entry), False for ``step(state)``; read from
+    the text, True also where a branch chooses between them (loading settles it)."""
     definitions: dict[str, int] = field(default_factory=dict)
     """Line of each top-level name the contract uses (setup, step/steps, outputs, PARAMS...)."""
     expect_empty: bool | tuple[str, ...] = False
@@ -725,11 +727,10 @@ class Scenario:
         except ScenarioError:
             raise
         except Exception as error:
-            tb = error.__traceback__
-            if isinstance(error, TypeError) and tb is not None and tb.tb_next is None:
-                # raised by the call itself, before the function ran: its parameters do not
-                # take what accelgraph passes (a decorator's, or a binding that depends on
-                # what ran: the static check left it to here)
+            if isinstance(error, TypeError) and _refuses(function, args, kwargs):
+                # the function's parameters do not take what accelgraph passes (a
+                # decorator's, or a binding that depends on what ran: the static check left
+                # it to here)
                 raise self._signature_error(error, during, args, kwargs) from error
             raise self.error_from(error, during) from error
 
@@ -806,7 +807,7 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
             f"graph or steps(state) returning {{name: callable}} for several",
             path=where, line=line)
     declared = getattr(module, "PARAMS", info.params)
-    if declared != info.params or list(declared) != list(info.params):
+    if not _same_params(declared, info.params):
         line = info.line_of("PARAMS")
         raise ScenarioError(
             f"{where}:{line}: PARAMS is {_shown_value(declared)} once the file has run, not "
@@ -823,6 +824,30 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
         steps=steps,
         outputs_fn=member("outputs"),
     )
+
+
+def _same_params(value: Any, params: dict) -> bool:
+    """Whether ``value`` (PARAMS once the file has run) is ``params`` (the literal read from
+    the file): the same keys in the same order, values equal and of the same type."""
+    if not isinstance(value, dict) or list(value) != list(params):
+        return False
+    try:
+        return all(type(value[key]) is type(default) and bool(value[key] == default)
+                   for key, default in params.items())
+    except Exception:  # a value whose comparison raises (an array)
+        return False
+
+
+def _refuses(function: Callable, args: tuple, kwargs: dict) -> bool:
+    """Whether ``function``'s own signature refuses these arguments (its decorator's, not
+    the function under it; False where it has none to read, a C function's)."""
+    try:
+        inspect.signature(function, follow_wrapped=False).bind(*args, **kwargs)
+    except TypeError:
+        return True
+    except ValueError:  # no signature
+        return False
+    return False
 
 
 def _shown_value(value: Any, most: int = 60) -> str:
