@@ -321,3 +321,49 @@ def test_torch_graph_settings_are_checked_as_graph_s_are(monkeypatch):
         graph.capture_error_mode = "global"
     with pytest.raises(GraphStateError, match="during a capture"):
         graph.graph_pool = (0, 8)
+
+
+@pytest.mark.parametrize("open_, launched, freed", [
+    (True, False, True),  # dropped during its capture: the graph's MEM_FREE node
+    (False, True, True),  # after a launch: the launch's allocation, freed as CuPy would
+    (True, True, True),
+    (False, False, False),  # captured, never launched (or a failed capture): nothing to free
+])
+def test_an_async_capture_allocation_is_freed_only_where_cuda_can_free_it(open_, launched,
+                                                                          freed):
+    # What _GraphAllocation decides at the death of an allocation an async-pool capture
+    # made (the GPU tier checks it against CUDA: test_async_pool_outputs_are_freed_...).
+    import types
+
+    from accelgraph_cli.cuda import pools
+
+    capture = pools.AsyncCapture()
+    capture.open, capture.launched = open_, launched
+    memory = types.SimpleNamespace(ptr=0x7F0000)
+    keeper = pools._GraphAllocation(memory, capture)
+    del keeper
+    assert memory.ptr == (0x7F0000 if freed else 0)  # 0: CuPy's MemoryAsync frees nothing
+
+
+def test_an_async_graphs_first_successful_replay_marks_its_capture_launched():
+    import types
+
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    launches = []
+
+    def launch(graph_exec, stream):
+        if not launches:
+            launches.append("refused")
+            raise RuntimeError("cudaErrorLaunchFailure")
+        launches.append((graph_exec, stream))
+
+    capture = pools.AsyncCapture()
+    capture.open = False
+    replay = graph_mod._fast_replay(launch, 11, lambda: types.SimpleNamespace(ptr=22), capture)
+    with pytest.raises(RuntimeError):
+        replay()
+    assert not capture.launched  # a launch that failed allocated nothing
+    replay()
+    assert capture.launched and launches[-1] == (11, 22)

@@ -96,7 +96,8 @@ class _Resources:
     at interpreter exit for a graph still alive then; the process's CUDA context goes with
     the process."""
 
-    __slots__ = ("graph", "exec", "owner", "pool", "stream", "capturing", "restore_allocator")
+    __slots__ = ("graph", "exec", "owner", "pool", "stream", "capturing", "restore_allocator",
+                 "async_capture")
 
     def __init__(self) -> None:
         self.graph = 0  # cudaGraph_t as an int, while visible (keep_graph or debug mode)
@@ -106,6 +107,7 @@ class _Resources:
         self.stream = None  # the stream a capture runs on
         self.capturing = False
         self.restore_allocator = None  # puts back the allocator the capture replaced
+        self.async_capture = None  # pools.AsyncCapture of an async-pool capture
 
     def __del__(self, _release=_release_quietly) -> None:
         # Bound here: at interpreter exit this module's globals may already be gone.
@@ -116,6 +118,10 @@ class _Resources:
         if self.restore_allocator is not None:
             self.restore_allocator()
             self.restore_allocator = None
+        if self.async_capture is not None:
+            self.async_capture.open = False  # its allocations now wait for a launch
+            if not captured:
+                self.async_capture = None
         self.capturing = False
         if not captured:
             self.stream = None
@@ -324,7 +330,8 @@ class Graph(GraphBase):
         if self._pool_entry is None:
             self.pool()
         pool = self._pool_entry = pools.hold(self._pool_entry)
-        restore_allocator = _use_allocator(cupy, pool.capture_allocator())
+        capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
+        restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture))
         try:
             stream.begin_capture(mode)
         except Exception as exc:
@@ -334,6 +341,7 @@ class Graph(GraphBase):
         res.pool = pool
         res.stream = stream
         res.restore_allocator = restore_allocator
+        res.async_capture = capture
         res.capturing = True
 
     def capture_end(self) -> None:
@@ -444,6 +452,7 @@ class Graph(GraphBase):
         # once), launched through a closure bound here.
         cupy = _cuda.require_cuda()
         runtime, _ = _cuda.bindings()
+        capture = res.async_capture
         graph_exec = _cuda.check(
             "cudaGraphInstantiateWithFlags",
             runtime.cudaGraphInstantiateWithFlags(self._graph, _INSTANTIATE_AUTO_FREE_ON_LAUNCH),
@@ -451,7 +460,7 @@ class Graph(GraphBase):
         self._destroy_exec()
         self._exec = int(graph_exec)
         self.__dict__["replay"] = _fast_replay(
-            cupy.cuda.runtime.graphLaunch, self._exec, cupy.cuda.get_current_stream
+            cupy.cuda.runtime.graphLaunch, self._exec, cupy.cuda.get_current_stream, capture
         )
 
     def replay(self) -> None:
@@ -621,9 +630,14 @@ def _use_allocator(cupy, allocator):
     return lambda: set_(previous)
 
 
-def _fast_replay(launch, graph_exec: int, current_stream):
-    def replay() -> None:
-        launch(graph_exec, current_stream().ptr)
+def _fast_replay(launch, graph_exec: int, current_stream, capture=None):
+    if capture is None or capture.launched:
+        def replay() -> None:
+            launch(graph_exec, current_stream().ptr)
+    else:
+        def replay() -> None:
+            launch(graph_exec, current_stream().ptr)
+            capture.launched = True  # its outputs are memory now, which CuPy may free
 
     replay.__doc__ = Graph.replay.__doc__
     return replay

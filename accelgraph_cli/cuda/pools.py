@@ -110,8 +110,9 @@ class GraphPool:
                 self._pool = idle if idle is not None else cupy.cuda.MemoryPool(_graph_malloc)
         return self._pool
 
-    def capture_allocator(self):
-        """The allocator to install (thread-locally) for the duration of a capture."""
+    def capture_allocator(self, capture: AsyncCapture | None = None):
+        """The allocator to install (thread-locally) for the duration of a capture; for an
+        async pool, ``capture`` is the capture's record (see AsyncCapture)."""
         pool = self._cupy_pool()
         if self.kind is PoolKind.PRIVATE:
             # The pool's own malloc, called by CuPy without a Python frame: a cached block costs
@@ -119,11 +120,22 @@ class GraphPool:
             return pool.malloc
         # CuPy's async pool queries cudaMemPoolGetAttribute before each cudaMallocAsync (which
         # itself becomes a MEM_ALLOC node); global and thread-local capture forbid that query.
+        # Each allocation is handed out behind a _GraphAllocation, which decides at its death
+        # whether CuPy may free it.
         malloc = pool.malloc
+        cuda = _cuda.require_cuda().cuda
+        if capture is None:
+            capture = AsyncCapture()
 
         def malloc_relaxed(size):
             with _relaxed_capture_mode():
-                return malloc(size)
+                pointer = malloc(size)
+            memory = pointer.mem
+            if not memory.ptr:
+                return pointer
+            keeper = _GraphAllocation(memory, capture)
+            return cuda.MemoryPointer(cuda.UnownedMemory(memory.ptr, memory.size, keeper,
+                                                         memory.device_id), 0)
 
         return malloc_relaxed
 
@@ -319,6 +331,43 @@ class _relaxed_capture_mode:
 
     def __exit__(self, *exc):
         _CaptureMode.exchange(self.previous)
+
+
+class AsyncCapture:
+    """What the allocations of one async-pool capture need to know when they die: whether
+    the capture is still open, and whether its graph has been launched (Graph.replay sets
+    it). Allocations the graph does not free (an output kept after capture) are graph
+    allocations: CUDA backs them with memory only once the graph has been launched, and
+    freeing one before fails (cudaErrorInvalidValue)."""
+
+    __slots__ = ("open", "launched")
+
+    def __init__(self) -> None:
+        self.open = True
+        self.launched = False
+
+
+class _GraphAllocation:
+    """Owns one allocation made by an async-pool capture (CuPy's MemoryAsync, whose death
+    calls cudaFreeAsync). Dropped while its capture is open, that free becomes the graph's
+    MEM_FREE node; after the graph's first launch it frees the launch's allocation, as
+    CuPy would. Dropped in between (the capture ended, the graph not launched: every output
+    of `accelgraph capture`, which never replays), or after a failed capture, nothing is
+    freed: the address belongs to the graph's reservation, and CuPy's free would fail with
+    cudaErrorInvalidValue, printed as an ignored exception. Decided from the capture's
+    record, with no CUDA call, so the answer holds on any thread the collector runs it."""
+
+    __slots__ = ("memory", "capture")
+
+    def __init__(self, memory, capture: AsyncCapture):
+        self.memory = memory
+        self.capture = capture
+
+    def __del__(self):
+        memory, self.memory = self.memory, None
+        capture = self.capture
+        if memory is not None and not (capture.open or capture.launched):
+            memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
 
 
 class _Lease:

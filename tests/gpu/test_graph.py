@@ -1,6 +1,7 @@
 """accelgraph_cli.Graph on a real GPU: every method, mode and option of the API."""
 
 import os
+import sys
 import threading
 
 import pytest
@@ -347,6 +348,42 @@ def test_stream_ordered_allocation_replays_100_times(cupy, stream):
         g.replay()
     stream.synchronize()
     assert cupy.array_equal(out, cupy.arange(n, dtype=cupy.float32) * 2 + 1)
+
+
+def test_async_pool_outputs_are_freed_quietly_with_or_without_a_replay(cupy, stream,
+                                                                        monkeypatch):
+    # An output a graph allocates and keeps (MEM_ALLOC without MEM_FREE) is backed by memory
+    # only once the graph has been launched: dropped before, nothing is freed (CuPy's
+    # cudaFreeAsync would fail, reported as an ignored exception); after, it is freed.
+    unraised = []
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+    src = cupy.arange(1 << 16, dtype=cupy.float32)
+    _warm(cupy, src)
+    src * 2  # load the kernel eagerly
+    stream.synchronize()
+    # (replays, drop the graph before its output, synchronize before dropping the output)
+    for replays, graph_first, synchronize in ((0, False, True), (0, True, False),
+                                              (1, False, True), (3, True, False),
+                                              (2, False, False)):
+        g = Graph(pool=graph_pool_handle("async"))
+        with g:
+            out = src * 2
+        memory = out.data.mem._owner.memory  # the MemoryAsync behind the output
+        for _ in range(replays):
+            g.replay()
+        if synchronize:
+            stream.synchronize()
+            if replays:
+                assert cupy.array_equal(out, src * 2)
+        if graph_first:
+            del g
+        del out
+        assert (memory.ptr != 0) is bool(replays)  # 0: CuPy frees nothing
+        del memory  # a launched output is freed here
+        stream.synchronize()
+        if not graph_first:
+            del g
+    assert unraised == []
 
 
 def test_debug_dump_writes_cuda_dot_with_kernel_names(cupy, stream, tmp_path):
