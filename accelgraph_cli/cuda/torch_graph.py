@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..enums import CaptureErrorMode
+from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, GraphStateError, NoGPUError
 from .graph import GraphBase, _describe
 
@@ -272,10 +272,18 @@ class TorchGraph(GraphBase):
         return self._debug
 
     @property
+    def pool_kind(self) -> PoolKind | None:
+        """PoolKind.PRIVATE from capture_begin on (torch's caching allocator serves the
+        capture, in a pool of its own or one shared by token); None before, as
+        Graph.pool_kind."""
+        return PoolKind.PRIVATE if self._capturing or self._captured else None
+
+    @property
     def graph_handle(self) -> int:
-        """The captured cudaGraph_t (torch's raw_cuda_graph), as an int."""
+        """The captured cudaGraph_t (torch's raw_cuda_graph) as an int; 0 before a capture has
+        ended (as Graph.graph_handle)."""
         if not self._captured:
-            raise GraphStateError("no captured graph: capture first")
+            return 0
         return int(self._graph.raw_cuda_graph())
 
     @property
@@ -289,6 +297,10 @@ class TorchGraph(GraphBase):
         from ..files import atomic_output
         from .graph import _write_dot, debug_dot_flags
 
+        if self._capturing:
+            raise GraphStateError("debug_dump called during capture; call capture_end first")
+        if not self._captured:
+            raise GraphStateError("debug_dump called before any capture: capture a graph first")
         bits = debug_dot_flags(flags)
         path = os.fspath(path)
         with atomic_output(path, suffix=".dot") as tmp:

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="the torch backend needs torch")
 from accelgraph_cli import CaptureError, GraphStateError, TorchGraph  # noqa: E402
 from accelgraph_cli.cuda.live import model_from_graph  # noqa: E402
 from accelgraph_cli.dot.parse import parse_dot  # noqa: E402
-from accelgraph_cli.enums import Backend  # noqa: E402
+from accelgraph_cli.enums import Backend, PoolKind  # noqa: E402
 from accelgraph_cli.run import protocol as runner  # noqa: E402
 from accelgraph_cli.run import smoke  # noqa: E402
 from accelgraph_cli.run.scenario import load_scenario, parse_params  # noqa: E402
@@ -98,9 +98,18 @@ def test_torch_graph_api_pools_keep_graph_reset_and_dump(tmp_path):
         (x * 2).add_(1)  # warm the kernels
         torch.cuda.synchronize()
         g1 = TorchGraph(keep_graph=True, capture_error_mode="thread_local")
+        # as Graph: no handle and no pool kind before a capture, and debug_dump says why not
+        assert g1.graph_handle == 0 and g1.pool_kind is None
+        with pytest.raises(GraphStateError, match="before any capture"):
+            g1.debug_dump(tmp_path / "early.dot")
         with g1:
             y = x * 2 + 1
+            with pytest.raises(GraphStateError, match="during capture"):
+                g1.debug_dump(tmp_path / "during.dot")
+            assert g1.pool_kind is PoolKind.PRIVATE and g1.graph_handle == 0
         assert g1.is_captured and not g1.is_instantiated
+        assert g1.graph_handle != 0 and g1.pool_kind is PoolKind.PRIVATE
+        assert not (tmp_path / "early.dot").exists() and not (tmp_path / "during.dot").exists()
         g1.replay()
         assert g1.is_instantiated
         g2 = TorchGraph(pool=g1.pool())
