@@ -2,7 +2,14 @@
 
 import pytest
 
-from accelgraph_cli import CAPTURE_ERROR_MODES, CaptureErrorMode, Graph, GraphStateError, graph_pool_handle
+from accelgraph_cli import (
+    CAPTURE_ERROR_MODES,
+    CaptureError,
+    CaptureErrorMode,
+    Graph,
+    GraphStateError,
+    graph_pool_handle,
+)
 from accelgraph_cli.cuda.graph import capture_mode_value, debug_dot_flags
 from accelgraph_cli.cuda.pools import get_pool
 
@@ -131,10 +138,21 @@ def stub_cuda(monkeypatch):
         def total_bytes(self):
             return 0
 
+    class MemoryAsyncPool(MemoryPool):
+        def __init__(self):
+            # CuPy's: a MemoryPointer at offset 0 of a MemoryAsync (ptr, size, device_id)
+            self.malloc = lambda size: types.SimpleNamespace(
+                mem=types.SimpleNamespace(ptr=0x7F00 + size, size=size, device_id=0))
+
     cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
         get_current_stream=lambda: stream, memory=memory, MemoryPool=MemoryPool,
-        MemoryAsyncPool=lambda: MemoryPool(None),
+        MemoryAsyncPool=MemoryAsyncPool,
+        UnownedMemory=lambda ptr, size, owner, device: types.SimpleNamespace(
+            ptr=ptr, size=size, _owner=owner),
+        MemoryPointer=lambda mem, offset: types.SimpleNamespace(mem=mem),
         runtime=types.SimpleNamespace(streamEndCapture=lambda ptr: 0)))
+    # the thread's capture mode, exchanged around an async pool's malloc: nothing to do here
+    monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(lambda mode: 0))
     monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: cupy)
     monkeypatch.setattr(pools._cuda, "require_cuda", lambda: cupy)
     monkeypatch.setattr(pools, "_idle_cupy_pools", [])  # where the stand-in pools go after
@@ -367,3 +385,51 @@ def test_an_async_graphs_first_successful_replay_marks_its_capture_launched():
     assert not capture.launched  # a launch that failed allocated nothing
     replay()
     assert capture.launched and launches[-1] == (11, 22)
+
+
+@pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",
+                                    "reset_after_capture"])
+def test_an_async_captures_record_is_closed_however_the_capture_ends(stub_cuda, monkeypatch,
+                                                                      ending):
+    # The wiring around _GraphAllocation (CUDA stubbed): each allocation an async-pool
+    # capture makes carries the capture's record; open while the capture runs (a free then
+    # is the graph's MEM_FREE node), closed by every way the capture ends, so an output
+    # dropped afterwards, before any launch, frees nothing.
+    from accelgraph_cli.cuda import graph as graph_mod
+
+    allocator, _ = stub_cuda
+    graph = Graph(keep_graph=True, pool=graph_pool_handle("async"))
+    graph.capture_begin()
+    kept = allocator[0](256)
+    during = allocator[0](512)
+    record = kept.mem._owner.capture
+    assert during.mem._owner.capture is record and record.open and not record.launched
+    asyncmem = during.mem._owner.memory
+    del during  # dropped during the capture: CuPy's free goes ahead (recorded)
+    assert asyncmem.ptr == 0x7F00 + 512
+    runtime = graph_mod._cuda.require_cuda().cuda.runtime
+    open_at_end = []
+
+    def end_capture(ptr):
+        open_at_end.append(record.open)
+        if ending == "end_fails":
+            raise RuntimeError("cudaErrorStreamCaptureInvalidated")
+        return 0
+
+    monkeypatch.setattr(runtime, "streamEndCapture", end_capture)
+    if ending == "end_fails":
+        with pytest.raises(CaptureError):
+            graph.capture_end()
+    elif ending == "reset_after_capture":
+        graph.capture_end()
+        graph.reset()
+    else:
+        getattr(graph, ending)()
+    # a capture that ends keeps its record open until CUDA has ended it (a free until then
+    # is recorded); one that is discarded closes it first
+    assert open_at_end == [ending in ("capture_end", "end_fails", "reset_after_capture")]
+    assert not record.open and not record.launched and not graph.is_capturing
+    memory = kept.mem._owner.memory
+    del kept  # never launched: nothing to free
+    assert memory.ptr == 0
+    assert graph._res.async_capture is (record if ending == "capture_end" else None)

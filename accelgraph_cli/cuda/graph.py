@@ -133,6 +133,8 @@ class _Resources:
         """End a capture in progress and discard what it recorded (no-op when not capturing)."""
         if not self.capturing:
             return
+        if self.async_capture is not None:
+            self.async_capture.open = False  # first: what it allocated is discarded with it
         runtime = _cuda.require_cuda().cuda.runtime
         try:
             graph = runtime.streamEndCapture(self.stream.ptr)
@@ -161,6 +163,7 @@ class _Resources:
         self.destroy_exec()
         self.destroy_graph()
         self.owner = None
+        self.async_capture = None  # (its allocations keep the record they need)
         if self.pool is not None:
             pools.release(self.pool)
             self.pool = None
@@ -363,11 +366,16 @@ class Graph(GraphBase):
             and (not self._debug or _KEEPS_GRAPH.get("value") is True)
         )
         try:
-            if through_cupy:
-                owner = stream.end_capture()
-                graph = int(owner.graph)  # 0 where this CuPy drops it (not in debug mode)
-            else:
-                owner, graph = None, _cuda.require_cuda().cuda.runtime.streamEndCapture(stream.ptr)
+            try:
+                if through_cupy:
+                    owner = stream.end_capture()
+                    graph = int(owner.graph)  # 0 where this CuPy drops it (not in debug mode)
+                else:
+                    owner = None
+                    graph = _cuda.require_cuda().cuda.runtime.streamEndCapture(stream.ptr)
+            finally:
+                if res.async_capture is not None:  # at once: nothing frees into it any more
+                    res.async_capture.open = False
         except Exception as exc:
             self._finish_capture(captured=False)
             raise CaptureError(
@@ -548,7 +556,9 @@ class Graph(GraphBase):
 
     @property
     def exec_handle(self) -> int:
-        """The cudaGraphExec_t as an int (0 before instantiation)."""
+        """The cudaGraphExec_t as an int (0 before instantiation). With an async pool, launch
+        through :meth:`replay`: outputs of a graph launched only through this handle are
+        never freed (accelgraph frees a graph allocation only once replay has launched it)."""
         return self._exec
 
     def _dumpable_graph(self) -> int:
