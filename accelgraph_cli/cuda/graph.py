@@ -178,8 +178,8 @@ def _held(name: str) -> property:
 
 class GraphBase:
     """What Graph (CuPy) and TorchGraph (torch) share on top of their own capture_end,
-    abort_capture and debug_dump: the capture error mode setting, the context manager's exit
-    and debug_dot."""
+    abort_capture and debug_dump: the capture error mode setting, the context manager's exit,
+    debug_dump's state check and debug_dot."""
 
     @property
     def capture_error_mode(self) -> CaptureErrorMode:
@@ -204,6 +204,20 @@ class GraphBase:
         if isinstance(exc, CaptureError):
             return False
         raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
+
+    def _check_dumpable(self, held: bool) -> None:
+        """GraphStateError unless a captured graph is there for debug_dump (``held``: this
+        object still has the cudaGraph_t)."""
+        if self._capturing:
+            raise GraphStateError("debug_dump called during capture; call capture_end first")
+        if held:
+            return
+        if self._captured:
+            raise GraphStateError(
+                "debug_dump needs the captured graph, which was dropped at instantiation: call "
+                "enable_debug_mode() before capture_end, or use Graph(keep_graph=True)"
+            )
+        raise GraphStateError("debug_dump called before any capture: capture a graph first")
 
     def debug_dot(self, flags: str | int = "verbose") -> str:
         """The DOT text debug_dump would write, as a string (same requirements)."""
@@ -562,16 +576,8 @@ class Graph(GraphBase):
         return self._exec
 
     def _dumpable_graph(self) -> int:
-        if self._capturing:
-            raise GraphStateError("debug_dump called during capture; call capture_end first")
-        if self._graph:
-            return self._graph
-        if self._captured:
-            raise GraphStateError(
-                "debug_dump needs the captured graph, which was dropped at instantiation: call "
-                "enable_debug_mode() before capture_end, or use Graph(keep_graph=True)"
-            )
-        raise GraphStateError("debug_dump called before any capture: capture a graph first")
+        self._check_dumpable(held=bool(self._graph))
+        return self._graph
 
     def __repr__(self) -> str:
         state = (

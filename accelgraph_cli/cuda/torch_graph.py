@@ -297,10 +297,7 @@ class TorchGraph(GraphBase):
         from ..files import atomic_output
         from .graph import _write_dot, debug_dot_flags
 
-        if self._capturing:
-            raise GraphStateError("debug_dump called during capture; call capture_end first")
-        if not self._captured:
-            raise GraphStateError("debug_dump called before any capture: capture a graph first")
+        self._check_dumpable(held=self._captured)  # (a TorchGraph keeps its cudaGraph_t)
         bits = debug_dot_flags(flags)
         path = os.fspath(path)
         with atomic_output(path, suffix=".dot") as tmp:

@@ -53,7 +53,7 @@ def render_diff(
         # Labels are file names or scenarios: Text, so "[red]x.dot" prints as itself.
         heading.add_row("A", Text(label_a or ""))
         heading.add_row("B", Text(label_b or ""))
-        parts.append(_Indented(heading, 0))  # the shorter label unpadded
+        parts.append(_Unpadded(heading))  # the shorter label without trailing spaces
     parts.append(render_verdict(diff))
     parts.append(render_numbers(diff))
     parts.extend(_change_sections(diff, limit, depth=0))
@@ -357,7 +357,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
             # Flush what is listed so far, then the nested diff indented under its node.
             out.append(table)
             nested = _change_sections(first.child, limit, depth + 1)
-            out.append(_Indented(Group(*nested), 4))
+            out.append(_Unpadded(Group(*nested), indent=4))
             table = _listing_table()
     _more_row(table, len(items) - len(shown), columns=5)
     if table.row_count:
@@ -365,15 +365,15 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
     return out
 
 
-class _Indented:
-    """A renderable indented by ``width`` spaces, its lines not padded to the right (rich's
-    Padding fills every line, blank ones too, with spaces to the full width)."""
+class _Unpadded:
+    """A renderable, indented by ``indent`` spaces, its lines without trailing spaces (rich's
+    Padding and a table grid fill every line, blank ones too, to the full width)."""
 
-    def __init__(self, renderable, width: int):
-        self.renderable, self.width = renderable, width
+    def __init__(self, renderable, indent: int = 0):
+        self.renderable, self.indent = renderable, indent
 
     def __rich_console__(self, console, options):
-        inner = options.update_width(max(1, options.max_width - self.width))
+        inner = options.update_width(max(1, options.max_width - self.indent))
         for line in console.render_lines(self.renderable, inner, pad=False):
             while line and not line[-1].text.strip():
                 line.pop()  # trailing blanks
@@ -381,8 +381,8 @@ class _Indented:
                 last = line[-1]
                 line[-1] = Segment(last.text.rstrip(), last.style, last.control)
             if line:
-                if self.width:
-                    yield Segment(" " * self.width)
+                if self.indent:
+                    yield Segment(" " * self.indent)
                 yield from line
             yield Segment.line()
 

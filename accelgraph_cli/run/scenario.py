@@ -336,6 +336,11 @@ def _read_python(path: Path) -> ast.Module:
     return tree
 
 
+def _cut(text: str, most: int = 60) -> str:
+    """``text`` cut to ``most`` characters, an ellipsis last, as messages quote things."""
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
 def _shown(node: ast.AST, most: int = 60) -> str:
     """An expression as a message quotes it: its source, cut to ``most`` characters (a
     chain of hundreds of terms is too deep for ast.unparse, which recurses)."""
@@ -343,7 +348,7 @@ def _shown(node: ast.AST, most: int = 60) -> str:
         text = ast.unparse(node)
     except (RecursionError, MemoryError, ValueError):  # ValueError: an int too long to print
         return "…"
-    return text if len(text) <= most else text[:most - 1] + "…"
+    return _cut(text, most)
 
 
 _DECLARATIONS = ("PARAMS", "POOL", "ERROR_MODE", "EXPECT_EMPTY", "BACKEND")  # read, never run
@@ -856,7 +861,7 @@ def _shown_value(value: Any, most: int = 60) -> str:
         text = repr(value)
     except Exception:  # an int too long to print, a repr that raises
         text = f"a {type(value).__name__}"
-    return text if len(text) <= most else text[:most - 1] + "…"
+    return _cut(text, most)
 
 
 def located_error(path: str | os.PathLike, error: BaseException, during: str) -> ScenarioError:
@@ -960,7 +965,7 @@ def _parse_value(key: str, text: str, default: Any, source: str = "--param") -> 
             int: "an int (e.g. 8)",
             float: "a finite float (e.g. 0.5)",
         }[kind]
-        shown = repr(text if len(text) <= 60 else text[:59] + "…")
+        shown = repr(_cut(text))
         raise ScenarioError(
             f"{source} {key}={shown}: {key} expects {expected} like its default "
             f"{default!r}, got {shown}"
