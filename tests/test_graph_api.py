@@ -138,6 +138,9 @@ def stub_cuda(monkeypatch):
         def total_bytes(self):
             return 0
 
+        def used_bytes(self):
+            return self.total_bytes()  # what a stand-in holds is in use, unless a test says
+
     class MemoryAsyncPool(MemoryPool):
         def __init__(self):
             # CuPy's: a MemoryPointer at offset 0 of a MemoryAsync (ptr, size, device_id)
@@ -249,6 +252,74 @@ def test_a_pool_that_still_holds_memory_stays_until_it_drains(stub_cuda, monkeyp
     other.capture_begin()
     assert token not in pools._registry and not pools._draining
     other.abort_capture()
+
+
+def _free_blocks(pool, nbytes: int, monkeypatch) -> list:
+    """Make a stand-in CuPy pool hold ``nbytes`` of cached, free blocks; returns the list its
+    free_all_blocks() calls are noted in (each call empties it, as CuPy's does)."""
+    held, calls = [nbytes], []
+    monkeypatch.setattr(pool, "total_bytes", lambda: held[0])
+    monkeypatch.setattr(pool, "used_bytes", lambda: 0)
+    monkeypatch.setattr(pool, "free_all_blocks",
+                        lambda: calls.append(held[0]) or held.__setitem__(0, 0))
+    return calls
+
+
+def test_a_drained_pool_with_few_free_blocks_passes_them_on_to_the_next_pool_on_its_stream(
+        stub_cuda, monkeypatch):
+    # Small free blocks of a pool no graph uses go on, still cached in its CuPy pool, to the
+    # next private pool captured on the same stream (its allocations then stay inside CuPy);
+    # until then they count as spare memory. CUDA is stubbed: the stand-in pool says what
+    # it holds.
+    from accelgraph_cli.cuda import pools
+
+    stream = pools._cuda.require_cuda().cuda.get_current_stream()
+    first = Graph()
+    first.capture_begin()
+    cupy_pool = first._pool._pool
+    calls = _free_blocks(cupy_pool, 4096, monkeypatch)
+    first.abort_capture()  # the last graph lets go: passed on, its blocks not made spare
+    assert calls == [] and pools.spare_bytes() == 4096 and not pools._draining
+    nxt = Graph()
+    nxt.capture_begin()
+    assert nxt._pool._pool is cupy_pool and calls == [] and pools.spare_bytes() == 0
+    nxt.abort_capture()
+    # captured on another stream, the next pool gets the blocks as spare memory
+    stream.ptr += 1
+    other = Graph()
+    other.capture_begin()
+    assert other._pool._pool is cupy_pool and calls == [4096] and pools.spare_bytes() == 0
+    other.abort_capture()
+
+
+def test_pools_that_pass_on_nothing_whole(stub_cuda, monkeypatch):
+    # More than PASS_ON_LIMIT bytes, or captures on two streams: the blocks become spare
+    # memory when the last graph lets go, as before. release_spare makes blocks passed on
+    # whole spare first, so it frees them too.
+    from accelgraph_cli.cuda import pools
+
+    big = Graph()
+    big.capture_begin()
+    calls = _free_blocks(big._pool._pool, pools.PASS_ON_LIMIT + 512, monkeypatch)
+    big.abort_capture()
+    assert calls == [pools.PASS_ON_LIMIT + 512]
+    stream = pools._cuda.require_cuda().cuda.get_current_stream()
+    token = graph_pool_handle()
+    two = [Graph(pool=token), Graph(pool=token)]
+    two[0].capture_begin()
+    stream.ptr += 1
+    two[1].capture_begin()  # the pool's second stream, while the first capture holds it
+    calls = _free_blocks(get_pool(token)._pool, 512, monkeypatch)
+    two[0].abort_capture()
+    two[1].abort_capture()
+    assert calls == [512]
+    small = Graph()
+    small.capture_begin()
+    calls = _free_blocks(small._pool._pool, 512, monkeypatch)
+    small.abort_capture()
+    assert calls == [] and pools.spare_bytes() == 512
+    pools.release_spare(0)
+    assert calls == [512] and pools.spare_bytes() == 0
 
 
 def test_abort_capture_when_not_capturing_leaves_a_captured_graph_captured(stub_cuda):

@@ -348,7 +348,7 @@ class Graph(GraphBase):
             self.pool()
         pool = self._pool_entry = pools.hold(self._pool_entry)
         capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
-        restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture))
+        restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
         try:
             stream.begin_capture(mode)
         except Exception as exc:

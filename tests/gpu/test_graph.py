@@ -569,6 +569,51 @@ def test_an_output_that_outlives_its_graph_returns_as_spare_memory(cupy, stream,
     assert pools.get_pool(last.pool()).bytes_held() == 0
 
 
+def test_a_small_pool_no_graph_uses_passes_its_blocks_on_cached(cupy, stream):
+    # The pattern of a small graph captured again and again, its output read after its
+    # graph is gone: the block goes on in its CuPy pool, still cached, to the next private
+    # pool captured on the same stream, whose allocation takes it inside CuPy (no spare
+    # memory in between). On another stream the next pool gets it as spare memory.
+    import gc
+
+    from accelgraph_cli.cuda import pools
+
+    gc.collect()
+    pools.release_spare(0)
+    a = cupy.ones(1024, dtype=cupy.float32)
+    _warm(cupy, a)
+    g = Graph()
+    with g:
+        out = a * 2
+    ptr, cupy_pool = out.data.ptr, g._pool._pool
+    g.replay()
+    stream.synchronize()
+    del out  # back to the pool, cached
+    g.reset()  # the last graph lets go: every block free and few, so passed on whole
+    assert pools.spare_bytes() == 4096 and not pools._spare
+    g2 = Graph()
+    with g2:
+        out2 = a * 3
+    assert g2._pool._pool is cupy_pool and out2.data.ptr == ptr and pools.spare_bytes() == 0
+    g2.replay()
+    stream.synchronize()
+    assert float(out2[0]) == 6.0  # _warm left a at 2
+    del out2
+    g2.reset()
+    other = cupy.cuda.Stream(non_blocking=True)
+    with other:
+        g3 = Graph()
+        with g3:
+            out3 = a * 4
+        g3.replay()
+        other.synchronize()
+    assert out3.data.ptr == ptr and pools.spare_bytes() == 0  # made spare, then taken
+    assert float(out3[0]) == 8.0
+    del out3
+    g3.reset()
+    assert pools.release_spare(0) == 4096 and pools.spare_bytes() == 0
+
+
 def test_garbage_collection_takes_the_same_teardown_path_as_reset(cupy, stream):
     import gc
 
