@@ -437,8 +437,10 @@ class Graph(GraphBase):
 
         Called by ``capture_end`` when keep_graph is False, or by the first ``replay`` when
         keep_graph is True and instantiate was not called. Instantiating again (keep_graph)
-        replaces the executable graph. With keep_graph=False and a private pool, CuPy builds
-        the executable and its launch serves as ``replay`` (the fastest launch Python has).
+        replaces the executable graph (with an async pool the old one is destroyed first: CUDA
+        allows a graph with memory nodes one executable at a time). With keep_graph=False and a
+        private pool, CuPy builds the executable and its launch serves as ``replay`` (the
+        fastest launch Python has).
         Otherwise the executable is built with auto-free-on-launch, so graphs captured with an
         async pool (MEM_ALLOC/MEM_FREE nodes) replay any number of times. A raw
         cudaMallocAsync made during a private-pool capture is not covered: use
@@ -475,6 +477,10 @@ class Graph(GraphBase):
         cupy = _cuda.require_cuda()
         runtime, _ = _cuda.bindings()
         capture = res.async_capture
+        if capture is not None:
+            # A graph with memory nodes may have one executable at a time: the old one goes
+            # first (otherwise it is kept until the new one exists)
+            self._destroy_exec()
         graph_exec = _cuda.check(
             "cudaGraphInstantiateWithFlags",
             runtime.cudaGraphInstantiateWithFlags(self._graph, _INSTANTIATE_AUTO_FREE_ON_LAUNCH),

@@ -145,10 +145,14 @@ class GraphPool:
             return pool.malloc
         # CuPy's async pool queries cudaMemPoolGetAttribute before each cudaMallocAsync (which
         # itself becomes a MEM_ALLOC node); global and thread-local capture forbid that query.
-        # Each allocation is handed out behind a _GraphAllocation, which decides at its death
-        # whether CuPy may free it.
+        # Each allocation the capture records is handed out behind a _GraphAllocation, which
+        # decides at its death whether CuPy may free it. One made on a stream that is not
+        # capturing (a side stream never joined to the capture) is an eager allocation,
+        # freed as CuPy frees it: kept behind a keeper, it was never freed when the graph
+        # was not launched.
         malloc = pool.malloc
         cuda = _cuda.require_cuda().cuda
+        current_stream = cuda.get_current_stream
         if capture is None:
             capture = AsyncCapture()
 
@@ -157,6 +161,9 @@ class GraphPool:
                 pointer = malloc(size)
             memory = pointer.mem
             if not memory.ptr:
+                return pointer
+            on = current_stream().ptr
+            if on != stream and _not_capturing(cuda.runtime, on):
                 return pointer
             keeper = _GraphAllocation(memory, capture)
             return cuda.MemoryPointer(cuda.UnownedMemory(memory.ptr, memory.size, keeper,
@@ -369,6 +376,16 @@ class _relaxed_capture_mode:
         _CaptureMode.exchange(self.previous)
 
 
+def _not_capturing(runtime, stream: int) -> bool:
+    """Whether CUDA says ``stream`` is not capturing (False when it cannot say: the legacy
+    stream while another stream captures, where an allocation would end the capture
+    anyway)."""
+    try:
+        return runtime.streamIsCapturing(stream) == 0
+    except Exception:
+        return False
+
+
 class AsyncCapture:
     """What the allocations of one async-pool capture need to know when they die: whether
     the capture is still open, and whether its graph has been launched (Graph.replay sets
@@ -391,7 +408,7 @@ class _GraphAllocation:
     of `accelgraph capture`, which never replays), or after a failed capture, nothing is
     freed: the address belongs to the graph's reservation, and CuPy's free would fail with
     cudaErrorInvalidValue, printed as an ignored exception. Decided from the capture's
-    record, with no CUDA call, so the answer holds on any thread the collector runs it."""
+    record, with no CUDA query, so the answer holds on any thread the collector runs it."""
 
     __slots__ = ("memory", "capture")
 
@@ -402,8 +419,19 @@ class _GraphAllocation:
     def __del__(self):
         memory, self.memory = self.memory, None
         capture = self.capture
-        if memory is not None and not (capture.open or capture.launched):
+        if memory is None or capture.open:
+            return  # (dropped during its capture: the free CuPy makes here is recorded)
+        if not capture.launched:
             memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
+            return
+        # CuPy's cudaFreeAsync on the allocation's stream, which is not capturing: a
+        # global-mode capture on this thread would refuse it and be invalidated (dropping a
+        # replayed graph's output while capturing the next graph), so relaxed around it.
+        try:
+            with _relaxed_capture_mode():
+                del memory
+        except Exception:  # interpreter exit: the driver may be gone
+            pass
 
 
 class _Lease:

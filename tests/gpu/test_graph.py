@@ -386,6 +386,81 @@ def test_async_pool_outputs_are_freed_quietly_with_or_without_a_replay(cupy, str
     assert unraised == []
 
 
+def test_an_async_keep_graph_graph_instantiates_again(cupy, stream):
+    # A graph with memory nodes may have one executable at a time: instantiating again
+    # replaces the executable, and the graph replays from the new one.
+    src = cupy.arange(4096, dtype=cupy.float32)
+    out = cupy.zeros_like(src)
+    _warm(cupy, src)
+    out[...] = src * 3  # load the kernels eagerly
+    stream.synchronize()
+    out.fill(0)
+    g = Graph(keep_graph=True, pool=graph_pool_handle("async"))
+    with g:
+        tmp = src * 3
+        out[...] = tmp
+        del tmp
+    g.instantiate()
+    g.replay()
+    g.instantiate()  # (CUDA may hand the new executable the old one's handle)
+    assert g.exec_handle != 0
+    out.fill(0)
+    for _ in range(3):
+        g.replay()
+    stream.synchronize()
+    assert cupy.array_equal(out, src * 3)
+
+
+def test_an_async_pool_allocation_on_a_stream_not_capturing_is_freed_as_usual(cupy, stream):
+    # Inside an async-pool capture, an allocation on a side stream never joined to it is an
+    # eager cudaMallocAsync, not a graph allocation: dropped, it goes back to CUDA's pool
+    # even though the graph was never launched (it used to be kept, never freed).
+    from accelgraph_cli.cuda import pools
+
+    src = cupy.arange(4096, dtype=cupy.float32)
+    _warm(cupy, src)
+    token = graph_pool_handle("async")
+    side = cupy.cuda.Stream(non_blocking=True)
+    g = Graph(pool=token)
+    with g:
+        out = src * 2  # recorded: a graph allocation
+        with side:
+            eager = cupy.empty(1 << 20, dtype=cupy.float32)
+    side.synchronize()
+    cupy_pool = pools.get_pool(token)._pool
+    used = cupy_pool.used_bytes()
+    assert used >= eager.nbytes
+    del eager
+    side.synchronize()
+    assert cupy_pool.used_bytes() == used - (1 << 22)
+    del out, g  # never launched: the graph's output frees nothing, as before
+
+
+def test_dropping_a_replayed_async_output_during_a_global_capture_keeps_that_capture(cupy):
+    # The output is freed (cudaFreeAsync on its own stream, which is not capturing) while
+    # this thread captures another graph in global mode, which forbids that call: the free
+    # goes relaxed, so the other capture is not invalidated.
+    first, second = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    src = cupy.arange(1 << 16, dtype=cupy.float32)
+    with first:
+        src * 2  # load the kernels eagerly
+        src + 1
+        first.synchronize()
+        g1 = Graph(pool=graph_pool_handle("async"))
+        with g1:
+            out = src * 2
+        g1.replay()
+        first.synchronize()
+    with second:
+        g2 = Graph(capture_error_mode="global")
+        with g2:
+            y = src + 1
+            del out
+        g2.replay()
+        second.synchronize()
+    assert cupy.array_equal(y, src + 1)
+
+
 def test_debug_dump_writes_cuda_dot_with_kernel_names(cupy, stream, tmp_path):
     x = cupy.zeros(64, dtype=cupy.float32)
     _warm(cupy, x)
