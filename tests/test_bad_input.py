@@ -97,6 +97,9 @@ def test_bad_scenario_files(cli, tmp_path, verb, case):
         (["replay", SCENARIOS / "saxpy.py", "--iters", "-3"], "--iters"),
         (["replay", SCENARIOS / "saxpy.py", "--rounds", "0"], "--rounds"),
         (["replay", SCENARIOS / "saxpy.py", "--rtol", "-1"], "--rtol"),
+        # a tolerance of inf would pass any finite difference, nan no comparison at all
+        (["replay", SCENARIOS / "saxpy.py", "--atol", "inf"], "'--atol': inf is not a finite"),
+        (["replay", SCENARIOS / "saxpy.py", "--rtol", "nan"], "'--rtol': nan is not a finite"),
         (["capture", SCENARIOS / "saxpy.py", "--pool", "unified"], "--pool"),
         (["capture", SCENARIOS / "saxpy.py", "--error-mode", "loose"], "relaxed"),
         (["capture", SCENARIOS / "saxpy.py", "--param", "n=lots"], "n"),
@@ -183,3 +186,15 @@ def test_a_limit_or_a_depth_past_anything_the_graph_holds_shows_all_of_it(cli):
     code, out, err = cli("show", recorded("forkjoin_basic.dot"), "--focus", "3",
                          "--depth", str(10**18))
     assert (code, err) == (0, "") and out == near
+
+
+@pytest.mark.parametrize("tolerance", [{"rtol": float("inf")}, {"atol": float("nan")},
+                                       {"atol": -1e-9}])
+def test_the_library_check_refuses_a_tolerance_that_would_pass_anything(tolerance):
+    # the check's own guard, for callers of the library (the CLI refuses these first); it
+    # refuses before it looks at the capture, so none is needed here
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run import protocol
+
+    with pytest.raises(AccelgraphError, match="must be a finite number >= 0"):
+        protocol.check(None, **tolerance)

@@ -306,3 +306,16 @@ def test_without_a_standard_output_only_accelgraphs_own_output_fails(monkeypatch
     assert cli.main(["show", str(recorded("chain_basic.dot")), "-o", str(tmp_path / "g.json")]) == 2
     assert sys.stdout is None and (tmp_path / "g.json").exists()
     print("nowhere to go")  # no error: print() of a process without standard output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["show", "nosuch.dot"], "accelgraph: error: nosuch.dot: no such file"),
+    (["show", "chain_verbose.dot"], "Nodes"),
+], ids=["an error line", "a listing"])
+def test_columns_zero_is_an_unknown_width_not_no_output(tmp_path, args, words):
+    # rich took COLUMNS=0 for a width of 0 and printed nothing, error lines included
+    args = [recorded(a) if a == "chain_verbose.dot" else a for a in args]
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=child_env(COLUMNS="0", LINES="0"))
+    assert words in proc.stdout + proc.stderr, (proc.returncode, proc.stdout, proc.stderr)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import sys
@@ -136,6 +137,15 @@ class _PrintableConsole(Console):
     the clipboard of the terminal it is shown in. They are dropped as the text goes out,
     after the layout, which gave them no width; rich's own control codes (styles, cursor
     moves of a progress display) are not in the text and pass."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # rich takes COLUMNS=0 (or LINES=0) as a width of 0 and then prints nothing at all,
+        # error lines included; a size of 0 means unknown, as a terminal reporting 0 does
+        if self._width is not None and self._width <= 0:
+            self._width = None
+        if self._height is not None and self._height <= 0:
+            self._height = None
 
     def _render_buffer(self, buffer) -> str:
         return super()._render_buffer(
@@ -591,6 +601,15 @@ def _stdout() -> Console:
     return _StdoutConsole(highlight=False, markup=False, file=_StdoutFile(_real_stdout()))
 
 
+def _finite(value: float) -> float:
+    """A tolerance is a finite number: inf would let every finite difference pass the check,
+    and nan compares with nothing."""
+    if not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number (a tolerance of {value} "
+                                 "would let a wrong graph pass the check)")
+    return value
+
+
 def _complete_paths(incomplete: str, suffixes: tuple[str, ...]) -> list[str]:
     """Folders and files with one of ``suffixes`` whose path starts with ``incomplete``."""
     folder, _, start = incomplete.rpartition("/")
@@ -691,8 +710,10 @@ def replay(
                                help="Compare replay's outputs with eager's (needs outputs())."),
     check_steps: int = typer.Option(2, "--check-steps", min=1, metavar="K",
                                     help="Steps run eagerly and replayed before comparing."),
-    rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", help="Relative tolerance (0: bitwise)."),
-    atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", help="Absolute tolerance (0: bitwise)."),
+    rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", callback=_finite,
+                               help="Relative tolerance (0: bitwise)."),
+    atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", callback=_finite,
+                               help="Absolute tolerance (0: bitwise)."),
     param: list[str] = PARAM_OPTION,
     pool: PoolKind = POOL_OPTION,
     error_mode: CaptureErrorMode = MODE_OPTION,

@@ -19,6 +19,7 @@ CLI renders and `--json` prints.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -516,7 +517,11 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     never writes cannot match by luck), and the graphs are replayed ``steps`` times. Outputs
     are compared bitwise by default; with rtol/atol, |a - b| <= atol + rtol * |b|.
     Several graphs: each alone, then all in order. May be called at any time after capture.
+    AccelgraphError for a tolerance that is negative or not finite (inf would pass anything).
     """
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not (math.isfinite(value) and value >= 0):
+            raise AccelgraphError(f"{name} must be a finite number >= 0, not {value}")
     names = [g.name for g in result.graphs]
     per_graph: dict[str, CheckResult] = {}
     if len(names) > 1:
