@@ -675,6 +675,35 @@ def test_a_damaged_gzip_file_is_named(tmp_path):
     assert str(caught.value).startswith(f"{path}: damaged gzip file (")
 
 
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_file_whose_first_lines_are_no_graph_is_refused_before_the_rest_is_read(tmp_path,
+                                                                                gzipped):
+    # Junk at line 1, then what reading the whole file would trip over first (bytes that
+    # are not UTF-8; a gzip stream cut short): the refusal comes from the first lines, so
+    # the rest (2 GB of junk in a 9 MB gzip, say) is never read or gunzipped.
+    junk = b"\n  aaaa aaaa\n" * 20000
+    path = tmp_path / ("junk.dot.gz" if gzipped else "junk.dot")
+    if gzipped:
+        whole = gzip.compress(junk + bytes(range(256)) * 4000, compresslevel=1)
+        path.write_bytes(whole[:len(whole) // 2])  # a damaged gzip, past the first lines
+    else:
+        path.write_bytes(junk + b"\xff\xfe")
+    with pytest.raises(DotParseError) as caught:
+        load_model(path)
+    assert str(caught.value) == f"{path}:2: not a DOT graph (expected 'digraph ...')"
+
+
+@pytest.mark.parametrize("text", [
+    b"\n" * 70000 + b"digraph g { a -> b }\n",  # the first word past the first 64 KB
+    b"strict\n" + b"\n" * 70000 + b"digraph g { a -> b }\n",  # its second word past them
+    b"\xef\xbb\xbf  digraph g { a -> b }\n" + b"// x\n" * 20000,
+])
+def test_a_graph_whose_first_lines_do_not_settle_it_is_read_whole(tmp_path, text):
+    path = tmp_path / "g.dot"
+    path.write_bytes(text)
+    assert sorted(node.id for node in load_model(path).nodes) == ["a", "b"]
+
+
 def test_decode_text_names_bytes_and_counts_lines_from_the_first():
     with pytest.raises(DotParseError) as caught:
         decode_text(b"digraph G {\x00}")

@@ -73,8 +73,7 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
         else:
             handle = io.BytesIO(head + handle.read())
         return _gunzip(handle, name, what)
-    if b"\x00" in head:
-        raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
+    _check_head(head, name)
     if not seekable:
         return head + handle.read()
     handle.seek(start)
@@ -82,11 +81,37 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
 
 
 def _gunzip(handle, name: str, what: str = "file") -> bytes:
+    start = handle.tell()
     try:
+        with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
+            head = unzipped.read(_SNIFF_BYTES)
+        _check_head(head, name)  # before the rest is gunzipped: 9 MB of gzip can hold 2 GB
+        handle.seek(start)
         with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
             return unzipped.read()
     except (OSError, EOFError, zlib.error) as problem:
         raise DotParseError(f"{name}: damaged gzip {what} ({problem})") from None
+
+
+def _check_head(head: bytes, name: str) -> None:
+    """Refuse, from a file's first bytes (gunzipped), what its first lines already show is no
+    graph, before the rest is read: a binary file, or text whose first word starts neither
+    JSON nor DOT (the message is the one reading the whole file would give; a file named
+    .json is left to the JSON reader, and anything the head cannot settle is read whole)."""
+    if b"\x00" in head:
+        raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
+    cut = head.rfind(b"\n")  # whole lines: a cut character or word would mislead
+    if cut < 0 or _named_json(name):
+        return
+    try:
+        text = head[:cut + 1].decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return  # reading the whole file reports it
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if (not stripped or stripped[0] in "{[" or _DOT_START.match(stripped)
+            or stripped.rstrip().lower() == "strict"):  # (its "digraph" may come next)
+        return
+    model_from_text(text, name)  # raises the not-a-graph error of the whole file
 
 
 def load_model_bytes(data: bytes, filename: str = "<bytes>") -> GraphModel:
