@@ -94,6 +94,14 @@ def test_bad_focus_prints_nothing_on_stdout(cli):
                    "shows it) or a full id such as graph_1_node_5\n")
 
 
+def test_a_bad_nested_focus_is_answered_with_a_node_of_that_graph(cli):
+    # g10 holds g10#0 and g10#1: the example must not point at the top graph's #5
+    code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--focus", "g10#5")
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: --focus 'g10#5': no such node; give g10#1 (as the "
+                   "listing shows it) or a full id such as graph_10_node_1\n")
+
+
 def test_show_reads_stdin(cli, monkeypatch):
     data = CHAIN.read_bytes()
     for raw in (data, gzip.compress(data)):
@@ -483,8 +491,9 @@ def test_an_empty_file_or_folder_name_is_refused(cli, args):
     code, out, err = cli(*args)
     assert (code, out) == (2, "")
     option = args[args.index("") - 1]
+    what = "folder" if option == "--baseline" or args[0] == "capture" else "file"
     assert err == (f"accelgraph: error: {option} was given an empty name (an unset variable?); "
-                   "name a file or folder, or leave the option out\n")
+                   f"name a {what}, or leave the option out\n")
 
 
 def test_a_link_to_a_python_file_is_not_written_through(cli, tmp_path, monkeypatch):
@@ -526,3 +535,9 @@ def test_an_empty_input_name_is_refused_not_taken_for_this_folder(cli, tmp_path,
     code, out, err = cli(*args)
     assert (code, out) == (2, "")
     assert err.startswith(f"accelgraph: error: {message}") and err.count("\n") == 1, err
+
+
+def test_a_line_break_in_a_file_name_keeps_the_error_one_line(cli, tmp_path):
+    code, out, err = cli("show", str(tmp_path / "new\nline.dot"))
+    assert (code, out) == (2, "")
+    assert err == f"accelgraph: error: {tmp_path}/new\\nline.dot: no such file\n"

@@ -218,7 +218,9 @@ def test_smoke_list_lists_every_file_and_marks_the_broken_one(cli, mixed_folder)
     assert code == 1, (code, err)  # as a smoke run reports the broken file: a failed scenario
     assert err == ""
     broken, good = out.splitlines()
-    assert broken.startswith(f"{mixed_folder / 'broken.py'}  error: ") and "syntax error" in broken
+    assert broken.startswith(f"{mixed_folder / 'broken.py'}  error: line ") and "syntax error" in broken
+    # the row names the file; its error does not start with it again
+    assert broken.split("  error: ", 1)[1].startswith("line 9, column 18: syntax error")
     assert good.startswith(f"{mixed_folder / 'saxpy.py'}   One SAXPY")
 
 

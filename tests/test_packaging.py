@@ -70,6 +70,8 @@ def test_scenarios_verb_json(cli):
     by_name = {entry["name"]: entry for entry in listed}
     assert by_name["buckets"]["graphs"] == "steps" and by_name["buckets"]["pool"] == "shared"
     assert by_name["saxpy"]["graphs"] == "step"
+    # the backend, read from the file without running it
+    assert by_name["saxpy"]["backend"] == "cupy" and by_name["gpt_decode"]["backend"] == "torch"
     for path in SCENARIO_FILES:
         assert by_name[path.stem]["summary"] == _summary(path)
 
@@ -134,6 +136,7 @@ def test_smoke_list_takes_names_files_and_json(cli):
     code, out, err = cli("smoke", "--list", "--json", "saxpy", SCENARIOS / "jacobi.py")
     assert code == 0, err
     assert [entry["name"] for entry in json.loads(out)] == ["saxpy", "jacobi"]
+    assert [entry["backend"] for entry in json.loads(out)] == ["cupy", "cupy"]
     code, out, err = cli("smoke", "--list", "nothing_here")
     assert code == 2
     assert "no bundled scenario" in err and "saxpy" in err

@@ -26,6 +26,12 @@ def test_discover_missing_path_and_empty_folder(tmp_path):
         discover([str(tmp_path / "nope")])
     with pytest.raises(AccelgraphError, match="no scenario files"):
         discover([str(tmp_path)])
+    # a folder with only a private module and a subfolder says why those do not count
+    (tmp_path / "_helpers.py").write_text("x = 1\n")
+    (tmp_path / "more").mkdir()
+    with pytest.raises(AccelgraphError, match=r"no scenario files in this folder \(\*\.py; names "
+                                              "starting with _ and subfolders are skipped\\)"):
+        discover([str(tmp_path)])
 
 
 def test_junit_report_counts_failures_and_errors():
@@ -84,7 +90,7 @@ def test_smoke_without_gpu_still_reports_a_broken_scenario_file_as_an_error(cli,
     assert code == 1, err
     lines = [line for line in err.splitlines() if line.strip()]
     assert any("broken.py:3" in line and "syntax" in line for line in lines), err
-    assert "1 of 2 scenario file(s) cannot be run" in lines[-1]
+    assert "1 of 2 scenario file(s) cannot be run (above); the other did not run either" in lines[-1]
     assert "no usable GPU" in err or "CuPy is not installed" in err
     suite = ElementTree.parse(tmp_path / "r.xml").getroot()
     assert (suite.get("errors"), suite.get("skipped")) == ("1", "1")

@@ -159,9 +159,10 @@ err_console = _PrintableConsole(file=_StderrFile(), highlight=False, markup=Fals
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
-    """Print one error line to stderr and return the Exit to raise."""
+    """Print one error line to stderr and return the Exit to raise. A line break inside the
+    message (from a file name, say) is written as ``\\n``, so the error stays one line."""
     line = Text("accelgraph: error:", style="bold red")
-    line.append(" " + message)
+    line.append(" " + message.replace("\r", "\\r").replace("\n", "\\n"))
     err_console.print(line, soft_wrap=True)
     return typer.Exit(code)
 
@@ -679,7 +680,7 @@ def capture(
     from ..run.catalog import resolve_scenario
     from ..run.record import record_path, save_record
 
-    _refuse_empty(("--out", out))
+    _refuse_empty(("--out", out, "folder"))
     # Where it will write, checked before any GPU work: the artifacts' folder (--out, or
     # the default under ./.accelgraph/) and the record of this capture (./.accelgraph/).
     files.check_output_folder(out if out is not None
@@ -847,9 +848,17 @@ def _resolve_node(model, focus: str) -> tuple:
                               "give one of them as the listing shows it")
     if not model.nodes:
         raise AccelgraphError(f"--focus {focus!r}: the graph has no nodes")
-    example = model.nodes[-1].id
-    raise AccelgraphError(f"--focus {focus!r}: no such node; give {node_label(model, model, example)} "
-                          f"(as the listing shows it) or a full id such as {example}")
+    # the example comes from the graph the value names (g10#5: CUDA's graph 10) when the
+    # file holds it, else from the top graph
+    graph = model
+    if "#" in focus:
+        wanted = focus.split("#", 1)[0] + "#"
+        graph = next((g for g in model.walk() if g.nodes and node_label(
+            model, g, g.nodes[-1].id).startswith(wanted)), model)
+    example = graph.nodes[-1].id
+    raise AccelgraphError(f"--focus {focus!r}: no such node; give "
+                          f"{node_label(model, graph, example)} (as the listing shows it) or a "
+                          f"full id such as {example}")
 
 
 @command(cls=_Command, short_help="Render a saved CUDA graph dump (no GPU needed).")
@@ -1012,7 +1021,7 @@ def dump(
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
     _check_dump_suffix(out, fmt)
-    _refuse_empty(("--out", out))
+    _refuse_empty(("--out", out, "file"))
     files.check_output_file(out)  # before any GPU work; creates nothing
     chosen = _scenario_options(scenario, param, pool, error_mode)
     _check_graph_name(graph_name, chosen.info)
@@ -1165,7 +1174,7 @@ def _summary_text(info) -> Text:
 def _scenario_json(info) -> dict:
     return {"name": info.name, "path": str(info.path), "summary": info.summary,
             "params": info.params, "pool": info.pool, "error_mode": info.error_mode,
-            "graphs": "steps" if info.multi_graph else "step"}
+            "graphs": "steps" if info.multi_graph else "step", "backend": info.backend.value}
 
 
 def _print_rows(rows) -> None:
@@ -1193,13 +1202,14 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
         raise AccelgraphError(f"--baseline {folder}: this folder cannot be read")
 
 
-def _refuse_empty(*options: tuple[str, str | None]) -> None:
+def _refuse_empty(*options: tuple[str, str | None, str]) -> None:
     """An option given an empty name (``--junit "$REPORT"`` with the variable unset) is
-    refused: taken as not given, the report would silently not be written."""
-    for option, value in options:
+    refused: taken as not given, the report would silently not be written. Each option
+    comes as (name, value, what it names: "file" or "folder")."""
+    for option, value, what in options:
         if value == "":
             raise AccelgraphError(f"{option} was given an empty name (an unset variable?); "
-                                  "name a file or folder, or leave the option out")
+                                  f"name a {what}, or leave the option out")
 
 
 def _list_smoke(paths, json_out: bool) -> None:
@@ -1219,10 +1229,24 @@ def _list_smoke(paths, json_out: bool) -> None:
         bundled = os.path.realpath(scenarios_folder())  # realpath: a loop of links is no error
         _print_rows([(Path(path).stem if os.path.dirname(os.path.realpath(path)) == bundled
                       else str(path),
-                      _summary_text(info) if info else Text(f"  error: {error}", style="red"))
+                      _summary_text(info) if info else
+                      Text(f"  error: {_without_path(error, path)}", style="red"))
                      for path, info, error in entries])
     if any(error for _, _, error in entries):
         raise typer.Exit(ExitCode.FAILED)
+
+
+def _without_path(error: str, path) -> str:
+    """A file's error as its row of a listing shows it: the row names the file already, so
+    ``PATH:3: message`` reads ``line 3: message``."""
+    prefix = f"{path}:"
+    if not error.startswith(prefix):
+        return error
+    where, sep, rest = error[len(prefix):].partition(": ")
+    line, _, column = where.partition(":")
+    if not (sep and line.isdigit() and (not column or column.isdigit())):
+        return error[len(prefix):].lstrip()
+    return f"line {line}{f', column {column}' if column else ''}: {rest}"
 
 
 @command(cls=_Command, short_help="Capture, replay and check every scenario: CI (GPU).")
@@ -1267,7 +1291,7 @@ def smoke(
                                   f"{'it' if len(unused) == 1 else 'them'} or --list")
         _list_smoke(smoke_mod.discover(paths), json_out)
         return
-    _refuse_empty(("--junit", junit), ("--baseline", baseline))
+    _refuse_empty(("--junit", junit, "file"), ("--baseline", baseline, "folder"))
     files = smoke_mod.discover(paths)
     if update_baseline and not baseline:
         raise AccelgraphError("--update-baseline needs --baseline DIR")
@@ -1301,8 +1325,10 @@ def smoke(
             raise
         for message in errors.values():
             fail(message)
-        rest = ("the others did not run either" if len(errors) < len(files)
-                else "and nothing could run here")
+        others = len(files) - len(errors)
+        rest = ("and nothing could run here" if not others else
+                "the other did not run either" if others == 1 else
+                "the others did not run either")
         raise fail(f"{len(errors)} of {len(files)} scenario file(s) cannot be run (above); "
                    f"{rest}: {exc}", ExitCode.FAILED) from None
     console = _stdout()

@@ -71,7 +71,8 @@ def discover(paths: list[str] | None) -> list[Path]:
                            if not p.name.startswith("_") and not p.is_dir())  # files: not x.py/
             if not files:
                 raise AccelgraphError(hides_bundled(raw, bundled) if bundled is not None else
-                                      f"{path}: no scenario files (*.py) in this folder")
+                                      f"{path}: no scenario files in this folder (*.py; names "
+                                      "starting with _ and subfolders are skipped)")
             found.extend(files)
         elif path.is_file():
             if bundled is not None and path.suffix != ".py":

@@ -1,5 +1,7 @@
-"""Broken on purpose: half of the step is on the capturing stream, half on a side stream never
-joined to it (partial_side_stream). The graph holds one kernel; the other ran during capture."""
+"""Broken on purpose: half of the step runs on a side stream (partial_side_stream).
+
+Half of it is on the capturing stream, half on a side stream never joined to it. The graph
+holds one kernel; the other ran during capture."""
 import cupy
 
 PARAMS = {}

@@ -1,6 +1,8 @@
-"""Broken on purpose: as partial_side_stream, but setup runs the step once as a warm-up, so
-the state's outputs already hold the step's result when capture begins (prefilled_side_stream).
-The side-stream kernel that runs during capture writes z with the value z already holds."""
+"""Broken on purpose: partial_side_stream with outputs prefilled (prefilled_side_stream).
+
+As partial_side_stream, but setup runs the step once as a warm-up, so the state's outputs
+already hold the step's result when capture begins. The side-stream kernel that runs during
+capture writes z with the value z already holds."""
 import cupy
 
 PARAMS = {}

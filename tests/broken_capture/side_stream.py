@@ -1,5 +1,7 @@
-"""Broken on purpose: the step works on a side stream never joined to the capturing one
-(side_stream). That work runs eagerly during capture and the graph records nothing."""
+"""Broken on purpose: the step works on an unjoined side stream (side_stream).
+
+The side stream is never joined to the capturing one: that work runs eagerly during capture
+and the graph records nothing."""
 import cupy
 
 PARAMS = {}

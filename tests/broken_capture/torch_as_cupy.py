@@ -1,5 +1,7 @@
-"""Broken on purpose: a PyTorch step captured on CuPy's stream (torch_as_cupy). torch launches
-on its own current stream, so its work runs eagerly during capture, outside the graph."""
+"""Broken on purpose: a PyTorch step captured on CuPy's stream (torch_as_cupy).
+
+torch launches on its own current stream, so its work runs eagerly during capture, outside
+the graph."""
 import torch
 
 BACKEND = "cupy"  # on purpose: torch work captured on CuPy's stream
