@@ -166,6 +166,7 @@ def stub_cuda(monkeypatch):
     for name, empty in (("_registry", {}), ("_draining", set()), ("_spare", {})):
         monkeypatch.setattr(pools, name, empty)
     monkeypatch.setattr(pools, "_spare_bytes", 0)
+    monkeypatch.setattr(pools, "_idle_bytes", 0)
     hold = pools.hold
     monkeypatch.setattr(pools, "hold", lambda pool: held.append(hold(pool)) or held[-1])
     return allocator, held
@@ -290,6 +291,43 @@ def test_a_drained_pool_with_few_free_blocks_passes_them_on_to_the_next_pool_on_
     other.capture_begin()
     assert other._pool._pool is cupy_pool and calls == [4096] and pools.spare_bytes() == 0
     other.abort_capture()
+
+
+def test_blocks_cached_for_one_stream_are_not_stranded_behind_a_newer_idle_pool(
+        stub_cuda, monkeypatch):
+    # An idle pool with nothing cached, newer than one with blocks cached on stream 5: a
+    # capture on stream 6 takes the newer one, and the blocks cached for stream 5 become
+    # spare memory then (any pool may take them), rather than wait idle for good.
+    from accelgraph_cli.cuda import pools
+
+    stream = pools._cuda.require_cuda().cuda.get_current_stream()
+    empty, cached = Graph(), Graph()
+    empty.capture_begin()
+    cached.capture_begin()
+    calls = _free_blocks(cached._pool._pool, 4096, monkeypatch)
+    cached.abort_capture()
+    empty.abort_capture()
+    assert pools.spare_bytes() == 4096 and calls == []
+    stream.ptr += 1
+    other = Graph()
+    other.capture_begin()
+    assert calls == [4096]  # made spare (CuPy's free_all_blocks hands them to the leases)
+    other.abort_capture()
+
+
+def test_a_pool_captured_on_the_per_thread_default_stream_is_not_passed_on(stub_cuda,
+                                                                          monkeypatch):
+    # CuPy files the blocks of the per-thread default stream (pointer 2 in every thread) by
+    # thread, so another thread's capture on "the same" stream would not find them
+    from accelgraph_cli.cuda import pools
+
+    stream = pools._cuda.require_cuda().cuda.get_current_stream()
+    stream.ptr = 2
+    graph = Graph()
+    graph.capture_begin()
+    calls = _free_blocks(graph._pool._pool, 512, monkeypatch)
+    graph.abort_capture()
+    assert calls == [512]
 
 
 def test_pools_that_pass_on_nothing_whole(stub_cuda, monkeypatch):

@@ -34,15 +34,17 @@ made names an equal, empty pool of its kind when a graph is given it again, so c
 after graph keeps no object per pool (only the serial of each async token, for its kind).
 
 A drained private pool whose blocks are all free and come to at most :data:`PASS_ON_LIMIT`
-bytes, and whose captures all ran on one stream, is passed on whole instead: its CuPy pool,
+bytes, and whose captures all ran on one stream (not the per-thread default stream, whose
+blocks CuPy files by thread), is passed on whole instead: its CuPy pool,
 blocks still cached, goes to the next private pool captured on that stream. A graph that
 allocates those sizes then takes a cached block inside CuPy, with no Python call, as CuPy's own
 pool serves eager code; turning the blocks into spare memory and taking one back through
-:func:`_graph_malloc` cost a small graph's capture about 14 µs (H100), a third of the whole
-capture. Until taken, those blocks count as spare memory (:func:`spare_bytes`, the limit,
+:func:`_graph_malloc` made a 4-kernel capture that allocates its output about 6 µs slower
+(63.6 against 57.7 µs, H100). Until taken, those blocks count as spare memory (:func:`spare_bytes`, the limit,
 :func:`release_spare`, which makes them spare first); once taken, as memory the new pool holds,
 so its :meth:`GraphPool.bytes_held` may include up to that limit of blocks its graph did not use.
-A new pool captured on another stream gets an idle pool's blocks as spare memory.
+A new pool captured on a stream no idle pool caches blocks for first turns the blocks of every
+idle pool into spare memory (which any stream's capture takes), so none waits idle for good.
 
 So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
 is replayed. Memory whose array was dropped is reused by later captures (spare memory goes
@@ -122,14 +124,24 @@ class GraphPool:
         self._stream = None
 
     def _cupy_pool(self, stream: int = 0):
-        if self._pool is None:
-            cupy = _cuda.require_cuda()
-            if self.kind is PoolKind.ASYNC:
-                self._pool = cupy.cuda.MemoryAsyncPool()
-            else:
-                idle = _take_idle(stream) if _idle_cupy_pools else None
-                self._pool = idle if idle is not None else cupy.cuda.MemoryPool(_graph_malloc)
-        return self._pool
+        """The CuPy pool, made (or taken from the idle ones) on first use, and the stream of
+        this capture noted for a private pool; under the lock, so that two threads beginning
+        captures on graphs that share the pool cannot each give it a CuPy pool (the one
+        overwritten would be collected, and its blocks in use made spare)."""
+        with _lock:
+            pool = self._pool
+            if pool is None:
+                cupy = _cuda.require_cuda()
+                if self.kind is PoolKind.ASYNC:
+                    pool = cupy.cuda.MemoryAsyncPool()
+                else:
+                    idle = _take_idle(stream) if _idle_cupy_pools else None
+                    pool = idle if idle is not None else cupy.cuda.MemoryPool(_graph_malloc)
+                self._pool = pool
+            seen = self._stream
+            if seen != stream:
+                self._stream = stream if seen is None else -1
+        return pool
 
     def capture_allocator(self, capture: AsyncCapture | None = None, stream: int = 0):
         """The allocator to install (thread-locally) for the duration of a capture; for an
@@ -137,9 +149,6 @@ class GraphPool:
         pointer of the stream the capture runs on (0: not told)."""
         pool = self._cupy_pool(stream)
         if self.kind is PoolKind.PRIVATE:
-            seen = self._stream
-            if seen != stream:
-                self._stream = stream if seen is None else -1
             # The pool's own malloc, called by CuPy without a Python frame: a cached block costs
             # nothing more, and growth goes through _graph_malloc, which goes relaxed itself.
             return pool.malloc
@@ -147,9 +156,10 @@ class GraphPool:
         # itself becomes a MEM_ALLOC node); global and thread-local capture forbid that query.
         # Each allocation the capture records is handed out behind a _GraphAllocation, which
         # decides at its death whether CuPy may free it. One made on a stream that is not
-        # capturing (a side stream never joined to the capture) is an eager allocation,
-        # freed as CuPy frees it: kept behind a keeper, it was never freed when the graph
-        # was not launched.
+        # capturing (a side stream never joined to the capture) is an eager allocation:
+        # behind an _EagerAllocation, freed as CuPy frees it but in relaxed mode (a global
+        # capture refuses a cudaFreeAsync on a stream it does not capture, and is then
+        # invalidated). Behind a _GraphAllocation it was never freed unless the graph ran.
         malloc = pool.malloc
         cuda = _cuda.require_cuda().cuda
         current_stream = cuda.get_current_stream
@@ -164,8 +174,9 @@ class GraphPool:
                 return pointer
             on = current_stream().ptr
             if on != stream and _not_capturing(cuda.runtime, on):
-                return pointer
-            keeper = _GraphAllocation(memory, capture)
+                keeper = _EagerAllocation(memory)
+            else:
+                keeper = _GraphAllocation(memory, capture)
             return cuda.MemoryPointer(cuda.UnownedMemory(memory.ptr, memory.size, keeper,
                                                          memory.device_id), 0)
 
@@ -192,7 +203,9 @@ class GraphPool:
         stream, self._stream = self._stream, None
         if not pool.used_bytes():
             cached = pool.total_bytes()
-            if cached <= PASS_ON_LIMIT and stream is not None and stream > 0:
+            # not for the per-thread default stream (pointer 2 in every thread: CuPy files
+            # its blocks by thread), nor the legacy one
+            if cached <= PASS_ON_LIMIT and stream is not None and stream > 2:
                 # passed on whole, blocks cached (see the module docstring)
                 self._pool = None
                 _idle_cupy_pools.append((pool, stream if cached else 0, cached))
@@ -386,6 +399,25 @@ def _not_capturing(runtime, stream: int) -> bool:
         return False
 
 
+class _EagerAllocation:
+    """Owns one eager allocation made from an async pool during a capture (on a stream the
+    capture does not include): CuPy frees it when this dies, in relaxed capture mode, so
+    that a global-mode capture running on this thread is not invalidated by the free."""
+
+    __slots__ = ("memory",)
+
+    def __init__(self, memory):
+        self.memory = memory
+
+    def __del__(self):
+        memory, self.memory = self.memory, None
+        try:
+            with _relaxed_capture_mode():
+                del memory
+        except Exception:  # interpreter exit: the driver may be gone
+            pass
+
+
 class AsyncCapture:
     """What the allocations of one async-pool capture need to know when they die: whether
     the capture is still open, and whether its graph has been launched (Graph.replay sets
@@ -497,28 +529,23 @@ def spare_bytes() -> int:
 
 def _take_idle(stream: int):
     """A CuPy pool of a drained private pool, for a new one whose capture runs on
-    ``stream``: the newest one, if it caches no blocks or caches them on that stream; else
-    the newest with blocks cached on that stream; else the newest, once the blocks cached in
-    every one have become spare memory (for _graph_malloc, on any stream). None when there
-    is none."""
+    ``stream``: one with blocks cached on that stream (the newest), else the newest, once
+    the blocks cached in every one have become spare memory (for _graph_malloc, on any
+    stream: none stays idle behind a pool taken before it). None when there is none."""
     global _idle_bytes
     with _lock:
         idle = _idle_cupy_pools
         if not idle:
             return None
-        pool, on, cached = idle[-1]
-        if cached and on != stream:
-            for i in range(len(idle) - 2, -1, -1):
+        if _idle_bytes:
+            for i in range(len(idle) - 1, -1, -1):
                 pool, on, cached = idle[i]
                 if cached and on == stream:
                     del idle[i]
                     _idle_bytes -= cached
                     return pool
             _flush_idle()
-            return idle.pop()[0]
-        idle.pop()
-        _idle_bytes -= cached
-        return pool
+        return idle.pop()[0]
 
 
 def _flush_idle() -> None:
