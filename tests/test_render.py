@@ -571,8 +571,20 @@ def test_a_block_of_two_kinds_is_listed_with_both():
         if i:
             edges.append((f"graph_0_node_{i - 1}", f"graph_0_node_{i}"))
     assert text_of(render_listing(GraphModel(nodes, edges))).splitlines()[1] == (
-        "  0–7  #0…#7  2 × 4  kernel/memcpy  k → memcpy                 —"
+        "  0–7  #0…#7  2 × 4  kernel/memcpy  k → memcpy  —"  # (no launch or size: no column)
     )
+
+
+def test_a_basic_dump_lists_no_empty_launch_column_and_gives_its_cells_to_the_names(
+        cli, monkeypatch):
+    from _paths import recorded
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = cli("show", recorded("forkjoin_wide_basic.dot.gz"))
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("level"))
+    assert "launch / size" not in header and "left out" not in out
+    assert "cupy_multiply__float32_fl…" in out  # cut at 16 cells while the empty column stood
 
 
 def test_drawing_counts_a_run_of_two():

@@ -287,6 +287,10 @@ class _Listing:
         # every column cut to a character or two (node ids and repeat counts cut short would
         # mislead); a line under the table says so.
         shown = list(range(len(_HEADERS)))
+        if self.rows and not any(str(row[5]).strip() for row in self.rows):
+            # a basic dump has no launch dimensions or sizes: an empty column would keep
+            # cells the names need (the summary says the dump is basic)
+            shown.remove(5)
         widths, excess = _fitted_widths(natural, shown, options.max_width)
         for column in (5, 6):
             if excess <= 0:
@@ -307,7 +311,8 @@ class _Listing:
             table.add_row(*(row[c].fitted(widths[c]) if isinstance(row[c], (_BlockName, _Parents))
                             else row[c] for c in shown))
         yield table
-        left_out = [_HEADERS[c] for c in range(len(_HEADERS)) if c not in shown]
+        left_out = [_HEADERS[c] for c in range(len(_HEADERS))
+                    if c not in shown and (c != 5 or any(str(row[5]).strip() for row in self.rows))]
         if left_out:
             yield Text(f"({' and '.join(left_out)} left out at {options.max_width} columns)",
                        style="dim")
