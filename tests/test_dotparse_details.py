@@ -697,6 +697,10 @@ def test_a_file_whose_first_lines_are_no_graph_is_refused_before_the_rest_is_rea
     b"\n" * 70000 + b"digraph g { a -> b }\n",  # the first word past the first 64 KB
     b"strict\n" + b"\n" * 70000 + b"digraph g { a -> b }\n",  # its second word past them
     b"\xef\xbb\xbf  digraph g { a -> b }\n" + b"// x\n" * 20000,
+    # a comment first (parse_dot takes it), the graph longer than the first 64 KB
+    b"// made by hand\r\ndigraph g {\r\n a -> b\r\n" + b" a -> b;\r\n" * 12000 + b"}\r\n",
+    b"/* made\n by hand */ digraph g {\n a -> b\n" + b" a -> b;\n" * 12000 + b"}\n",
+    b"# made by hand\ndigraph g {\n a -> b\n" + b" a -> b;\n" * 12000 + b"}\n",
 ])
 def test_a_graph_whose_first_lines_do_not_settle_it_is_read_whole(tmp_path, text):
     path = tmp_path / "g.dot"

@@ -315,6 +315,23 @@ def test_blocks_cached_for_one_stream_are_not_stranded_behind_a_newer_idle_pool(
     other.abort_capture()
 
 
+def test_blocks_passed_on_whole_count_toward_the_spare_limit(stub_cuda, monkeypatch):
+    # Over SPARE_LIMIT, the next capture frees spare memory first: blocks waiting in an idle
+    # pool are spare memory too, so they are made spare (then freed down to the limit)
+    from accelgraph_cli.cuda import pools
+
+    small = Graph()
+    small.capture_begin()
+    calls = _free_blocks(small._pool._pool, 512, monkeypatch)
+    small.abort_capture()
+    assert calls == [] and pools.spare_bytes() == 512
+    monkeypatch.setattr(pools, "SPARE_LIMIT", 100)
+    nxt = Graph()
+    nxt.capture_begin()  # same stream: only the limit makes them spare
+    assert calls == [512]
+    nxt.abort_capture()
+
+
 def test_a_pool_captured_on_the_per_thread_default_stream_is_not_passed_on(stub_cuda,
                                                                           monkeypatch):
     # CuPy files the blocks of the per-thread default stream (pointer 2 in every thread) by

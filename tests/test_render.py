@@ -585,6 +585,10 @@ def test_a_basic_dump_lists_no_empty_launch_column_and_gives_its_cells_to_the_na
     header = next(line for line in out.splitlines() if line.lstrip().startswith("level"))
     assert "launch / size" not in header and "left out" not in out
     assert "cupy_multiply__float32_fl…" in out  # cut at 16 cells while the empty column stood
+    monkeypatch.setenv("COLUMNS", "40")  # too narrow even so: after is left out, and said so
+    code, out, err = cli("show", recorded("forkjoin_wide_basic.dot.gz"))
+    assert code == 0, err
+    assert "(after left out at 40 columns)" in out
 
 
 def test_drawing_counts_a_run_of_two():

@@ -35,7 +35,8 @@ after graph keeps no object per pool (only the serial of each async token, for i
 
 A drained private pool whose blocks are all free and come to at most :data:`PASS_ON_LIMIT`
 bytes, and whose captures all ran on one stream (not the per-thread default stream, whose
-blocks CuPy files by thread), is passed on whole instead: its CuPy pool,
+blocks CuPy files by thread), is passed on whole instead (blocks a capture allocated on a side
+stream it joined go along, within the limit): its CuPy pool,
 blocks still cached, goes to the next private pool captured on that stream. A graph that
 allocates those sizes then takes a cached block inside CuPy, with no Python call, as CuPy's own
 pool serves eager code; turning the blocks into spare memory and taking one back through
@@ -97,7 +98,8 @@ class GraphPool:
     """One memory pool used by graph captures; see the module docstring for the kinds.
 
     ``users`` counts graphs holding the pool; when the last one lets go (``Graph.reset`` or the
-    graph being collected), cached blocks become spare graph memory.
+    graph being collected), its cached blocks become spare graph memory, or go on with its
+    CuPy pool to the next private pool (see the module docstring).
     """
 
     def __init__(self, token: tuple[int, int] | None, kind: PoolKind | str):
@@ -192,9 +194,11 @@ class GraphPool:
         return int(pool.total_bytes())
 
     def _release_cached(self) -> bool:
-        """Give cached, unused blocks back (as spare graph memory). True when the pool then
-        holds nothing: its empty CuPy pool is kept for the next private pool to use. Only
-        with ``_lock`` held and no graph using the pool."""
+        """Give cached, unused blocks back: with the CuPy pool itself, still cached, when
+        nothing in it is in use and it is small and of one stream (passed on whole, see the
+        module docstring), else as spare graph memory. True when the pool then holds nothing
+        (its CuPy pool, empty or passed on, goes to the idle ones for the next private pool).
+        Only with ``_lock`` held and no graph using the pool."""
         global _idle_bytes
         assert self.users == 0, "a pool a graph uses keeps its blocks"
         pool = self._pool
@@ -292,8 +296,9 @@ def hold(pool: GraphPool) -> GraphPool:
 
 
 def release(pool: GraphPool) -> None:
-    """One graph lets go of the pool; the last one out gives its cached blocks back as spare
-    graph memory, and the pool drains (see the module docstring) while blocks are in use."""
+    """One graph lets go of the pool; the last one out gives its cached blocks back (as spare
+    graph memory, or passed on whole), and the pool drains (see the module docstring) while
+    blocks are in use."""
     with _lock:
         pool.users = max(0, pool.users - 1)
         if pool.users == 0:

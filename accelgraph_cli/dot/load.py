@@ -107,8 +107,10 @@ def _check_head(head: bytes, name: str) -> None:
         text = head[:cut + 1].decode("utf-8-sig")
     except UnicodeDecodeError:
         return  # reading the whole file reports it
+    from .scan import _DOT_START as dot_start  # what parse_dot takes for a start: a comment too
+
     stripped = text.lstrip("\ufeff \t\r\n")
-    if (not stripped or stripped[0] in "{[" or _DOT_START.match(stripped)
+    if (not stripped or stripped[0] in "{[" or dot_start.match(stripped)
             or stripped.rstrip().lower() == "strict"):  # (its "digraph" may come next)
         return
     model_from_text(text, name)  # raises the not-a-graph error of the whole file

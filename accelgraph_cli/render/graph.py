@@ -295,6 +295,8 @@ class _Listing:
         for column in (5, 6):
             if excess <= 0:
                 break
+            if column not in shown:  # (no launch column: nothing to leave out)
+                continue
             shown.remove(column)
             widths, excess = _fitted_widths(natural, shown, options.max_width)
         table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1), header_style="bold")
