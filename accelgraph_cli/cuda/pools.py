@@ -36,15 +36,15 @@ after graph keeps no object per pool (only the serial of each async token, for i
 A drained private pool whose blocks are all free and come to at most :data:`PASS_ON_LIMIT`
 bytes, and whose captures all ran on one stream (not the per-thread default stream, whose
 blocks CuPy files by thread), is passed on whole instead (blocks a capture allocated on a side
-stream it joined go along, within the limit): its CuPy pool,
-blocks still cached, goes to the next private pool captured on that stream. A graph that
-allocates those sizes then takes a cached block inside CuPy, with no Python call, as CuPy's own
-pool serves eager code; turning the blocks into spare memory and taking one back through
-:func:`_graph_malloc` made a 4-kernel capture that allocates its output about 6 µs slower
-(63.6 against 57.7 µs, H100). Until taken, those blocks count as spare memory (:func:`spare_bytes`, the limit,
-:func:`release_spare`, which makes them spare first); once taken, as memory the new pool holds,
-so its :meth:`GraphPool.bytes_held` may include up to that limit of blocks its graph did not use.
-A new pool captured on a stream no idle pool caches blocks for first turns the blocks of every
+stream it joined go along, within the limit): its CuPy pool, blocks still cached, goes to the
+next private pool captured on that stream. A graph that allocates those sizes then takes a
+cached block inside CuPy, with no Python call, as CuPy's own pool serves eager code; turning
+the blocks into spare memory and taking one back through :func:`_graph_malloc` made a 4-kernel
+capture that allocates its output about 6 µs slower (63.6 against 57.7 µs, H100). Until taken,
+those blocks count as spare memory (:func:`spare_bytes`, the limit, :func:`release_spare`,
+which makes them spare first); once taken, as memory the new pool holds, so its
+:meth:`GraphPool.bytes_held` may include up to that limit of blocks its graph did not use. A
+new pool captured on a stream no idle pool caches blocks for first turns the blocks of every
 idle pool into spare memory (which any stream's capture takes), so none waits idle for good.
 
 So, as with torch's graph pools: an array a graph reads must stay alive as long as the graph
