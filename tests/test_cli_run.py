@@ -85,6 +85,12 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
     assert code == 0, (out, err)
 
 
+def _write_record(tmp_path, text: str) -> None:
+    """``text`` as the last capture's record (./.accelgraph/last_capture.json) in tmp_path."""
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text(text)
+
+
 @pytest.mark.parametrize("record, words", [
     ({"scenario": 5}, '"scenario" must be'),
     ({"scenario": None}, '"scenario" must be'),
@@ -103,8 +109,7 @@ def test_verbs_that_exit_1_return_1(cli, tmp_path):
 def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, words):
     import json
 
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(json.dumps(record))
+    _write_record(tmp_path, json.dumps(record))
     code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2, (code, err)
     lines = [line for line in err.splitlines() if line.strip()]
@@ -118,9 +123,8 @@ def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, wo
 def test_param_overrides_a_bad_value_the_record_holds(cli, tmp_path, verb):
     # --param overrides what the last capture recorded, a value that no longer parses too:
     # the recorded one is not read at all, so this gets as far as the GPU.
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        '{"scenario": "saxpy", "params": {"n": "many", "a": 2.0}}')
+    _write_record(tmp_path,
+                  '{"scenario": "saxpy", "params": {"n": "many", "a": 2.0}}')
     args = ["--out", "g.dot"] if verb == "dump" else []
     assert cli(verb, "--param", "n=5", *args)[0] == 3
     code, out, err = cli(verb, "--param", "a=1", *args)  # the bad one not overridden
@@ -132,9 +136,8 @@ def test_param_overrides_a_bad_value_the_record_holds(cli, tmp_path, verb):
 def test_an_option_overrides_a_bad_pool_or_mode_the_record_holds(cli, tmp_path, verb):
     # As --param does for a recorded value: the recorded one is not read, so this gets as
     # far as the GPU; not overridden, it is the record's error.
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        '{"scenario": "saxpy", "pool": "nope", "error_mode": "bogus"}')
+    _write_record(tmp_path,
+                  '{"scenario": "saxpy", "pool": "nope", "error_mode": "bogus"}')
     args = ["--out", "g.dot"] if verb == "dump" else []
     assert cli(verb, "--pool", "shared", "--error-mode", "relaxed", *args)[0] == 3
     code, out, err = cli(verb, "--pool", "shared", *args)
@@ -147,9 +150,8 @@ def test_a_recorded_pool_a_torch_scenario_refuses_names_the_record(cli, tmp_path
     # the record's error, not a --pool the user never gave.
     scenario = tmp_path / "tor.py"
     scenario.write_text((SCENARIOS / "torch_buckets.py").read_text())
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        json.dumps({"scenario": str(scenario), "pool": "async"}))
+    _write_record(tmp_path,
+                  json.dumps({"scenario": str(scenario), "pool": "async"}))
     code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2, err
     assert err.startswith("accelgraph: error: ") and "last_capture.json: the last capture's " \
@@ -171,9 +173,8 @@ def test_capture_refuses_a_folder_it_cannot_write_before_the_gpu(cli, tmp_path, 
 
 @requires_no_gpu
 def test_a_record_with_no_params_still_reaches_the_gpu(cli, tmp_path):
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        '{"scenario": "saxpy", "params": null, "pool": null}')
+    _write_record(tmp_path,
+                  '{"scenario": "saxpy", "params": null, "pool": null}')
     assert cli("replay")[0] == 3
 
 
@@ -255,8 +256,7 @@ def test_a_pool_the_user_gives_is_not_blamed_on_the_record(cli, tmp_path, verb):
     # that is the option's error, not the record's.
     scenario = tmp_path / "tor.py"
     scenario.write_text((SCENARIOS / "torch_buckets.py").read_text())
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(json.dumps(
+    _write_record(tmp_path, json.dumps(
         {"scenario": str(scenario), "pool": "private", "error_mode": "global"}))
     code, out, err = cli(verb, "--pool", "async", *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2 and err.startswith("accelgraph: error: --pool async is CuPy's"), err
@@ -266,9 +266,8 @@ def test_a_pool_the_user_gives_is_not_blamed_on_the_record(cli, tmp_path, verb):
 def test_a_bad_param_over_a_record_quotes_the_scenarios_own_defaults(cli, tmp_path, verb):
     # The record's values are applied first; an error about --param lists the keys with the
     # defaults the scenario declares, not the recorded values as "default".
-    (tmp_path / ".accelgraph").mkdir()
-    (tmp_path / ".accelgraph" / "last_capture.json").write_text(
-        '{"scenario": "saxpy", "params": {"n": 4096, "a": 3.5}}')
+    _write_record(tmp_path,
+                  '{"scenario": "saxpy", "params": {"n": 4096, "a": 3.5}}')
     args = ["--out", "g.dot"] if verb == "dump" else []
     code, out, err = cli(verb, "--param", "nope=1", *args)
     assert code == 2 and "unknown key 'nope'" in err, err

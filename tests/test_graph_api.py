@@ -489,6 +489,18 @@ def test_an_async_capture_allocation_is_freed_only_where_cuda_can_free_it(open_,
     assert memory.ptr == (0x7F0000 if freed else 0)  # 0: CuPy's MemoryAsync frees nothing
 
 
+def test_an_eager_allocation_from_an_async_pool_is_freed_whenever_it_dies():
+    # no capture record: an allocation on a stream the capture did not include
+    import types
+
+    from accelgraph_cli.cuda import pools
+
+    memory = types.SimpleNamespace(ptr=0x7F0000)
+    keeper = pools._GraphAllocation(memory, None)
+    del keeper
+    assert memory.ptr == 0x7F0000  # left for CuPy's free (0 would free nothing)
+
+
 def test_an_async_graphs_first_successful_replay_marks_its_capture_launched():
     import types
 

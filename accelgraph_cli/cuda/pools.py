@@ -158,10 +158,10 @@ class GraphPool:
         # itself becomes a MEM_ALLOC node); global and thread-local capture forbid that query.
         # Each allocation the capture records is handed out behind a _GraphAllocation, which
         # decides at its death whether CuPy may free it. One made on a stream that is not
-        # capturing (a side stream never joined to the capture) is an eager allocation:
-        # behind an _EagerAllocation, freed as CuPy frees it but in relaxed mode (a global
-        # capture refuses a cudaFreeAsync on a stream it does not capture, and is then
-        # invalidated). Behind a _GraphAllocation it was never freed unless the graph ran.
+        # capturing (a side stream never joined to the capture) is an eager allocation: its
+        # keeper has no capture record, and frees it as CuPy frees it but in relaxed mode (a
+        # global capture refuses a cudaFreeAsync on a stream it does not capture, and is then
+        # invalidated). Kept as a graph allocation it was never freed unless the graph ran.
         malloc = pool.malloc
         cuda = _cuda.require_cuda().cuda
         current_stream = cuda.get_current_stream
@@ -175,10 +175,8 @@ class GraphPool:
             if not memory.ptr:
                 return pointer
             on = current_stream().ptr
-            if on != stream and _not_capturing(cuda.runtime, on):
-                keeper = _EagerAllocation(memory)
-            else:
-                keeper = _GraphAllocation(memory, capture)
+            eager = on != stream and _not_capturing(cuda.runtime, on)
+            keeper = _GraphAllocation(memory, None if eager else capture)
             return cuda.MemoryPointer(cuda.UnownedMemory(memory.ptr, memory.size, keeper,
                                                          memory.device_id), 0)
 
@@ -404,25 +402,6 @@ def _not_capturing(runtime, stream: int) -> bool:
         return False
 
 
-class _EagerAllocation:
-    """Owns one eager allocation made from an async pool during a capture (on a stream the
-    capture does not include): CuPy frees it when this dies, in relaxed capture mode, so
-    that a global-mode capture running on this thread is not invalidated by the free."""
-
-    __slots__ = ("memory",)
-
-    def __init__(self, memory):
-        self.memory = memory
-
-    def __del__(self):
-        memory, self.memory = self.memory, None
-        try:
-            with _relaxed_capture_mode():
-                del memory
-        except Exception:  # interpreter exit: the driver may be gone
-            pass
-
-
 class AsyncCapture:
     """What the allocations of one async-pool capture need to know when they die: whether
     the capture is still open, and whether its graph has been launched (Graph.replay sets
@@ -445,25 +424,31 @@ class _GraphAllocation:
     of `accelgraph capture`, which never replays), or after a failed capture, nothing is
     freed: the address belongs to the graph's reservation, and CuPy's free would fail with
     cudaErrorInvalidValue, printed as an ignored exception. Decided from the capture's
-    record, with no CUDA query, so the answer holds on any thread the collector runs it."""
+    record, with no CUDA query, so the answer holds on any thread the collector runs it.
+
+    ``capture`` None: an eager allocation made from the pool during a capture, on a stream
+    the capture does not include; freed as CuPy frees it, whenever it dies."""
 
     __slots__ = ("memory", "capture")
 
-    def __init__(self, memory, capture: AsyncCapture):
+    def __init__(self, memory, capture: AsyncCapture | None):
         self.memory = memory
         self.capture = capture
 
     def __del__(self):
         memory, self.memory = self.memory, None
         capture = self.capture
-        if memory is None or capture.open:
-            return  # (dropped during its capture: the free CuPy makes here is recorded)
-        if not capture.launched:
-            memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
+        if memory is None:
             return
+        if capture is not None:
+            if capture.open:
+                return  # (dropped during its capture: the free CuPy makes here is recorded)
+            if not capture.launched:
+                memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
+                return
         # CuPy's cudaFreeAsync on the allocation's stream, which is not capturing: a
         # global-mode capture on this thread would refuse it and be invalidated (dropping a
-        # replayed graph's output while capturing the next graph), so relaxed around it.
+        # replayed graph's output, or an eager allocation, while capturing), so relaxed.
         try:
             with _relaxed_capture_mode():
                 del memory

@@ -11,6 +11,7 @@ import zlib
 
 from ..model.graph_model import GraphModel, ModelLoadError
 from .errors import DotParseError
+from .scan import _DOT_START as _PARSER_START  # what parse_dot takes for a start (comments too)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -98,8 +99,7 @@ def _check_head(head: bytes, name: str) -> None:
     graph, before the rest is read: a binary file, or text whose first word starts neither
     JSON nor DOT (the message is the one reading the whole file would give; a file named
     .json is left to the JSON reader, and anything the head cannot settle is read whole)."""
-    if b"\x00" in head:
-        raise DotParseError(f"{name}: binary file (NUL bytes), not a DOT or JSON graph")
+    _refuse_nul(head, name)
     cut = head.rfind(b"\n")  # whole lines: a cut character or word would mislead
     if cut < 0 or _named_json(name):
         return
@@ -107,10 +107,8 @@ def _check_head(head: bytes, name: str) -> None:
         text = head[:cut + 1].decode("utf-8-sig")
     except UnicodeDecodeError:
         return  # reading the whole file reports it
-    from .scan import _DOT_START as dot_start  # what parse_dot takes for a start: a comment too
-
     stripped = text.lstrip("\ufeff \t\r\n")
-    if (not stripped or stripped[0] in "{[" or dot_start.match(stripped)
+    if (not stripped or stripped[0] in "{[" or _PARSER_START.match(stripped)
             or stripped.rstrip().lower() == "strict"):  # (its "digraph" may come next)
         return
     model_from_text(text, name)  # raises the not-a-graph error of the whole file
@@ -134,8 +132,7 @@ def model_from_text(text: str, filename: str) -> GraphModel:
 
 def decode_text(data: bytes, filename: str = "<bytes>") -> str:
     """UTF-8 text of a file's bytes, or DotParseError for binary / non-UTF-8 content."""
-    if b"\x00" in data:
-        raise DotParseError(f"{filename}: binary file (NUL bytes), not a DOT or JSON graph")
+    _refuse_nul(data, filename)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as problem:
@@ -143,6 +140,11 @@ def decode_text(data: bytes, filename: str = "<bytes>") -> str:
         raise DotParseError(
             f"{filename}:{line}: not UTF-8 text (byte 0x{data[problem.start]:02x}); not a DOT or JSON graph"
         ) from None
+
+
+def _refuse_nul(data: bytes, filename: str) -> None:
+    if b"\x00" in data:
+        raise DotParseError(f"{filename}: binary file (NUL bytes), not a DOT or JSON graph")
 
 
 def _named_json(filename: str) -> bool:
