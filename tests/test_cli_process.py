@@ -257,6 +257,11 @@ def test_control_characters_from_a_dump_or_a_file_name_never_reach_the_terminal(
     top = next(i for i, line in enumerate(lines) if line.startswith("┌"))
     box = lines[top:top + 4]  # the first node's box: border, two lines of text, border
     assert "a]0;pwnedb" in box[1] and len({len(line.rstrip()) for line in box}) == 1, box
+    # a right-to-left override would print the rest of a name backwards (reading as another)
+    dump.write_text('digraph { "run\u202egnp.ed\u2066x\u2069\u200f" -> "b" }')
+    code, out, err = cli("show", dump)
+    assert code == 0 and "rungnp.edx" in out, err
+    assert not any(ch in out for ch in "\u202e\u2066\u2069\u200f")
     named = tmp_path / "x\x1b[31my.dot"
     named.write_text('digraph { a -> b }')
     code, out, err = cli("show", named)

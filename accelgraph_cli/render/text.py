@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
-#: Control characters, but tab and newline: ESC, BEL, CR, DEL and the C1 range. Names and
+#: Control characters, but tab and newline: ESC, BEL, CR, DEL and the C1 range, and the
+#: bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9), which would show the rest
+#: of a line in another order than it has (a kernel named to read as another). Names and
 #: labels from a dump may hold them (a file from someone else); the terminal must not act on
 #: them, and the consoles drop them as text goes out (cli.app._PrintableConsole).
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
