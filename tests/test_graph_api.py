@@ -1,5 +1,7 @@
 """Graph API on the CPU: argument validation, mode mapping, states that need no GPU."""
 
+import weakref
+
 import pytest
 
 from accelgraph_cli import (
@@ -124,7 +126,8 @@ def stub_cuda(monkeypatch):
     from accelgraph_cli.cuda import pools
 
     held = []
-    stream = types.SimpleNamespace(ptr=5, begin_capture=lambda mode: None)
+    capturing = set()  # the streams CUDA would say are capturing (streamIsCapturing)
+    stream = types.SimpleNamespace(ptr=5, begin_capture=lambda mode: capturing.add(5))
     allocator = [None]
     memory = types.SimpleNamespace()
 
@@ -153,7 +156,9 @@ def stub_cuda(monkeypatch):
         UnownedMemory=lambda ptr, size, owner, device: types.SimpleNamespace(
             ptr=ptr, size=size, _owner=owner),
         MemoryPointer=lambda mem, offset: types.SimpleNamespace(mem=mem),
-        runtime=types.SimpleNamespace(streamEndCapture=lambda ptr: 0)))
+        runtime=types.SimpleNamespace(
+            streamEndCapture=lambda ptr: capturing.discard(ptr) or 0,
+            streamIsCapturing=lambda ptr: int(ptr in capturing), capturing=capturing)))
     # the thread's capture mode, exchanged around an async pool's malloc: nothing to do here
     monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(lambda mode: 0))
     monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: cupy)
@@ -499,6 +504,131 @@ def test_an_eager_allocation_from_an_async_pool_is_freed_whenever_it_dies():
     keeper = pools._GraphAllocation(memory, None)
     del keeper
     assert memory.ptr == 0x7F0000  # left for CuPy's free (0 would free nothing)
+
+
+class _Stream:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+class _MemoryAsync:
+    """CuPy's MemoryAsync as _GraphAllocation sees it: a weak reference to the stream it frees
+    on (dead once that Stream object is gone); notes the capture mode and the streams then
+    capturing when CuPy would free it."""
+
+    def __init__(self, stream, freed, state):
+        self.stream_ref = (lambda: None) if stream is None else weakref.ref(stream)
+        self.freed, self.state = freed, state
+
+    def __del__(self):
+        self.freed.append((self.state["mode"], frozenset(self.state["capturing"])))
+
+
+@pytest.fixture
+def async_frees(monkeypatch):
+    """pools' view of CUDA for async frees, stubbed: which streams capture, this thread's
+    capture mode and current stream; returns (state, freed, make) where make(stream) is a
+    launched output's keeper on that stream (None: its Stream object is gone)."""
+    import types
+
+    from accelgraph_cli.cuda import pools
+
+    state = {"mode": 0, "capturing": set(), "current": _Stream(5), "implicit": set()}
+    freed = []
+
+    class CUDARuntimeError(Exception):
+        def __init__(self, status):
+            self.status = status
+
+    def is_capturing(ptr):
+        if ptr in state["implicit"]:
+            raise CUDARuntimeError(state["implicit_status"])
+        return int(ptr in state["capturing"])
+
+    def exchange(value):
+        previous, state["mode"] = state["mode"], value
+        return previous
+
+    monkeypatch.setattr(pools, "_cupy_cuda", types.SimpleNamespace(
+        get_current_stream=lambda: state["current"],
+        runtime=types.SimpleNamespace(streamIsCapturing=is_capturing,
+                                      CUDARuntimeError=CUDARuntimeError)))
+    monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(exchange))
+    monkeypatch.setattr(pools, "_deferred", [])
+    record = pools.AsyncCapture()
+    record.open, record.launched = False, True
+
+    def make(stream):
+        return pools._GraphAllocation(_MemoryAsync(stream, freed, state), record)
+
+    return state, freed, make
+
+
+def test_a_launched_output_is_freed_only_once_the_stream_it_frees_on_stops_capturing(
+        async_frees):
+    # The output of an async graph's last launch, dropped inside the next capture on its
+    # stream: CuPy's cudaFreeAsync there would be recorded into the new graph, which would
+    # free it at each replay. It waits (free_deferred), then is freed in relaxed mode.
+    from accelgraph_cli.cuda import pools
+
+    state, freed, make = async_frees
+    relaxed = pools._RELAXED
+    own, side = _Stream(7), _Stream(9)
+    state["capturing"] |= {7, 9}
+    keepers = [make(own), make(side), make(None)]  # None: freed on the current stream (5)
+    del keepers[2]
+    assert freed == [(relaxed, frozenset({7, 9}))]  # 5 is not capturing: freed at once
+    del keepers[:]
+    assert freed[1:] == [] and pools.deferred_frees() == 2
+    state["capturing"].discard(7)
+    pools.free_deferred()  # 9 still captures: its free waits on
+    assert freed[1:] == [(relaxed, frozenset({9}))] and pools.deferred_frees() == 1
+    state["current"] = _Stream(9)
+    state["capturing"].clear()
+    late = make(None)
+    state["capturing"].add(9)
+    del late  # its Stream object is gone: CuPy frees on the current stream, capturing
+    assert len(freed) == 2 and pools.deferred_frees() == 2
+    state["capturing"].clear()
+    pools.free_deferred()
+    assert freed[2:] == [(relaxed, frozenset())] * 2 and pools.deferred_frees() == 0
+    assert state["mode"] == 0  # the thread's own mode is back
+
+
+@pytest.mark.parametrize("status, waits", [(906, True), (400, False)])
+def test_a_free_on_the_legacy_stream_waits_while_another_stream_captures(async_frees, status,
+                                                                         waits):
+    # cudaStreamIsCapturing on the legacy stream while another stream captures: 906
+    # (cudaErrorStreamCaptureImplicit), and a free there would end that capture. Any other
+    # error is CuPy's to meet: the free goes ahead.
+    from accelgraph_cli.cuda import pools
+
+    state, freed, make = async_frees
+    legacy = _Stream(0)
+    state["implicit"].add(0)
+    state["implicit_status"] = status
+    keeper = make(legacy)
+    del keeper
+    assert (freed == [], pools.deferred_frees()) == ((True, 1) if waits else (False, 0))
+
+
+def test_a_graphs_capture_makes_the_frees_that_waited_as_it_begins_and_ends(stub_cuda,
+                                                                            monkeypatch):
+    # The wiring: Graph.capture_begin (pools.hold) and every end of a capture drain them.
+    from accelgraph_cli.cuda import pools
+
+    drained = []
+    monkeypatch.setattr(pools, "free_deferred", lambda: drained.append("drained"))
+    monkeypatch.setattr(pools, "_deferred", ["waiting"])
+    graph = Graph(keep_graph=True)
+    graph.capture_begin()
+    assert drained == ["drained"]
+    graph.capture_end()
+    assert drained == ["drained"] * 2
+    graph.reset()
+    graph.capture_begin()
+    graph.abort_capture()
+    assert drained == ["drained"] * 4
 
 
 def test_an_async_graphs_first_successful_replay_marks_its_capture_launched():

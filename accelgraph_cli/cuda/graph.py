@@ -128,6 +128,8 @@ class _Resources:
             if self.pool is not None:
                 pools.release(self.pool)
                 self.pool = None
+        if pools.deferred_frees():  # frees that waited for this capture to end
+            pools.free_deferred()
 
     def end_capture_discarding(self) -> None:
         """End a capture in progress and discard what it recorded (no-op when not capturing)."""

@@ -162,8 +162,9 @@ class GraphPool:
         # keeper has no capture record, and frees it as CuPy frees it but in relaxed mode (a
         # global capture refuses a cudaFreeAsync on a stream it does not capture, and is then
         # invalidated). Kept as a graph allocation it was never freed unless the graph ran.
+        global _cupy_cuda
         malloc = pool.malloc
-        cuda = _cuda.require_cuda().cuda
+        cuda = _cupy_cuda = _cuda.require_cuda().cuda
         current_stream = cuda.get_current_stream
         if capture is None:
             capture = AsyncCapture()
@@ -282,6 +283,8 @@ def hold(pool: GraphPool) -> GraphPool:
     over SPARE_LIMIT is freed here, where no capture of this thread is running). Returns the
     pool the token names: ``pool`` itself, unless it was dropped while unused and its token
     has named another since (a graph keeps its pool across reset())."""
+    if _deferred:  # frees that waited for a capture to end (this thread's has not begun)
+        free_deferred()
     with _lock:
         if _draining:
             _sweep_draining()
@@ -419,15 +422,21 @@ class AsyncCapture:
 class _GraphAllocation:
     """Owns one allocation made by an async-pool capture (CuPy's MemoryAsync, whose death
     calls cudaFreeAsync). Dropped while its capture is open, that free becomes the graph's
-    MEM_FREE node; after the graph's first launch it frees the launch's allocation, as
-    CuPy would. Dropped in between (the capture ended, the graph not launched: every output
-    of `accelgraph capture`, which never replays), or after a failed capture, nothing is
-    freed: the address belongs to the graph's reservation, and CuPy's free would fail with
-    cudaErrorInvalidValue, printed as an ignored exception. Decided from the capture's
-    record, with no CUDA query, so the answer holds on any thread the collector runs it.
+    MEM_FREE node; after the graph's first launch it frees the launch's allocation, as CuPy
+    would. Dropped in between (the capture ended, the graph not launched: every output of
+    `accelgraph capture`, which never replays), or after a failed capture, nothing is freed:
+    the address belongs to the graph's reservation, and CuPy's free would fail with
+    cudaErrorInvalidValue, printed as an ignored exception. Which of the three is decided
+    from the capture's record, with no CUDA query, so the answer holds on any thread the
+    collector runs it.
 
     ``capture`` None: an eager allocation made from the pool during a capture, on a stream
-    the capture does not include; freed as CuPy frees it, whenever it dies."""
+    the capture does not include; freed as CuPy frees it, whenever it dies.
+
+    A free that is due while the stream CuPy frees on is capturing (the output of the last
+    launch dropped inside the next capture on its stream) waits until an accelgraph capture
+    begins or ends (:func:`free_deferred`): made then, CuPy's cudaFreeAsync would be
+    recorded into the graph being captured, which would free this memory at each replay."""
 
     __slots__ = ("memory", "capture")
 
@@ -446,14 +455,60 @@ class _GraphAllocation:
             if not capture.launched:
                 memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
                 return
-        # CuPy's cudaFreeAsync on the allocation's stream, which is not capturing: a
-        # global-mode capture on this thread would refuse it and be invalidated (dropping a
-        # replayed graph's output, or an eager allocation, while capturing), so relaxed.
         try:
-            with _relaxed_capture_mode():
-                del memory
+            if _free_waits(memory):
+                _deferred.append(memory)  # (no lock: the collector may run with it held)
+            else:
+                with _relaxed_capture_mode():
+                    del memory  # CuPy's cudaFreeAsync (see _free_waits)
         except Exception:  # interpreter exit: the driver may be gone
             pass
+
+
+_cupy_cuda = None  # cupy.cuda, noted by the first async-pool capture (no query per free)
+_deferred: list = []  # MemoryAsync whose free waits for a capture of its stream to end
+_CAPTURE_IMPLICIT = 906  # cudaErrorStreamCaptureImplicit
+
+
+def _free_waits(memory) -> bool:
+    """Whether the stream CuPy's MemoryAsync frees ``memory`` on is capturing, so that the
+    free must wait. That stream is the one it was allocated on, or, once that Stream object
+    is gone, this thread's current stream (as CuPy decides). Its free is made in relaxed
+    mode: a global-mode capture on this thread would refuse a cudaFreeAsync on a stream it
+    does not capture, and be invalidated (a replayed graph's output, or an eager allocation,
+    dropped while capturing)."""
+    cuda = _cupy_cuda
+    stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
+    if stream is None:
+        stream = cuda.get_current_stream()
+    try:
+        return cuda.runtime.streamIsCapturing(stream.ptr) != 0
+    except cuda.runtime.CUDARuntimeError as exc:
+        # the legacy stream while another captures: a free there would end that capture
+        return exc.status == _CAPTURE_IMPLICIT
+
+
+def free_deferred() -> None:
+    """Make the frees that waited for a capture of their stream to end (see
+    _GraphAllocation), in relaxed mode; those whose stream still captures wait on. Graph
+    calls this as each of its captures begins and ends; it never raises."""
+    global _deferred
+    due, _deferred = _deferred, []  # (a free deferred meanwhile goes to the new list)
+    try:
+        while due:
+            if _free_waits(due[-1]):
+                _deferred.append(due.pop())
+            else:
+                with _relaxed_capture_mode():
+                    due.pop()  # the last reference: CuPy frees it here
+    except Exception:  # the driver gone (interpreter exit): they wait on, for CuPy's own
+        _deferred.extend(due)
+        due.clear()
+
+
+def deferred_frees() -> int:
+    """How many frees wait for a capture of their stream to end."""
+    return len(_deferred)
 
 
 class _Lease:

@@ -411,6 +411,31 @@ def test_an_async_keep_graph_graph_instantiates_again(cupy, stream):
     assert cupy.array_equal(out, src * 3)
 
 
+def test_an_async_output_outlives_its_executable_and_is_freed_after(cupy, stream,
+                                                                    monkeypatch):
+    # instantiate() again destroys the old executable first (CUDA allows one per graph with
+    # memory nodes); the last launch's output, still held, stays readable, and dropped
+    # afterwards it is freed quietly while the new executable replays.
+    unraised = []
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+    src = cupy.arange(4096, dtype=cupy.float32)
+    _warm(cupy, src)
+    src * 3  # load the kernel eagerly
+    stream.synchronize()
+    g = Graph(keep_graph=True, pool=graph_pool_handle("async"))
+    with g:
+        out = src * 3
+    g.replay()
+    stream.synchronize()
+    g.instantiate()
+    assert cupy.array_equal(out, src * 3)
+    del out
+    for _ in range(3):
+        g.replay()
+    stream.synchronize()
+    assert unraised == []
+
+
 def test_an_async_pool_allocation_on_a_stream_not_capturing_is_freed_as_usual(cupy, stream):
     # Inside an async-pool capture, an allocation on a side stream never joined to it is an
     # eager cudaMallocAsync, not a graph allocation: dropped, it goes back to CUDA's pool
@@ -464,6 +489,41 @@ def test_dropping_a_replayed_async_output_during_a_global_capture_keeps_that_cap
         g2.replay()
         second.synchronize()
     assert cupy.array_equal(y, src + 1)
+
+
+def test_an_async_output_dropped_inside_the_next_capture_is_not_recorded_into_it(
+        cupy, stream, monkeypatch):
+    # The output of the last launch, dropped while the next graph captures on its stream:
+    # CuPy's cudaFreeAsync was recorded into that graph (a MEM_FREE node freeing memory it
+    # did not allocate, at every replay). The free now waits until the capture has ended.
+    from accelgraph_cli.cuda import pools
+
+    unraised = []
+    monkeypatch.setattr(sys, "unraisablehook", unraised.append)
+    src = cupy.arange(1 << 16, dtype=cupy.float32)
+    _warm(cupy, src)
+    src * 2, src + 1  # load the kernels eagerly
+    stream.synchronize()
+    first = Graph(pool=graph_pool_handle("async"))
+    with first:
+        out = src * 2
+    first.replay()
+    stream.synchronize()
+    second = Graph(keep_graph=True)
+    second.enable_debug_mode()
+    waiting = pools.deferred_frees()
+    with second:
+        y = src + 1
+        del out
+        assert pools.deferred_frees() == waiting + 1
+    assert pools.deferred_frees() == 0  # freed as the capture ended
+    assert "MEM_FREE" not in second.debug_dot("verbose")
+    second.instantiate()
+    for _ in range(3):
+        second.replay()
+        first.replay()
+    stream.synchronize()
+    assert cupy.array_equal(y, src + 1) and unraised == []
 
 
 def test_debug_dump_writes_cuda_dot_with_kernel_names(cupy, stream, tmp_path):
