@@ -85,7 +85,7 @@ demo: $(VENV)/.installed
 	else \
 	  echo "No CUDA GPU here: make demo captures, replays and dumps scenarios/fork_join.py on a GPU machine."; \
 	  if [ -f tests/data/dumps/scenario_fork_join_verbose.dot ]; then \
-	    echo "Showing its graph as recorded on an H200 by make fixtures instead (tests/data/dumps/scenario_fork_join_verbose.dot)."; \
+	    echo "Showing its graph as recorded on a GPU by make fixtures instead (tests/data/dumps/scenario_fork_join_verbose.dot)."; \
 	    echo; $(VENV)/bin/accelgraph show tests/data/dumps/scenario_fork_join_verbose.dot; \
 	  else \
 	    echo "No recorded dump is bundled yet (make fixtures on a GPU machine records them into tests/data/dumps)."; \

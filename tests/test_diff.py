@@ -1213,19 +1213,52 @@ def test_recorded_forkjoin_mutations():
     assert (diff.stats_a.max_width, diff.stats_b.max_width) == (3, 2)
 
 
+def _without_reductions(model: GraphModel) -> GraphModel:
+    """buckets' recorded graph with each split-K reduction cut out (its skinny GEMM joined to
+    what followed it): sgemm -> bias_gelu -> sgemm, as the bundled GEMM was one kernel."""
+    out = clone(model)
+    cut = {n.id for n in out.nodes if n.name == "sgemm_splitk_reduce"}
+    after = {a: b for a, b in out.edges if a in cut}
+    out.edges = [(a, after.get(b, b)) for a, b in out.edges
+                 if a not in cut and after.get(b, b) not in cut]
+    out.nodes = [n for n in out.nodes if n.id not in cut]
+    out.invalidate()
+    return out
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_recorded_dependency_dropped_between_look_alikes_is_one_edge_whatever_the_numbering(seed):
     # sgemm -> bias_gelu -> sgemm, the dependency of the second sgemm dropped. With the two
     # sgemms paired crosswise (nothing placed told them apart) bias_gelu kept none of its
     # edges and came out removed and added, depending on the node numbering of B.
-    model = _recorded("scenario_buckets_batch1_basic.dot")
+    model = _without_reductions(_recorded("scenario_buckets_batch1_basic.dot"))
     order = model.topological_order()
-    assert [model.node(i).name for i in order] == ["sgemm_tiled", "bias_gelu", "sgemm_tiled"]
+    assert [model.node(i).name for i in order] == ["sgemm_skinny_1", "bias_gelu4",
+                                                   "sgemm_skinny_1"]
+    assert len(model.edges) == 2
     dropped = clone(model)
     dropped.edges.remove((order[1], order[2]))
     diff = diff_models(model, renumbered(dropped, seed))
     assert counts(diff) == (0, 0, 0, 0, 1)
     assert diff.edges_removed == [(order[1], order[2])]
+
+
+@pytest.mark.xfail(strict=True, reason="known limitation: runs of two look-alikes paired "
+                   "crosswise are re-seated one node at a time, which cannot swap a run")
+def test_a_dependency_dropped_between_runs_of_look_alikes_is_one_edge_whatever_the_numbering():
+    # buckets as recorded: (skinny GEMM, its reduction) -> bias_gelu -> (skinny GEMM, its
+    # reduction), the second GEMM's dependency dropped. For some numberings of B (seeds 2, 3,
+    # 5, 6 and 7 of these eight) the two runs pair crosswise and bias_gelu comes out removed
+    # and added instead of one edge removed.
+    model = _recorded("scenario_buckets_batch1_basic.dot")
+    order = model.topological_order()
+    assert [model.node(i).name for i in order] == (["sgemm_skinny_1", "sgemm_splitk_reduce",
+                                                    "bias_gelu4"] + ["sgemm_skinny_1",
+                                                                     "sgemm_splitk_reduce"])
+    dropped = clone(model)
+    dropped.edges.remove((order[2], order[3]))
+    results = {counts(diff_models(model, renumbered(dropped, seed))) for seed in range(8)}
+    assert results == {(0, 0, 0, 0, 1)}
 
 
 @pytest.mark.parametrize("seed", [None, 0, 1, 2, 3])

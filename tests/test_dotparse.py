@@ -287,7 +287,7 @@ def test_pointers_and_handles_are_marked_unstable(path):
 
 
 # Facts per recorded fixture. They follow from what tools/fixtures.py captures (see
-# each recipe) and from CUDA's output format as read in dumps recorded on an H200.
+# each recipe) and from CUDA's output format as read in the recorded dumps.
 
 
 def _both(stem: str) -> list[GraphModel]:
@@ -382,7 +382,7 @@ def test_hex_width_boundary_agrees_between_templates_and_direct_parsing(digits, 
 
 
 def test_launch_dims_one_number_or_a_brace_tuple_become_three_dims():
-    # chain_verbose: "cupy_add...<<<8,128,0>>>"; jacobi: "<<<{32,32},{16,16},0>>>".
+    # chain_verbose: "cupy_add...<<<8,128,0>>>"; jacobi: "jacobi_step4<<<{4,8},{32,8},0>>>".
     chain = load_model(_dump("chain_verbose.dot"))
     first = chain.node(chain.topological_order()[0])
     assert (first.params["grid"], first.params["block"], first.params["shared_mem"]) == (
@@ -390,7 +390,7 @@ def test_launch_dims_one_number_or_a_brace_tuple_become_three_dims():
     )
     jacobi = load_model(_dump("scenario_jacobi_verbose.dot"))
     dims = {(n.params["grid"], n.params["block"]) for n in jacobi.nodes if n.kind == "kernel"}
-    assert ((32, 32, 1), (16, 16, 1)) in dims
+    assert dims == {((4, 8, 1), (32, 8, 1))}
 
 
 @pytest.mark.parametrize(

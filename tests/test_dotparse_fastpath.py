@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 from _paths import DUMPS
@@ -162,15 +163,22 @@ def _slow_reads(text: str):
 def test_each_shape_of_node_statement_is_read_the_slow_way_once(path):
     # Only the first statement of each shape (header, label template, stable numbers) is
     # read without a reader; it teaches a reader that then takes every later one, and only
-    # those first statements fill a recipe from scratch. No recorded dump has more shapes
-    # than the reader list holds (_READERS), so no reader is ever learned twice.
+    # those first statements fill a recipe from scratch. In a dump with more shapes than the
+    # reader list holds (_READERS; torch's dumps: train_step's verbose one has 33), a shape
+    # whose reader fell out of the list is read the slow way again (in every recorded dump,
+    # fewer slow reads than twice its shapes).
+    from accelgraph_cli.dot import layout
+
     if path.name in GENERAL_PATH_ONLY:
         return
     model, learned, fills = _slow_reads(_text(path))
     assert model is not None
     assert None not in learned
-    assert len({id(reader) for reader in learned}) == len(learned)
-    assert len(learned) <= 6
+    shapes = len({id(reader) for reader in learned})
+    if shapes <= layout._READERS:
+        assert len(learned) == shapes
+    else:
+        assert len(learned) < 2 * shapes
     assert fills == len(learned)
 
 
@@ -294,13 +302,14 @@ def test_a_recipe_made_on_a_long_handle_reads_a_shorter_one_as_direct_parsing_do
     from accelgraph_cli.dot import labels, templates
 
     (id0, label0, shape), (id2, label2, _) = _labels("chain1k_verbose.dot")[0:3:2]
-    assert "{0x0000000014F7D8E8 | " in label2
-    short = label2.replace("0x0000000014F7D8E8", "0x" + "14F7D8E8".rjust(digits, "0")[-digits:])
+    handle = re.search(r"\| \{0x(0{8}[0-9A-F]{8}) \| ", label2).group(1)  # 8 digits of value
+    value = handle[8:]
+    short = label2.replace("0x" + handle, "0x" + value.rjust(digits, "0")[-digits:])
     recipes = templates._LabelTemplates()
     recipes.node(id0, label0, shape)
     node, direct = recipes.node(id2, short, shape), labels._node_from_label(id2, short, shape)
     assert node.params == direct.params
-    assert node.params["handle_node"] == "0x" + "14F7D8E8".rjust(digits, "0")
+    assert node.params["handle_node"] == "0x" + value.rjust(digits, "0")
 
 
 def test_numbers_in_a_kernel_name_are_part_of_the_shared_fields():

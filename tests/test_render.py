@@ -385,21 +385,22 @@ Critical path  6 nodes
 
 def test_a_narrow_after_column_keeps_the_count_of_parents():
     # The demo's axpby run follows #0 and the four bias_gelu: five parents. At 80 columns
-    # the column fits two ids, and the count of the rest stays ("#0, #2, #…" lost it).
+    # the column fits two ids, and the count of the rest stays ("#0, #3, #…" lost it).
     lines = text_of(render_listing(load_model(recorded("scenario_fork_join_verbose.dot"))),
                     width=80).splitlines()
-    assert lines[-1].endswith("  #0, #2 +3"), lines[-1]
+    assert lines[-1].endswith("  #0, #3 +3"), lines[-1]
     wide = text_of(render_listing(load_model(recorded("scenario_fork_join_verbose.dot"))),
                    width=120).splitlines()
-    assert wide[-1].endswith("  #0, #2, #4 +2"), wide[-1]
+    assert wide[-1].endswith("  #0, #3, #6 +2"), wide[-1]
 
 
 def test_straight_lines_take_no_rows_of_their_own():
-    # The demo graph: four branches each straight down from an sgemm to its bias_gelu, and
-    # an edge past them on the right: one row between the two layers, not one per line.
+    # The demo graph: four branches each straight down from an sgemm's split-K reduction to
+    # its bias_gelu, and an edge past them on the right: one row between the two layers, not
+    # one per line.
     lines = text_of(render_graph(load_model(recorded("scenario_fork_join_verbose.dot"))),
                     width=80).splitlines()
-    sgemm = max(i for i, line in enumerate(lines) if "sgemm_tiled" in line)
+    sgemm = max(i for i, line in enumerate(lines) if "sgemm_spl" in line)
     gelu = min(i for i, line in enumerate(lines) if "bias_gelu" in line)
     assert gelu - sgemm == 5  # sgemm's bottom border, one row of lines, gelu's top border, title
 

@@ -134,9 +134,9 @@ def test_warmup_is_capped_by_iters_and_zero_graph_time_is_no_speedup(tmp_path, s
 def test_capture_time_sums_capture_and_instantiate_over_graphs(tmp_path, stub_runner):
     knobs, _ = stub_runner
     knobs["graphs"] = [("b1", "scenario_saxpy_verbose.dot", 1, 1.25, 0.5),
-                       ("b8", "scenario_fork_join_verbose.dot", 12, 3.0, 2.0)]
+                       ("b8", "scenario_fork_join_verbose.dot", 16, 3.0, 2.0)]
     row = run_one(scenario_file(tmp_path), iters=1, rounds=1)
-    assert (row.nodes, row.graphs, row.capture_ms) == (13, 2, 6.75)
+    assert (row.nodes, row.graphs, row.capture_ms) == (17, 2, 6.75)
 
 
 def test_failed_check_fails_the_row_with_the_first_mismatch(tmp_path, stub_runner):
@@ -212,12 +212,12 @@ def test_baseline_is_written_when_missing_then_compared(tmp_path, stub_runner):
     row = run_one(path, iters=1, rounds=1, baseline=str(folder))
     assert (row.status, row.drift, row.details) == ("ok", "none", [])
 
-    knobs["graphs"] = [("step", "scenario_fork_join_verbose.dot", 12, 1.0, 1.0)]
+    knobs["graphs"] = [("step", "scenario_fork_join_verbose.dot", 16, 1.0, 1.0)]
     row = run_one(path, iters=1, rounds=1, baseline=str(folder))
     assert (row.status, row.drift) == ("failed", "changed")
     assert len(row.details) == 1
     assert row.message == row.details[0]
-    assert row.message == (f"step: graph drifted from {written}: different: +12 added · -1 removed · "
+    assert row.message == (f"step: graph drifted from {written}: different: +16 added · -1 removed · "
                            "~0 changed · 0 unchanged")
     assert json.loads(written.read_text()) == model  # a drift does not overwrite the baseline
 
@@ -238,7 +238,7 @@ def test_baseline_names_each_graph_and_a_drift_keeps_the_check_message(tmp_path,
     assert run_one(path, iters=1, rounds=1, baseline=str(folder)).drift == "new baseline"
     assert sorted(p.name for p in folder.iterdir()) == ["multi.json", "multi_batch_8.json"]
 
-    knobs["graphs"][1] = ("batch 8", "scenario_fork_join_verbose.dot", 12, 1.0, 1.0)
+    knobs["graphs"][1] = ("batch 8", "scenario_fork_join_verbose.dot", 16, 1.0, 1.0)
     knobs["check_ok"] = False
     row = run_one(path, iters=1, rounds=1, baseline=str(folder))
     assert (row.status, row.check, row.drift) == ("failed", "failed", "changed")
