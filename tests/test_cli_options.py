@@ -289,6 +289,23 @@ def test_diff_refuses_a_side_param_for_a_saved_graph_before_capturing_the_other(
     assert err == f"accelgraph: error: {option} applies to a scenario, not {CHAIN}, a saved graph\n"
 
 
+@pytest.mark.parametrize("bad", ["missing", "empty", "truncated"])
+@pytest.mark.parametrize("scenario_first", [True, False])
+def test_diff_reads_a_saved_side_before_capturing_the_other(cli, no_capture, tmp_path, bad,
+                                                            scenario_first):
+    # A bad file is bad input (2) on either side: as B after a scenario, it was only read
+    # once A had been captured, and without a GPU the verdict was "no GPU" (3).
+    path = tmp_path / f"{bad}.dot"
+    if bad == "empty":
+        path.write_text("")
+    elif bad == "truncated":
+        text = CHAIN.read_text()
+        path.write_text(text[: len(text) // 2])
+    code, out, err = cli("diff", *(["saxpy", path] if scenario_first else [path, "saxpy"]))
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"accelgraph: error: {path}") and err.count("\n") == 1
+
+
 @requires_no_gpu
 @pytest.mark.parametrize("sides", [["saxpy", "chain"], ["chain", "saxpy"]])
 def test_diff_param_goes_to_the_side_that_is_a_scenario(cli, sides):

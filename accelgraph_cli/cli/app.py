@@ -1428,8 +1428,14 @@ def diff(
         else:
             chosen.append(None)
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
-        side_a = _diff_side(a, chosen[0], graph_name)
-        side_b = _diff_side(b, chosen[1], graph_name)
+        # saved graphs first: a bad file is reported as one before a scenario is captured
+        # (or before the lack of a GPU is), whichever side it is on
+        models = [None, None]
+        for captured in (False, True):
+            for k, side in enumerate((a, b)):
+                if (chosen[k] is not None) is captured:
+                    models[k] = _diff_side(side, chosen[k], graph_name)
+        side_a, side_b = models
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
