@@ -25,6 +25,7 @@ from rich.text import Text
 
 from accelgraph_cli.diff import structural
 from accelgraph_cli.diff.structural import DIFF_JSON_FORMAT, align, diff_models, param_changes
+from accelgraph_cli.dot.parse import parse_dot
 from accelgraph_cli.enums import ExitCode
 from accelgraph_cli.model.graph_model import GraphModel, Node, node_signature
 from accelgraph_cli.render.diff import render_diff, render_numbers
@@ -1730,3 +1731,25 @@ def test_ids_stay_beside_a_wide_character_name_shortened_in_cells():
     row = next(line for line in text_of(render_diff(diff_models(a, b)), width=48).splitlines()
                if line.startswith("~"))
     assert row.endswith("grid 4 -> 16 #0->#0"), row
+
+
+def test_a_size_change_is_reported_once_and_ignore_bytes_leaves_it_out():
+    # bytes is derived from CUDA's own fields (a memset's width, a memcpy's extent, a
+    # MEM_ALLOC's bytesize), which the nodes keep: a size change was reported twice, and
+    # --ignore bytes, the help's own example, still reported the raw field.
+    alloc_a = _recorded("asyncalloc_verbose.dot")
+    alloc_b = _recorded("scenario_stream_ordered_alloc_verbose.dot")
+    diff = diff_models(alloc_a, alloc_b)
+    changes = [change.params for change in diff.changed]
+    assert changes == [{"bytes": (4194304, 1048576)}] * 2
+    assert all(alloc_a.node(change.a_id).params["bytesize"] == 4194304 for change in diff.changed)
+    assert not diff_models(alloc_a, alloc_b, ignore={"bytes"}).changed
+    assert diff_models(alloc_a, alloc_b, ignore={"bytes"}).to_json()["ignore"] == ["bytes"]
+
+    memops = recorded("memops_verbose.dot").read_text()
+    assert memops.count("262144") == 3  # the memset's width, both memcpys' extent width
+    halved = parse_dot(memops.replace("262144", "131072"), filename="halved.dot")
+    diff = diff_models(_recorded("memops_verbose.dot"), halved)
+    assert [change.params for change in diff.changed] == [
+        {"bytes": (262144, 131072)}] * 3  # element size 1, one row: the width is the size
+    assert not diff_models(_recorded("memops_verbose.dot"), halved, ignore={"bytes"}).changed

@@ -15,6 +15,12 @@ from ..model.graph_model import GraphModel, Node, is_stable_param
 # Parameters that name the node's kernel rather than describe its work (see stable_params).
 NAME_PARAMS = frozenset({"demangled"})
 
+#: CUDA's own fields a node's ``bytes`` is derived from (a memset's width and height, a
+#: memcpy's extent, a MEM_ALLOC's bytesize): ignoring ``bytes`` ignores them too, and where
+#: one changed exactly as ``bytes`` did, the report shows ``bytes`` alone.
+SIZE_FIELDS = frozenset({"bytesize", "byte_size", "size", "bytes_size", "width", "height",
+                         "extent_width", "extent_height", "extent_depth"})
+
 
 def _param_keys_by_kind(model: GraphModel) -> dict[str, set]:
     keys: dict[str, set] = defaultdict(set)
@@ -52,9 +58,11 @@ def shared_param_keys(a: GraphModel, b: GraphModel, ignore: frozenset) -> dict[s
 class Labeler:
     """Interns fine and coarse node labels (and child-graph digests) to ints shared by A and B."""
 
-    def __init__(self, shared_keys: dict[str, tuple], ignore: frozenset):
+    def __init__(self, shared_keys: dict[str, tuple], ignore: frozenset,
+                 given: frozenset | None = None):
         self.shared_keys = shared_keys
-        self.ignore = ignore
+        self.ignore = ignore  # every parameter left out
+        self.given = ignore if given is None else given  # those named (the report's "ignore")
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
         self.with_child: set[int] = set()  # the fine labels of nodes with a child graph
@@ -126,4 +134,9 @@ def param_changes(a: Node, b: Node, ignore: frozenset = frozenset()) -> dict[str
         new = params_b.get(key)
         if new is not None and new != old:
             changes[key] = (old, new)
+    size = changes.get("bytes")
+    if size is not None:
+        for key in SIZE_FIELDS.intersection(changes):
+            if changes[key] == size:
+                del changes[key]  # the size once, as bytes
     return changes
