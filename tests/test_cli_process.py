@@ -324,3 +324,25 @@ def test_columns_zero_is_an_unknown_width_not_no_output(tmp_path, args, words):
                           capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env=child_env(COLUMNS="0", LINES="0"))
     assert words in proc.stdout + proc.stderr, (proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "ascii"])
+def test_output_to_an_encoding_without_box_drawing_is_drawn_in_ascii(encoding):
+    # A latin-1 or cp1252 terminal: the box drawing, "…" and "Δ" cannot be written, and
+    # show/diff ended in an internal error halfway through their output. One ASCII character
+    # stands for each, so the boxes stay aligned.
+    def run(*args):
+        env = {**child_env(), "PYTHONIOENCODING": encoding, "COLUMNS": "100"}
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *map(str, args)],
+                              capture_output=True, timeout=120, env=env)
+        return proc.returncode, proc.stdout.decode(encoding), proc.stderr.decode(encoding)
+
+    code, out, err = run("show", recorded("forkjoin_verbose.dot"))
+    assert (code, err) == (0, "")
+    box = [line for line in out.splitlines() if "#0 kernel" in line][0]
+    assert box.lstrip().startswith("| #0 kernel") and "+-----------------------+" in out
+    # the cut name keeps the box's width ("…" where the encoding has it, as cp1252 does)
+    assert "| cupy_multiply__floa" + ("…" if encoding == "cp1252" else ".") + "  |" in out
+    code, out, err = run("diff", recorded("chain1k_verbose.dot"), recorded("chain10k_verbose.dot.gz"))
+    assert code == 1 and "internal error" not in err, err
+    assert "+9,000 added" in out and out.splitlines()[3].rstrip().endswith("d")

@@ -11,6 +11,7 @@ as rich markup: both consoles have markup off, and renderers build ``rich.text.T
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import math
@@ -179,6 +180,23 @@ class _StdoutConsole(_PrintableConsole):
         raise StdoutClosed
 
 
+# What accelgraph's own drawings and tables print that an 8-bit output encoding may lack,
+# written with one ASCII character each instead, so that the layout keeps its widths
+# (anything else it lacks as "?"): output to a latin-1 or cp1252 terminal is drawn, not an
+# internal error halfway through.
+_PLAIN_CHARS = {**dict.fromkeys("┌┐└┘├┤┬┴┼", "+"), "─": "-", "│": "|", "…": ".", "→": ">",
+                "–": "-", "—": "-", "◀": "<", "Δ": "d", "×": "x", "·": ".", "µ": "u"}
+_PLAIN = "accelgraph-plain"
+
+
+def _plain(error: UnicodeEncodeError) -> tuple[str, int]:
+    text = error.object[error.start:error.end]
+    return "".join(_PLAIN_CHARS.get(ch, "?") for ch in text), error.end
+
+
+codecs.register_error(_PLAIN, _plain)
+
+
 class _StdoutFile:
     """Standard output as echo() and rich's console write it: a write that fails for any
     reason but a reader that has gone (a full device, a descriptor opened read-only, a
@@ -188,7 +206,12 @@ class _StdoutFile:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        return self._guarded(self._stream.write, text)
+        try:
+            return self._guarded(self._stream.write, text)
+        except UnicodeEncodeError:  # an output encoding without box drawing (latin-1, cp1252)
+            encoding = self._stream.encoding
+            return self._guarded(self._stream.write,
+                                 text.encode(encoding, _PLAIN).decode(encoding))
 
     def flush(self) -> None:
         self._guarded(self._stream.flush)
