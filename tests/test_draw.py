@@ -67,3 +67,28 @@ def test_missing_graphviz_is_one_clear_line(monkeypatch, tmp_path):
     with pytest.raises(AccelgraphError, match="apt-get install graphviz"):
         draw.render_image(_model(), str(tmp_path / "g.png"), "png")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("stderr, reason", [
+    ("dot: graph is too large for cairo-renderer bitmaps. Scaling by 0.319276 to fit\n"
+     "Error: Could not write to \"x.png\": No space left on device\n",
+     'Error: Could not write to "x.png": No space left on device'),
+    ("Warning: node a, port e unrecognized\ndot: cannot open output file\n",
+     "dot: cannot open output file"),
+    ("Warning: something odd\n", "Warning: something odd"),
+    ("", "no message"),
+])
+def test_a_graphviz_failure_names_its_reason_not_the_first_line(tmp_path, monkeypatch, stderr,
+                                                                 reason):
+    # Graphviz prints notes and warnings before the reason: the first line was taken, so a
+    # full disk read "graph is too large for cairo-renderer bitmaps. Scaling by 0.32 to fit".
+    fake = tmp_path / "dot"
+    fake.write_text(f"#!/bin/sh\ncat >/dev/null\nprintf '%s' '{stderr}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(draw, "require_graphviz", lambda: str(fake))
+    target = tmp_path / "out" / "g.png"
+    target.parent.mkdir()
+    with pytest.raises(AccelgraphError) as caught:
+        draw.render_image(_model(), str(target), "png")
+    assert str(caught.value) == f"Graphviz failed drawing {target}: {reason}"
+    assert list(target.parent.iterdir()) == []

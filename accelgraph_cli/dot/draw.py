@@ -122,6 +122,16 @@ def _safe_id(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
+def _graphviz_error(stderr: str) -> str:
+    """The line of Graphviz's messages that says why it failed: its first "Error:" line,
+    else the last that is not a warning (a large drawing's "Scaling by 0.3 to fit" or a
+    warning comes before the reason), else the last."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.lower().startswith("error")]
+    plain = [line for line in lines if not line.lower().startswith("warning")]
+    return (errors[:1] or plain[-1:] or lines[-1:] or ["no message"])[0]
+
+
 RENDER_TIMEOUT_S = 600
 """How long a Graphviz drawing may take before it is stopped (an error, exit code 2)."""
 
@@ -141,6 +151,5 @@ def render_image(model: GraphModel, path: str, fmt: str) -> str:
                 f"FILE.json, dump --format json), or draw a part of it (show --focus NODE)"
             ) from None
         if proc.returncode != 0:
-            first = (proc.stderr.strip().splitlines() or ["no message"])[0]
-            raise AccelgraphError(f"Graphviz failed drawing {path}: {first}")
+            raise AccelgraphError(f"Graphviz failed drawing {path}: {_graphviz_error(proc.stderr)}")
     return path
