@@ -938,3 +938,15 @@ def test_a_size_that_is_not_an_integer_is_kept_aside_not_summed(tmp_path, size):
     assert str(damaged[0].params["bytes_as_written"]) == size
     assert GraphModel.from_json(model.to_json()) == model
     model.bytes_allocated()  # sums the sizes that are integers
+
+
+def test_an_escaped_quote_does_not_open_a_string_and_the_open_one_is_named_by_its_line():
+    # Generic DOT with a port (which the CUDA reader stops at) and a label holding \": the
+    # quotes were counted raw, so the file was refused as an unterminated string, and a
+    # string really left open was named at the line where the reader stopped, not its own.
+    good = 'digraph G {\n a:e -> b:w;\n b [label="6\\" pipe"];\n}\n'
+    model = parse_dot(good, filename="r.dot")
+    assert sorted(node.name for node in model.nodes) == ['6" pipe', "a"]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(good.replace('pipe"]', "pipe]"), filename="r.dot")
+    assert str(caught.value) == "r.dot:3: unterminated string (file truncated?)"

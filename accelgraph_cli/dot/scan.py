@@ -65,6 +65,11 @@ def _brief(name: str) -> str:
     return repr(name if len(name) <= 60 else name[:57] + "...")
 
 
+# A DOT string, from its opening quote to its closing one (group 1, empty where the text
+# ends first); a quote inside it is escaped with a backslash, as is a backslash before one.
+_DOT_STRING = re.compile(r'"(?:[^"\\]|\\.)*("?)', re.S)
+
+
 def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
@@ -173,9 +178,11 @@ class _Scanner:
     def _unexpected(self, tail: int) -> None:
         text = self.text
         snippet = text[tail : tail + 40].split("\n")[0]
-        if text.count('"', tail) % 2:
+        opened = next((m.start() for m in _DOT_STRING.finditer(text, tail) if not m.group(1)),
+                      None)
+        if opened is not None:  # a quote no quote closes (an escaped one does not)
             raise _BrokenDotError(
-                f"{self.filename}:{_line_of(text, tail)}: unterminated string (file truncated?)"
+                f"{self.filename}:{_line_of(text, opened)}: unterminated string (file truncated?)"
             )
         if self.stack and "}" not in text[tail:]:
             # A statement left unfinished with a graph still open and nothing after it that
