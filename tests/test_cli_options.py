@@ -384,7 +384,7 @@ def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tm
     code, out, err = cli("show", path)
     assert (code, out) == (2, "")  # was 70: "internal error: ValueError: invalid literal for int()"
     assert err.strip() == (f'accelgraph: error: {path}: malformed accelgraph model: node a: '
-                           'parameter "bytes" must be an integer')
+                           'parameter "bytes" must be an integer of 0 or more')
 
 
 @pytest.mark.parametrize("out, fmt, words", [

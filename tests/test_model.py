@@ -339,21 +339,32 @@ def _with_param(key, value, kind="kernel") -> dict:
     return _doc([{"id": "a", "kind": kind, "params": {key: value}}])
 
 
+COUNT = "an integer of 0 or more"
+DIMS = "a list of one to three sizes from 1 to 2**31 - 1"
+
+
 @pytest.mark.parametrize(
     "key, value, kind, problem",
     [
-        ("bytes", "x", "mem_alloc", "an integer"),  # int("x") in the summary: exit 70 before
-        ("bytes", [1], "memcpy", "an integer"),
-        ("bytes", True, "memset", "an integer"),
-        ("shared_mem", 1.5, "kernel", "an integer"),
-        ("grid", 5, "kernel", "a list of integers"),
-        ("block", ["a", 1], "kernel", "a list of integers"),
+        ("bytes", "x", "mem_alloc", COUNT),  # int("x") in the summary: exit 70 before
+        ("bytes", [1], "memcpy", COUNT),
+        ("bytes", True, "memset", COUNT),
+        ("bytes", -5, "mem_alloc", COUNT),  # "Allocated -5 B" before
+        ("shared_mem", 1.5, "kernel", COUNT),
+        ("shared_mem", -1, "kernel", COUNT),
+        ("grid", 5, "kernel", DIMS),
+        ("block", ["a", 1], "kernel", DIMS),
+        ("grid", [-1, 0, 10**30], "kernel", DIMS),  # taken before
+        ("grid", [], "kernel", DIMS),
+        ("block", [1, 1, 1, 1], "kernel", DIMS),
+        ("grid", [1 << 31], "kernel", DIMS),
         ("demangled", 3, "kernel", "a string"),
         ("direction", {"a": 1}, "memcpy", "a string, number, true, false, null or a list of those"),
         ("value", [[1]], "memset", "a string, number, true, false, null or a list of those"),
     ],
 )
 def test_from_json_refuses_parameters_of_the_wrong_type(key, value, kind, problem):
+    # sizes and launch dimensions are what CUDA can have: a count, one to three positive dims
     with pytest.raises(ModelLoadError) as caught:
         GraphModel.from_json(_with_param(key, value, kind), where="m.json")
     assert str(caught.value) == (

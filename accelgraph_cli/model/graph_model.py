@@ -512,8 +512,14 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_int_list(value: Any) -> bool:
-    return isinstance(value, list) and all(map(_is_int, value))
+def _is_count(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+def _is_dims(value: Any) -> bool:
+    """A grid or block as CUDA has them: one to three sizes, each 1 to 2**31 - 1."""
+    return (isinstance(value, list) and 1 <= len(value) <= 3
+            and all(_is_int(v) and 1 <= v < 1 << 31 for v in value))
 
 
 def _is_scalar(value: Any) -> bool:
@@ -522,10 +528,10 @@ def _is_scalar(value: Any) -> bool:
 
 # Parameters that accelgraph computes with, and what they must be (the rest only print).
 _PARAM_TYPES = {
-    "bytes": (_is_int, "an integer"),
-    "shared_mem": (_is_int, "an integer"),
-    "grid": (_is_int_list, "a list of integers"),
-    "block": (_is_int_list, "a list of integers"),
+    "bytes": (_is_count, "an integer of 0 or more"),
+    "shared_mem": (_is_count, "an integer of 0 or more"),
+    "grid": (_is_dims, "a list of one to three sizes from 1 to 2**31 - 1"),
+    "block": (_is_dims, "a list of one to three sizes from 1 to 2**31 - 1"),
     "demangled": (lambda v: isinstance(v, str), "a string"),
 }
 
