@@ -517,6 +517,7 @@ class _MemoryAsync:
     capturing when CuPy would free it."""
 
     def __init__(self, stream, freed, state):
+        self.ptr = 0x7F0000
         self.stream_ref = (lambda: None) if stream is None else weakref.ref(stream)
         self.freed, self.state = freed, state
 
@@ -549,9 +550,12 @@ def async_frees(monkeypatch):
         previous, state["mode"] = state["mode"], value
         return previous
 
+    def free_async(address, stream):  # a raw cudaFreeAsync (AsyncCapture.free_relaunched)
+        freed.append((state["mode"], frozenset(state["capturing"]), address, stream))
+
     monkeypatch.setattr(pools, "_cupy_cuda", types.SimpleNamespace(
         get_current_stream=lambda: state["current"],
-        runtime=types.SimpleNamespace(streamIsCapturing=is_capturing,
+        runtime=types.SimpleNamespace(streamIsCapturing=is_capturing, freeAsync=free_async,
                                       CUDARuntimeError=CUDARuntimeError)))
     monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(exchange))
     monkeypatch.setattr(pools, "_deferred", [])
@@ -610,6 +614,39 @@ def test_a_free_on_the_legacy_stream_waits_while_another_stream_captures(async_f
     keeper = make(legacy)
     del keeper
     assert (freed == [], pools.deferred_frees()) == ((True, 1) if waits else (False, 0))
+
+
+def test_an_output_freed_then_made_again_by_a_launch_is_freed_with_the_executable(
+        async_frees):
+    # Each launch makes the graph's outputs again at their one address. An output dropped
+    # after a launch is freed once (CuPy); launched again, the graph makes it anew with no
+    # owner, and it outlived the executable for good (32 MiB of graph memory a graph, H100).
+    from accelgraph_cli.cuda import pools
+
+    state, freed, make = async_frees
+    relaxed = pools._RELAXED
+    record = make(_Stream(5)).capture  # (the keeper dies here: freed after no launch yet)
+    record.launches, record.stream = 1, 5
+    freed.clear()
+    record.dropped.clear()
+    dropped, kept = make(_Stream(5)), make(_Stream(5))
+    del dropped  # freed by CuPy after launch 1
+    assert freed == [(relaxed, frozenset())] and record.dropped == [(0x7F0000, 1)]
+    record.free_relaunched()  # no launch since: nothing was made again
+    assert len(freed) == 1
+    record.launches, record.stream = 3, 6  # two more launches, the last on stream 6
+    record.free_relaunched()
+    assert freed[1:] == [(relaxed, frozenset(), 0x7F0000, 6)]
+    record.free_relaunched()  # each is freed once
+    assert len(freed) == 2 and record.dropped == [(0x7F0000, 3)]
+    record.launches = 4
+    state["capturing"].add(6)  # the last launch's stream captures: the free waits
+    record.free_relaunched()
+    assert len(freed) == 2 and pools.deferred_frees() == 1
+    state["capturing"].clear()
+    pools.free_deferred()
+    assert freed[2:] == [(relaxed, frozenset(), 0x7F0000, 6)] and state["mode"] == 0
+    del kept
 
 
 def test_a_graphs_capture_makes_the_frees_that_waited_as_it_begins_and_ends(stub_cuda,

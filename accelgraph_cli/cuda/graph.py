@@ -148,6 +148,8 @@ class _Resources:
 
     def destroy_exec(self) -> None:
         exec_, self.exec = self.exec, 0
+        if exec_ and self.async_capture is not None:
+            self.async_capture.free_relaunched()
         # An executable CuPy instantiated lives as long as the owner; release() drops both.
         if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
             _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
@@ -655,13 +657,16 @@ def _use_allocator(cupy, allocator):
 
 
 def _fast_replay(launch, graph_exec: int, current_stream, capture=None):
-    if capture is None or capture.launched:
+    if capture is None:
         def replay() -> None:
             launch(graph_exec, current_stream().ptr)
     else:
         def replay() -> None:
-            launch(graph_exec, current_stream().ptr)
+            stream = current_stream().ptr
+            launch(graph_exec, stream)
             capture.launched = True  # its outputs are memory now, which CuPy may free
+            capture.launches += 1  # (what AsyncCapture.free_relaunched reads)
+            capture.stream = stream
 
     replay.__doc__ = Graph.replay.__doc__
     return replay

@@ -412,11 +412,38 @@ class AsyncCapture:
     allocations: CUDA backs them with memory only once the graph has been launched, and
     freeing one before fails (cudaErrorInvalidValue)."""
 
-    __slots__ = ("open", "launched")
+    __slots__ = ("open", "launched", "launches", "stream", "dropped")
 
     def __init__(self) -> None:
         self.open = True
         self.launched = False
+        self.launches = 0  # launches through Graph.replay
+        self.stream = 0  # the stream of the last one
+        # (address, launches then) of each graph allocation whose owner freed it after a
+        # launch: a later launch makes it again, with no owner (see free_relaunched)
+        self.dropped: list = []
+
+    def free_relaunched(self) -> None:
+        """Free what launches made after its owner had freed it, as the graph's executable is
+        destroyed. Each launch makes every allocation the graph does not free, at its one
+        address; the output whose death freed it once is gone, so the last launch's
+        allocation would otherwise outlive the executable for good (cudaDeviceGraphMemTrim
+        cannot take it back: 32 MiB of graph memory per such graph, measured on an H100)."""
+        launches, stream = self.launches, self.stream
+        due = [address for address, at in self.dropped if launches > at]
+        self.dropped = [(address, launches) for address, _ in self.dropped]
+        if not due:
+            return
+        runtime = _cupy_cuda.runtime
+        for address in due:
+            try:
+                if _capturing(runtime, stream):
+                    _deferred.append(_Relaunched(address, stream))
+                else:
+                    with _relaxed_capture_mode():
+                        runtime.freeAsync(address, stream)
+            except Exception:  # interpreter exit: the driver may be gone
+                pass
 
 
 class _GraphAllocation:
@@ -456,6 +483,8 @@ class _GraphAllocation:
                 memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
                 return
         try:
+            if capture is not None:  # (see AsyncCapture.free_relaunched)
+                capture.dropped.append((memory.ptr, capture.launches))
             if _free_waits(memory):
                 _deferred.append(memory)  # (no lock: the collector may run with it held)
             else:
@@ -478,14 +507,37 @@ def _free_waits(memory) -> bool:
     does not capture, and be invalidated (a replayed graph's output, or an eager allocation,
     dropped while capturing)."""
     cuda = _cupy_cuda
+    if type(memory) is _Relaunched:
+        return _capturing(cuda.runtime, memory.stream)
     stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
     if stream is None:
         stream = cuda.get_current_stream()
+    return _capturing(cuda.runtime, stream.ptr)
+
+
+def _capturing(runtime, stream: int) -> bool:
+    """Whether a cudaFreeAsync on ``stream`` would be recorded into a capture, or end one."""
     try:
-        return cuda.runtime.streamIsCapturing(stream.ptr) != 0
-    except cuda.runtime.CUDARuntimeError as exc:
+        return runtime.streamIsCapturing(stream) != 0
+    except runtime.CUDARuntimeError as exc:
         # the legacy stream while another captures: a free there would end that capture
         return exc.status == _CAPTURE_IMPLICIT
+
+
+class _Relaunched:
+    """A graph allocation a launch made again after its owner had freed it, whose free
+    waits for a capture of its stream to end (AsyncCapture.free_relaunched)."""
+
+    __slots__ = ("address", "stream")
+
+    def __init__(self, address: int, stream: int):
+        self.address, self.stream = address, stream
+
+    def __del__(self):
+        try:
+            _cupy_cuda.runtime.freeAsync(self.address, self.stream)
+        except Exception:  # interpreter exit: the driver may be gone
+            pass
 
 
 def free_deferred() -> None:

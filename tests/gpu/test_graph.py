@@ -436,6 +436,41 @@ def test_an_async_output_outlives_its_executable_and_is_freed_after(cupy, stream
     assert unraised == []
 
 
+def test_an_output_dropped_before_more_replays_does_not_outlive_its_graph(cupy, stream):
+    # Each launch makes the graph's outputs again at their one address. Dropped after the
+    # first replay, the output was freed once; the next replays made it again with no owner,
+    # and that allocation outlived the graph for good (trim could not take it back: 32 MiB a
+    # graph). It is now freed with the executable.
+    import gc
+
+    from accelgraph_cli.cuda import device, pools
+
+    runtime, _ = device.bindings()
+
+    def held_after_trim():
+        gc.collect()
+        cupy.cuda.Device().synchronize()
+        device.check("cudaDeviceGraphMemTrim", runtime.cudaDeviceGraphMemTrim(0))
+        return pools._graph_mem_attribute("cudaGraphMemAttrUsedMemCurrent", 0)
+
+    src = cupy.arange(1 << 20, dtype=cupy.float32)
+    _warm(cupy, src)
+    src * 2  # load the kernel eagerly
+    before = held_after_trim()
+    for _ in range(3):
+        g = Graph(pool=graph_pool_handle("async"))
+        with g:
+            out = src * 2
+        g.replay()
+        stream.synchronize()
+        assert cupy.array_equal(out, src * 2)
+        del out
+        g.replay()
+        g.replay()
+        del g
+    assert held_after_trim() == before
+
+
 def test_an_async_pool_allocation_on_a_stream_not_capturing_is_freed_as_usual(cupy, stream):
     # Inside an async-pool capture, an allocation on a side stream never joined to it is an
     # eager cudaMallocAsync, not a graph allocation: dropped, it goes back to CUDA's pool
