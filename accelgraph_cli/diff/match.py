@@ -275,11 +275,63 @@ def _pair_leftovers(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, pair
                 before = _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a)
                 pair(i, j)
                 _reseat(side_a, side_b, a_to_b, b_to_a, {i, *side_a.parents[i], *side_a.children[i]})
-                if _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a) < before:
+                after = _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a)
+                if after >= before:
+                    # Runs of look-alikes paired crosswise (a GEMM's two kernels on each side
+                    # of it) cannot be re-seated one node at a time, each move alone keeping
+                    # no more edges: swap each neighbour's run whole onto the run beside j.
+                    _restore(a_to_b, b_to_a, saved_a, saved_b)
+                    pair(i, j)
+                    _swap_neighbour_runs(side_a, side_b, a_to_b, b_to_a, i, j)
+                    after = _rewired_and_unmatched(side_a, side_b, a_to_b, b_to_a)
+                if after < before:
                     paired = True
                 else:
                     _restore(a_to_b, b_to_a, saved_a, saved_b)
     return paired
+
+
+_RUN_SWAP_STEPS = 64  # nodes of a run swapped at most, per neighbour (a bounded trial)
+
+
+def _swap_neighbour_runs(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, i: int,
+                         j: int) -> None:
+    """With i paired to j: each neighbour of i whose edge to i is not kept, and whose kind
+    of node is next to j once, moves onto that node of B (swapping partners with the node of
+    A that held it), and so on along the run: the next node up (from a parent) or down
+    (from a child) moves onto the next node of B's run, while each has one such neighbour
+    and the two look alike."""
+    fine_a, fine_b = side_a.fine, side_b.fine
+    for up in (True, False):
+        near_a = side_a.parents if up else side_a.children
+        near_b = side_b.parents if up else side_b.children
+        for n in near_a[i]:
+            m = a_to_b.get(n)
+            if m is not None and m in near_b[j]:
+                continue  # its edge to i is kept
+            alike = [k for k in near_b[j] if fine_b[k] == fine_a[n]]
+            if len(alike) != 1:
+                continue
+            target = alike[0]
+            for _ in range(_RUN_SWAP_STEPS):
+                held = a_to_b.get(n)
+                if held == target:
+                    break
+                other = b_to_a[target]
+                a_to_b[n], b_to_a[target] = target, n
+                if other >= 0:
+                    if held is not None:
+                        a_to_b[other], b_to_a[held] = held, other
+                    else:
+                        del a_to_b[other]
+                elif held is not None:
+                    b_to_a[held] = -1
+                next_a, next_b = near_a[n], near_b[target]
+                if len(next_a) != 1 or len(next_b) != 1:
+                    break
+                n, target = next_a[0], next_b[0]
+                if fine_a[n] != fine_b[target]:
+                    break
 
 
 def _restore(a_to_b: dict, b_to_a: list, saved_a: dict, saved_b: list) -> None:
