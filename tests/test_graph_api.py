@@ -1,5 +1,6 @@
 """Graph API on the CPU: argument validation, mode mapping, states that need no GPU."""
 
+import types
 import weakref
 
 import pytest
@@ -522,7 +523,8 @@ class _MemoryAsync:
         self.freed, self.state = freed, state
 
     def __del__(self):
-        self.freed.append((self.state["mode"], frozenset(self.state["capturing"])))
+        if self.ptr:  # (CuPy frees nothing at 0)
+            self.freed.append((self.state["mode"], frozenset(self.state["capturing"])))
 
 
 @pytest.fixture
@@ -626,7 +628,7 @@ def test_an_output_freed_then_made_again_by_a_launch_is_freed_with_the_executabl
     state, freed, make = async_frees
     relaxed = pools._RELAXED
     record = make(_Stream(5)).capture  # (the keeper dies here: freed after no launch yet)
-    record.launches, record.stream = 1, 5
+    record.launches, record.stream = 1, _Stream(5)
     freed.clear()
     record.dropped.clear()
     dropped, kept = make(_Stream(5)), make(_Stream(5))
@@ -634,7 +636,7 @@ def test_an_output_freed_then_made_again_by_a_launch_is_freed_with_the_executabl
     assert freed == [(relaxed, frozenset())] and record.dropped == [(0x7F0000, 1)]
     record.free_relaunched()  # no launch since: nothing was made again
     assert len(freed) == 1
-    record.launches, record.stream = 3, 6  # two more launches, the last on stream 6
+    record.launches, record.stream = 3, _Stream(6)  # two more launches, the last on 6
     record.free_relaunched()
     assert freed[1:] == [(relaxed, frozenset(), 0x7F0000, 6)]
     record.free_relaunched()  # each is freed once
@@ -690,6 +692,50 @@ def test_an_async_graphs_first_successful_replay_marks_its_capture_launched():
     assert not capture.launched  # a launch that failed allocated nothing
     replay()
     assert capture.launched and launches[-1] == (11, 22)
+    assert capture.launches == 1  # the refused launch is not counted
+
+
+@pytest.mark.parametrize("dropped_after", [0, 1])
+def test_replays_after_an_output_was_dropped_free_it_once_as_the_executable_goes(
+        async_frees, monkeypatch, dropped_after):
+    # The wiring: replay() counts launches and notes the last one's stream; destroying the
+    # executable frees, once, on that stream, what launches made after the output was gone
+    # (dropped before any launch, 0: nothing was freed then; after one, 1: freed then),
+    # and graphExecDestroy follows even where that free fails.
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    state, freed, make = async_frees
+    destroyed = []
+    monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+            graphExecDestroy=destroyed.append))))
+    out = make(_Stream(5))
+    record = out.capture
+    record.launched = False
+    streams = [_Stream(5), _Stream(6)]
+    replay = graph_mod._fast_replay(lambda graph_exec, stream: None, 11,
+                                    lambda: streams[record.launches % 2], record)
+    for _ in range(dropped_after):
+        replay()
+    del out  # dropped: freed once if launched
+    assert len(freed) == dropped_after
+    replay()
+    replay()  # the last on stream 5 or 6
+    resources = graph_mod._Resources()
+    resources.exec, resources.async_capture = 7, record
+    resources.destroy_exec()
+    last = streams[(dropped_after + 1) % 2].ptr
+    assert freed[dropped_after:] == [(pools._RELAXED, frozenset(), 0x7F0000, last)]
+    assert destroyed == [7] and record.launches == dropped_after + 2
+    resources.exec = 8  # instantiated again, no launch since: nothing more to free
+    monkeypatch.setattr(pools, "_free_waits", lambda memory: 1 / 0)  # and if a free failed
+    resources.destroy_exec()
+    assert len(freed) == dropped_after + 1 and destroyed == [7, 8]
+    record.launches += 1
+    resources.exec = 9
+    resources.destroy_exec()  # the failing free does not keep the executable
+    assert destroyed == [7, 8, 9]
 
 
 @pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",

@@ -148,11 +148,13 @@ class _Resources:
 
     def destroy_exec(self) -> None:
         exec_, self.exec = self.exec, 0
-        if exec_ and self.async_capture is not None:
-            self.async_capture.free_relaunched()
-        # An executable CuPy instantiated lives as long as the owner; release() drops both.
-        if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
-            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
+        try:
+            if exec_ and self.async_capture is not None:
+                self.async_capture.free_relaunched()
+        finally:
+            # An executable CuPy instantiated lives as long as the owner; release() drops both.
+            if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
+                _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
 
     def destroy_graph(self) -> None:
         """Drop the captured graph (a graph CuPy holds goes with its owner)."""
@@ -662,8 +664,8 @@ def _fast_replay(launch, graph_exec: int, current_stream, capture=None):
             launch(graph_exec, current_stream().ptr)
     else:
         def replay() -> None:
-            stream = current_stream().ptr
-            launch(graph_exec, stream)
+            stream = current_stream()
+            launch(graph_exec, stream.ptr)
             capture.launched = True  # its outputs are memory now, which CuPy may free
             capture.launches += 1  # (what AsyncCapture.free_relaunched reads)
             capture.stream = stream

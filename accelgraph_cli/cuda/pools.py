@@ -417,33 +417,43 @@ class AsyncCapture:
     def __init__(self) -> None:
         self.open = True
         self.launched = False
-        self.launches = 0  # launches through Graph.replay
-        self.stream = 0  # the stream of the last one
-        # (address, launches then) of each graph allocation whose owner freed it after a
-        # launch: a later launch makes it again, with no owner (see free_relaunched)
+        self.launches = 0  # successful launches through Graph.replay
+        self.stream = None  # the CuPy Stream of the last one (held: its handle stays valid)
+        # (address, launches then) of each graph allocation whose owner is gone and whose
+        # memory was freed then, or never made (no launch yet): a later launch makes it
+        # again, with no owner (see free_relaunched)
         self.dropped: list = []
 
     def free_relaunched(self) -> None:
-        """Free what launches made after its owner had freed it, as the graph's executable is
+        """Free what launches made after its owner had gone, as the graph's executable is
         destroyed. Each launch makes every allocation the graph does not free, at its one
-        address; the output whose death freed it once is gone, so the last launch's
-        allocation would otherwise outlive the executable for good (cudaDeviceGraphMemTrim
-        cannot take it back: 32 MiB of graph memory per such graph, measured on an H100)."""
+        address; the output that owned it (and freed it once, if it died after a launch) is
+        gone, so the last launch's allocation would otherwise outlive the executable for
+        good (cudaDeviceGraphMemTrim cannot take it back: 32 MiB of graph memory per such
+        graph, measured on an H100). Never raises."""
+        dropped, self.dropped = self.dropped, []  # (one dropped meanwhile: the new list)
         launches, stream = self.launches, self.stream
-        due = [address for address, at in self.dropped if launches > at]
-        self.dropped = [(address, launches) for address, _ in self.dropped]
-        if not due:
-            return
-        runtime = _cupy_cuda.runtime
+        due = [address for address, at in dropped if launches > at]
+        self.dropped.extend((address, launches) for address, at in dropped if launches <= at)
         for address in due:
-            try:
-                if _capturing(runtime, stream):
-                    _deferred.append(_Relaunched(address, stream))
-                else:
-                    with _relaxed_capture_mode():
-                        runtime.freeAsync(address, stream)
-            except Exception:  # interpreter exit: the driver may be gone
-                pass
+            # the free is noted in self.dropped as it is made (see _free_graph_memory)
+            _free_graph_memory([_Relaunched(address, stream)], self, address)
+
+
+class _Relaunched:
+    """A graph allocation a launch made again after its owner had gone: dropped, it is
+    freed (cudaFreeAsync on the stream of the graph's last launch)."""
+
+    __slots__ = ("address", "stream")
+
+    def __init__(self, address: int, stream):
+        self.address, self.stream = address, stream
+
+    def __del__(self):
+        try:
+            _cupy_cuda.runtime.freeAsync(self.address, self.stream.ptr)
+        except Exception:  # interpreter exit: the driver may be gone
+            pass
 
 
 class _GraphAllocation:
@@ -451,11 +461,12 @@ class _GraphAllocation:
     calls cudaFreeAsync). Dropped while its capture is open, that free becomes the graph's
     MEM_FREE node; after the graph's first launch it frees the launch's allocation, as CuPy
     would. Dropped in between (the capture ended, the graph not launched: every output of
-    `accelgraph capture`, which never replays), or after a failed capture, nothing is freed:
-    the address belongs to the graph's reservation, and CuPy's free would fail with
+    `accelgraph capture`, which never replays), or after a failed capture, nothing is freed
+    then: the address belongs to the graph's reservation, and CuPy's free would fail with
     cudaErrorInvalidValue, printed as an ignored exception. Which of the three is decided
     from the capture's record, with no CUDA query, so the answer holds on any thread the
-    collector runs it.
+    collector runs it. (Replays after its death make it again, with no owner: freed as the
+    executable is destroyed, AsyncCapture.free_relaunched.)
 
     ``capture`` None: an eager allocation made from the pool during a capture, on a stream
     the capture does not include; freed as CuPy frees it, whenever it dies.
@@ -480,38 +491,52 @@ class _GraphAllocation:
             if capture.open:
                 return  # (dropped during its capture: the free CuPy makes here is recorded)
             if not capture.launched:
+                # nothing to free yet; a launch would make it with no owner
+                capture.dropped.append((memory.ptr, 0))
                 memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
                 return
-        try:
-            if capture is not None:  # (see AsyncCapture.free_relaunched)
-                capture.dropped.append((memory.ptr, capture.launches))
-            if _free_waits(memory):
-                _deferred.append(memory)  # (no lock: the collector may run with it held)
-            else:
-                with _relaxed_capture_mode():
-                    del memory  # CuPy's cudaFreeAsync (see _free_waits)
-        except Exception:  # interpreter exit: the driver may be gone
-            pass
+        address, held = memory.ptr, [memory]
+        del memory  # held is the last reference: the free is made where it is emptied
+        _free_graph_memory(held, capture, address)
 
 
 _cupy_cuda = None  # cupy.cuda, noted by the first async-pool capture (no query per free)
-_deferred: list = []  # MemoryAsync whose free waits for a capture of its stream to end
+# (MemoryAsync or _Relaunched, its capture's record or None, address) whose free waits for a
+# capture of its stream to end
+_deferred: list = []
 _CAPTURE_IMPLICIT = 906  # cudaErrorStreamCaptureImplicit
 
 
+def _free_graph_memory(held: list, capture: AsyncCapture | None, address: int) -> None:
+    """Free the memory ``held`` holds, its last reference (the free is its death), in
+    relaxed mode, now or, where its stream is capturing, once that capture has ended
+    (free_deferred); noted in the capture's record as it is made (the launches then). A
+    global-mode capture on this thread would refuse a cudaFreeAsync on a stream it does not
+    capture, and be invalidated (a replayed graph's output, or an eager allocation, dropped
+    while capturing)."""
+    try:
+        if _free_waits(held[0]):
+            _deferred.append((held.pop(), capture, address))  # (no lock: see free_deferred)
+            return
+        if capture is not None:
+            capture.dropped.append((address, capture.launches))
+        with _relaxed_capture_mode():
+            held.pop()  # the free
+    except Exception:  # interpreter exit: the driver may be gone
+        pass
+
+
 def _free_waits(memory) -> bool:
-    """Whether the stream CuPy's MemoryAsync frees ``memory`` on is capturing, so that the
-    free must wait. That stream is the one it was allocated on, or, once that Stream object
-    is gone, this thread's current stream (as CuPy decides). Its free is made in relaxed
-    mode: a global-mode capture on this thread would refuse a cudaFreeAsync on a stream it
-    does not capture, and be invalidated (a replayed graph's output, or an eager allocation,
-    dropped while capturing)."""
+    """Whether the stream ``memory`` is freed on is capturing, so that the free must wait.
+    For CuPy's MemoryAsync that is the stream it was allocated on, or, once that Stream
+    object is gone, this thread's current stream (as CuPy decides)."""
     cuda = _cupy_cuda
     if type(memory) is _Relaunched:
-        return _capturing(cuda.runtime, memory.stream)
-    stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
-    if stream is None:
-        stream = cuda.get_current_stream()
+        stream = memory.stream
+    else:
+        stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
+        if stream is None:
+            stream = cuda.get_current_stream()
     return _capturing(cuda.runtime, stream.ptr)
 
 
@@ -524,35 +549,25 @@ def _capturing(runtime, stream: int) -> bool:
         return exc.status == _CAPTURE_IMPLICIT
 
 
-class _Relaunched:
-    """A graph allocation a launch made again after its owner had freed it, whose free
-    waits for a capture of its stream to end (AsyncCapture.free_relaunched)."""
-
-    __slots__ = ("address", "stream")
-
-    def __init__(self, address: int, stream: int):
-        self.address, self.stream = address, stream
-
-    def __del__(self):
-        try:
-            _cupy_cuda.runtime.freeAsync(self.address, self.stream)
-        except Exception:  # interpreter exit: the driver may be gone
-            pass
-
-
 def free_deferred() -> None:
     """Make the frees that waited for a capture of their stream to end (see
     _GraphAllocation), in relaxed mode; those whose stream still captures wait on. Graph
-    calls this as each of its captures begins and ends; it never raises."""
+    calls this as each of its captures begins and ends; it never raises. (Entries are
+    appended without a lock, by keepers the collector may run on any thread: the list is
+    swapped out whole, so one appended meanwhile goes to the new list.)"""
     global _deferred
-    due, _deferred = _deferred, []  # (a free deferred meanwhile goes to the new list)
+    due, _deferred = _deferred, []
     try:
         while due:
-            if _free_waits(due[-1]):
+            # no name for the memory: its last reference is the list's, popped in relaxed mode
+            capture, address = due[-1][1:]
+            if _free_waits(due[-1][0]):
                 _deferred.append(due.pop())
-            else:
-                with _relaxed_capture_mode():
-                    due.pop()  # the last reference: CuPy frees it here
+                continue
+            if capture is not None:
+                capture.dropped.append((address, capture.launches))
+            with _relaxed_capture_mode():
+                due.pop()  # the last reference: the free is made here
     except Exception:  # the driver gone (interpreter exit): they wait on, for CuPy's own
         _deferred.extend(due)
         due.clear()

@@ -438,9 +438,9 @@ def test_an_async_output_outlives_its_executable_and_is_freed_after(cupy, stream
 
 def test_an_output_dropped_before_more_replays_does_not_outlive_its_graph(cupy, stream):
     # Each launch makes the graph's outputs again at their one address. Dropped after the
-    # first replay, the output was freed once; the next replays made it again with no owner,
-    # and that allocation outlived the graph for good (trim could not take it back: 32 MiB a
-    # graph). It is now freed with the executable.
+    # first replay, the output was freed once (before any, nothing was freed); the next
+    # replays made it again with no owner, and that allocation outlived the graph for good
+    # (trim could not take it back: 32 MiB a graph). It is now freed with the executable.
     import gc
 
     from accelgraph_cli.cuda import device, pools
@@ -457,13 +457,14 @@ def test_an_output_dropped_before_more_replays_does_not_outlive_its_graph(cupy, 
     _warm(cupy, src)
     src * 2  # load the kernel eagerly
     before = held_after_trim()
-    for _ in range(3):
+    for launched in (True, False, True):  # the output dropped after a launch, or before any
         g = Graph(pool=graph_pool_handle("async"))
         with g:
             out = src * 2
-        g.replay()
-        stream.synchronize()
-        assert cupy.array_equal(out, src * 2)
+        if launched:
+            g.replay()
+            stream.synchronize()
+            assert cupy.array_equal(out, src * 2)
         del out
         g.replay()
         g.replay()
