@@ -47,8 +47,9 @@ def test_focus_on_a_nested_node(cli):
     assert "│ g12#0 memset" in out and "│ #0" not in out
 
 
-def test_focus_on_a_node_of_a_child_graph_labels_its_boxes_with_the_graph(cli):
-    code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--focus", "g10#1")
+@pytest.mark.parametrize("ref", ["g10#1", "G10#1"])  # as typed in capitals too
+def test_focus_on_a_node_of_a_child_graph_labels_its_boxes_with_the_graph(cli, ref):
+    code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--focus", ref)
     assert (code, err) == (0, "")
     boxes = [line.split()[1:3] for line in out.splitlines() if line.lstrip().startswith("│ ") and
              "kernel" in line]
@@ -72,6 +73,9 @@ def test_a_file_of_several_graphs_labels_its_nodes_with_their_graph(cli, two_gra
     assert [row.split()[1 if row[:5].strip() else 0] for row in listing] == [
         "g1#0…g1#5", "g9#0", "g9#1", "g9#2", "g9#3", "g9#4", "g9#5", "g10#0", "g10#1"]
     assert "│ g9#0 kernel" in out and "│ #0" not in out
+    # graph 9's first node is at level 0, printed again after graph 1's run over 0–5 (a bare
+    # cell read as inside that range)
+    assert [row.split()[0] for row in listing[:2]] == ["0–5", "0"]
 
 
 def test_focus_on_a_number_several_graphs_have_names_them(cli, two_graphs):

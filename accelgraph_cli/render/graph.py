@@ -81,7 +81,7 @@ def node_label(model: GraphModel, graph: GraphModel, node_id: str) -> str:
 
 
 _SHORT_REF = re.compile(r"#?(\d+)")
-_NESTED_REF = re.compile(r"g\d+#\d+")
+_NESTED_REF = re.compile(r"[gG]\d+#\d+")
 
 
 def find_nodes(model: GraphModel, ref: str) -> list[tuple[GraphModel, str]]:
@@ -96,6 +96,7 @@ def find_nodes(model: GraphModel, ref: str) -> list[tuple[GraphModel, str]]:
         number = ref.lstrip("#")
         return [(model, n.id) for n in model.nodes if n.id.rsplit("_", 1)[-1] == number]
     if _NESTED_REF.fullmatch(ref):
+        ref = "g" + ref[1:]  # (G10#0 as g10#0)
         return [(g, n.id) for g in graphs for n in g.nodes if short_id(n.id, with_graph=True) == ref]
     return []
 
@@ -416,7 +417,9 @@ def _listing_rows(model: GraphModel, depth: int, with_graph: bool):
         level_text = str(start) if start == end else f"{start}–{end}"
         if start == previous_level or nested:
             level_text = ""  # grouped under the level printed above; nested: not our levels
-        previous_level = start
+        # after a run over several levels ("0–5") the next row's level is printed again,
+        # also where it is the same start (under "0–5" a bare row read as inside the range)
+        previous_level = start if start == end else None
         ids = short_id(first_id, with_graph)
         if len(run.ids) > 1:
             ids += "…" + short_id(last_id, with_graph)
