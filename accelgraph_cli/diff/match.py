@@ -297,10 +297,10 @@ _RUN_SWAP_STEPS = 64  # nodes of a run swapped at most, per neighbour (a bounded
 def _swap_neighbour_runs(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list, i: int,
                          j: int) -> None:
     """With i paired to j: each neighbour of i whose edge to i is not kept, and whose kind
-    of node is next to j once, moves onto that node of B (swapping partners with the node of
-    A that held it), and so on along the run: the next node up (from a parent) or down
-    (from a child) moves onto the next node of B's run, while each has one such neighbour
-    and the two look alike."""
+    of node is next to j once, trades partners with the node of A paired to that node of B,
+    and so on along the run: the next node up (from a parent) or down (from a child) trades
+    for the next node of B's run, while each has one such neighbour, the two look alike,
+    and both are matched."""
     fine_a, fine_b = side_a.fine, side_b.fine
     for up in (True, False):
         near_a = side_a.parents if up else side_a.children
@@ -314,18 +314,13 @@ def _swap_neighbour_runs(side_a: Side, side_b: Side, a_to_b: dict, b_to_a: list,
                 continue
             target = alike[0]
             for _ in range(_RUN_SWAP_STEPS):
-                held = a_to_b.get(n)
-                if held == target:
+                held, other = a_to_b.get(n), b_to_a[target]
+                if held == target or held is None or other < 0:
+                    # only two matched pairs trade partners: taking a node left over on
+                    # either side would use up what pairing it later could match better
                     break
-                other = b_to_a[target]
                 a_to_b[n], b_to_a[target] = target, n
-                if other >= 0:
-                    if held is not None:
-                        a_to_b[other], b_to_a[held] = held, other
-                    else:
-                        del a_to_b[other]
-                elif held is not None:
-                    b_to_a[held] = -1
+                a_to_b[other], b_to_a[held] = held, other
                 next_a, next_b = near_a[n], near_b[target]
                 if len(next_a) != 1 or len(next_b) != 1:
                     break
