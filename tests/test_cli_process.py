@@ -327,7 +327,7 @@ def test_columns_zero_is_an_unknown_width_not_no_output(tmp_path, args, words):
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "ascii"])
-def test_output_to_an_encoding_without_box_drawing_is_drawn_in_ascii(encoding):
+def test_output_to_an_encoding_without_box_drawing_is_drawn_in_ascii(encoding, tmp_path):
     # A latin-1 or cp1252 terminal: the box drawing, "…" and "Δ" cannot be written, and
     # show/diff ended in an internal error halfway through their output. One ASCII character
     # stands for each, so the boxes stay aligned.
@@ -346,3 +346,11 @@ def test_output_to_an_encoding_without_box_drawing_is_drawn_in_ascii(encoding):
     code, out, err = run("diff", recorded("chain1k_verbose.dot"), recorded("chain10k_verbose.dot.gz"))
     assert code == 1 and "internal error" not in err, err
     assert "+9,000 added" in out and out.splitlines()[3].rstrip().endswith("d")
+    # a name from the data the encoding lacks: "?" for each cell it takes (a wide character
+    # two, a combining accent none), so its box keeps its width
+    wide = tmp_path / "wide.dot"
+    wide.write_text('digraph G {\n "\u6838a\u0301" -> b;\n}\n', encoding="utf-8")
+    code, out, err = run("show", wide)
+    assert code == 0, err
+    box = [line for line in out.splitlines() if line.startswith(("+", "|"))][:4]
+    assert box[1] == "| ??a unknown |" and len({len(line) for line in box}) == 1, box

@@ -181,17 +181,21 @@ class _StdoutConsole(_PrintableConsole):
 
 
 # What accelgraph's own drawings and tables print that an 8-bit output encoding may lack,
-# written with one ASCII character each instead, so that the layout keeps its widths
-# (anything else it lacks as "?"): output to a latin-1 or cp1252 terminal is drawn, not an
-# internal error halfway through.
+# written with one ASCII character each instead, so that the layout keeps its widths:
+# output redirected or shown in latin-1 or cp1252 is drawn, not an internal error halfway
+# through.
 _PLAIN_CHARS = {**dict.fromkeys("┌┐└┘├┤┬┴┼", "+"), "─": "-", "│": "|", "…": ".", "→": ">",
                 "–": "-", "—": "-", "◀": "<", "Δ": "d", "×": "x", "·": ".", "µ": "u"}
 _PLAIN = "accelgraph-plain"
 
 
 def _plain(error: UnicodeEncodeError) -> tuple[str, int]:
+    from rich.cells import cell_len
+
     text = error.object[error.start:error.end]
-    return "".join(_PLAIN_CHARS.get(ch, "?") for ch in text), error.end
+    # anything else as one "?" per cell it takes (two for a wide character, none for a
+    # combining mark), as the layout counted it
+    return "".join(_PLAIN_CHARS.get(ch) or "?" * cell_len(ch) for ch in text), error.end
 
 
 codecs.register_error(_PLAIN, _plain)
@@ -1405,7 +1409,7 @@ def diff(
 
     Nodes are matched by what they do (kind, demangled kernel name, launch dimensions, bytes,
     copy direction; never pointers) and where they sit in the graph, so renumbered dumps and
-    basic-vs-verbose dumps of one graph are identical. A scenario is captured first (GPU), so
+    basic-vs-verbose dumps of one graph are identical. A scenario is captured (GPU), so
     `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`
     shows what the batch size does. Exit 0: same; 1: different; 2: an input could not be read;
     3: a scenario to capture and no GPU.
