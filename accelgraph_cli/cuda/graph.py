@@ -148,13 +148,11 @@ class _Resources:
 
     def destroy_exec(self) -> None:
         exec_, self.exec = self.exec, 0
-        try:
-            if exec_ and self.async_capture is not None:
-                self.async_capture.free_relaunched()
-        finally:
-            # An executable CuPy instantiated lives as long as the owner; release() drops both.
-            if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
-                _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
+        if exec_ and self.async_capture is not None:
+            self.async_capture.free_relaunched()  # (never raises)
+        # An executable CuPy instantiated lives as long as the owner; release() drops both.
+        if exec_ and (self.owner is None or exec_ != int(self.owner.graphExec)):
+            _cuda.require_cuda().cuda.runtime.graphExecDestroy(exec_)
 
     def destroy_graph(self) -> None:
         """Drop the captured graph (a graph CuPy holds goes with its owner)."""

@@ -176,7 +176,9 @@ class GraphPool:
             if not memory.ptr:
                 return pointer
             on = current_stream().ptr
-            eager = on != stream and _not_capturing(cuda.runtime, on)
+            # (a stream CUDA cannot answer for: the legacy one while another captures, where
+            # an allocation would end that capture anyway)
+            eager = on != stream and not _capturing(cuda.runtime, on, unknown=True)
             keeper = _GraphAllocation(memory, None if eager else capture)
             return cuda.MemoryPointer(cuda.UnownedMemory(memory.ptr, memory.size, keeper,
                                                          memory.device_id), 0)
@@ -395,16 +397,6 @@ class _relaxed_capture_mode:
         _CaptureMode.exchange(self.previous)
 
 
-def _not_capturing(runtime, stream: int) -> bool:
-    """Whether CUDA says ``stream`` is not capturing (False when it cannot say: the legacy
-    stream while another stream captures, where an allocation would end the capture
-    anyway)."""
-    try:
-        return runtime.streamIsCapturing(stream) == 0
-    except Exception:
-        return False
-
-
 class AsyncCapture:
     """What the allocations of one async-pool capture need to know when they die: whether
     the capture is still open, and whether its graph has been launched (Graph.replay sets
@@ -450,6 +442,8 @@ class _Relaunched:
         self.address, self.stream = address, stream
 
     def __del__(self):
+        if not self.address:
+            return
         try:
             _cupy_cuda.runtime.freeAsync(self.address, self.stream.ptr)
         except Exception:  # interpreter exit: the driver may be gone
@@ -522,8 +516,17 @@ def _free_graph_memory(held: list, capture: AsyncCapture | None, address: int) -
             capture.dropped.append((address, capture.launches))
         with _relaxed_capture_mode():
             held.pop()  # the free
-    except Exception:  # interpreter exit: the driver may be gone
-        pass
+    except Exception:  # interpreter exit (the driver may be gone): nothing is freed
+        if held:
+            _disarm(held.pop())
+
+
+def _disarm(memory) -> None:
+    """Make ``memory``'s death free nothing (a free that could not be made as it must)."""
+    if type(memory) is _Relaunched:
+        memory.address = 0
+    else:
+        memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
 
 
 def _free_waits(memory) -> bool:
@@ -540,13 +543,14 @@ def _free_waits(memory) -> bool:
     return _capturing(cuda.runtime, stream.ptr)
 
 
-def _capturing(runtime, stream: int) -> bool:
-    """Whether a cudaFreeAsync on ``stream`` would be recorded into a capture, or end one."""
+def _capturing(runtime, stream: int, unknown: bool = False) -> bool:
+    """Whether ``stream`` is capturing: work on it would be recorded into a capture, or
+    (the legacy stream while another captures, cudaErrorStreamCaptureImplicit) end one.
+    ``unknown``: the answer where CUDA gives another error."""
     try:
         return runtime.streamIsCapturing(stream) != 0
-    except runtime.CUDARuntimeError as exc:
-        # the legacy stream while another captures: a free there would end that capture
-        return exc.status == _CAPTURE_IMPLICIT
+    except Exception as exc:
+        return getattr(exc, "status", None) == _CAPTURE_IMPLICIT or unknown
 
 
 def free_deferred() -> None:
