@@ -1784,3 +1784,11 @@ def test_a_size_change_is_reported_once_and_ignore_bytes_leaves_it_out():
     assert [change.params for change in diff.changed] == [
         {"bytes": (262144, 131072)}] * 3  # element size 1, one row: the width is the size
     assert not diff_models(_recorded("memops_verbose.dot"), halved, ignore={"bytes"}).changed
+    # the fields are a size only for the kinds bytes comes from: a kernel's "width" (a
+    # hand-made model, a generic DOT file's attribute) stays compared
+    chain = _recorded("chain_verbose.dot")
+    wider = clone(chain)
+    for model, width in ((chain, 1), (wider, 2)):
+        model.nodes[0].params["width"] = width
+    diff = diff_models(chain, wider, ignore={"bytes"})
+    assert [change.params for change in diff.changed] == [{"width": (1, 2)}]

@@ -15,11 +15,22 @@ from ..model.graph_model import GraphModel, Node, is_stable_param
 # Parameters that name the node's kernel rather than describe its work (see stable_params).
 NAME_PARAMS = frozenset({"demangled"})
 
-#: CUDA's own fields a node's ``bytes`` is derived from (a memset's width and height, a
-#: memcpy's extent, a MEM_ALLOC's bytesize): ignoring ``bytes`` ignores them too, and where
-#: one changed exactly as ``bytes`` did, the report shows ``bytes`` alone.
-SIZE_FIELDS = frozenset({"bytesize", "byte_size", "size", "bytes_size", "width", "height",
-                         "extent_width", "extent_height", "extent_depth"})
+#: Per kind, CUDA's own fields a node's ``bytes`` is derived from (as dot.labels derives
+#: it): ignoring ``bytes`` ignores them too, and where one changed exactly as ``bytes`` did,
+#: the report shows ``bytes`` alone. Other kinds' fields of these names are left alone.
+SIZE_FIELDS = {
+    "memset": frozenset({"width", "height"}),
+    "memcpy": frozenset({"extent_width", "extent_height", "extent_depth"}),
+    "mem_alloc": frozenset({"bytesize", "byte_size", "size", "bytes_size"}),
+}
+_NO_FIELDS: frozenset = frozenset()
+
+
+def left_out(kind: str, ignore: frozenset) -> frozenset:
+    """The parameters of a node of ``kind`` that ``ignore`` leaves out (see SIZE_FIELDS)."""
+    if "bytes" in ignore:
+        return ignore | SIZE_FIELDS.get(kind, _NO_FIELDS)
+    return ignore
 
 
 def _param_keys_by_kind(model: GraphModel) -> dict[str, set]:
@@ -49,8 +60,9 @@ def shared_param_keys(a: GraphModel, b: GraphModel, ignore: frozenset) -> dict[s
     shared = {}
     for kind in keys_a.keys() & keys_b.keys():
         common = keys_a[kind] & keys_b[kind]
+        out = left_out(kind, ignore)
         shared[kind] = tuple(
-            sorted(k for k in common if is_stable_param(k) and k not in NAME_PARAMS and k not in ignore)
+            sorted(k for k in common if is_stable_param(k) and k not in NAME_PARAMS and k not in out)
         )
     return shared
 
@@ -58,11 +70,9 @@ def shared_param_keys(a: GraphModel, b: GraphModel, ignore: frozenset) -> dict[s
 class Labeler:
     """Interns fine and coarse node labels (and child-graph digests) to ints shared by A and B."""
 
-    def __init__(self, shared_keys: dict[str, tuple], ignore: frozenset,
-                 given: frozenset | None = None):
+    def __init__(self, shared_keys: dict[str, tuple], ignore: frozenset):
         self.shared_keys = shared_keys
-        self.ignore = ignore  # every parameter left out
-        self.given = ignore if given is None else given  # those named (the report's "ignore")
+        self.ignore = ignore
         self.fine_ids: dict = {}
         self.coarse_ids: dict = {}
         self.with_child: set[int] = set()  # the fine labels of nodes with a child graph
@@ -128,6 +138,7 @@ def param_changes(a: Node, b: Node, ignore: frozenset = frozenset()) -> dict[str
     """
     changes = {}
     params_b = b.params
+    ignore = left_out(a.kind, ignore)
     for key, old in a.params.items():
         if old is None or key in ignore or key in NAME_PARAMS or not is_stable_param(key):
             continue
@@ -136,7 +147,7 @@ def param_changes(a: Node, b: Node, ignore: frozenset = frozenset()) -> dict[str
             changes[key] = (old, new)
     size = changes.get("bytes")
     if size is not None:
-        for key in SIZE_FIELDS.intersection(changes):
+        for key in SIZE_FIELDS.get(a.kind, _NO_FIELDS).intersection(changes):
             if changes[key] == size:
                 del changes[key]  # the size once, as bytes
     return changes

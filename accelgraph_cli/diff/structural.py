@@ -104,7 +104,7 @@ from operator import is_not, ne, not_, or_
 from ..gcpause import cyclic_gc_paused
 from ..model.graph_model import GraphModel
 from .align import ALIGN_WORK_LIMIT, MAX_EDIT_DISTANCE, align
-from .labels import SIZE_FIELDS, Labeler, param_changes, shared_param_keys
+from .labels import Labeler, param_changes, shared_param_keys
 from .match import match
 from .side import WL_ROUNDS, CoarseShapes, Side, prepare, structural_order
 from .types import DIFF_JSON_FORMAT, DIFF_JSON_VERSION, GraphDiff, GraphStats, NodeChange
@@ -148,10 +148,8 @@ def diff_models(a: GraphModel, b: GraphModel,
     # The diff allocates a few small tuples and lists per node and frees none of them until
     # it returns; the cyclic garbage collector would rescan that growing heap again and
     # again (a third of the time at 50,000 nodes) for cycles that cannot exist here.
-    # bytes is derived from CUDA's own size fields: leaving it out leaves them out too
-    left_out = ignore | SIZE_FIELDS if "bytes" in ignore else ignore
     with cyclic_gc_paused():
-        labeler = Labeler(shared_param_keys(a, b, left_out), left_out, given=ignore)
+        labeler = Labeler(shared_param_keys(a, b, ignore), ignore)
         return _diff_graphs(a, b, labeler)
 
 
@@ -316,7 +314,7 @@ def _report(side_a: Side, side_b: Side, a_to_b: dict | None, edges_kept: bool, l
     return GraphDiff(
         a=a,
         b=b,
-        ignore=labeler.given,
+        ignore=labeler.ignore,
         matches=matches,
         changed=changed,
         added=added,
