@@ -129,7 +129,7 @@ def test_bad_options(cli, args, words):
 @pytest.mark.parametrize("name, fmt, message", [
     ("g.svg", [], "--out g.svg: the suffix names svg but --format is dot; add --format svg, or "
                   "name a .dot file"),
-    ("g.dot", ["--format", "json"], "--out g.dot: the suffix names dot but --format is json; add "
+    ("g.dot", ["--format", "json"], "--out g.dot: the suffix names dot but --format is json; use "
                                     "--format dot, or name a .json file"),
 ])
 def test_dump_refuses_a_suffix_of_another_format_before_any_gpu_work(cli, tmp_path, name, fmt,
@@ -198,3 +198,14 @@ def test_the_library_check_refuses_a_tolerance_that_would_pass_anything(toleranc
 
     with pytest.raises(AccelgraphError, match="must be a finite number >= 0"):
         protocol.check(None, **tolerance)
+
+
+@pytest.mark.parametrize("args", [["replay"], ["dump", "-o", "g.dot"]])
+def test_a_verb_with_no_capture_recorded_says_capture_needs_a_gpu(cli, args):
+    # The message sent people to `accelgraph capture`, which on a machine without a GPU
+    # then failed too (exit 3): it now says where capture runs.
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert _one_line_error(err) == (
+        "accelgraph: error: no SCENARIO given and no capture recorded here: run `accelgraph "
+        "capture SCENARIO` first (on a machine with a CUDA GPU), or name the scenario")

@@ -87,23 +87,24 @@ def test_focus_on_a_number_several_graphs_have_names_them(cli, two_graphs):
     assert (code, err) == (0, "")
     assert "│ g9#1 event_record" in out
     code, out, err = cli("show", two_graphs, "--focus", "99")
-    assert err == ("accelgraph: error: --focus '99': no such node; give g9#5 (as the listing shows "
-                   "it) or a full id such as graph_9_node_5\n")
+    assert err == ("accelgraph: error: --focus '99': no such node; name one as the listing shows it "
+                   "(here g1#0 … g9#5) or by its full id (such as graph_9_node_5)\n")
 
 
 def test_bad_focus_prints_nothing_on_stdout(cli):
     code, out, err = cli("show", CHAIN, "--focus", "#99")
     assert (code, out) == (2, "")
-    assert err == ("accelgraph: error: --focus '#99': no such node; give #5 (as the listing "
-                   "shows it) or a full id such as graph_1_node_5\n")
+    assert err == ("accelgraph: error: --focus '#99': no such node; name one as the listing "
+                   "shows it (here #0 … #5) or by its full id (such as graph_1_node_5)\n")
 
 
 def test_a_bad_nested_focus_is_answered_with_a_node_of_that_graph(cli):
     # g10 holds g10#0 and g10#1: the example must not point at the top graph's #5
     code, out, err = cli("show", DUMPS / "kinds_verbose.dot", "--focus", "g10#5")
     assert (code, out) == (2, "")
-    assert err == ("accelgraph: error: --focus 'g10#5': no such node; give g10#1 (as the "
-                   "listing shows it) or a full id such as graph_10_node_1\n")
+    assert err == ("accelgraph: error: --focus 'g10#5': no such node; name one as the "
+                   "listing shows it (here g10#0 … g10#1) or by its full id (such as "
+                   "graph_10_node_1)\n")
 
 
 def test_show_reads_stdin(cli, monkeypatch):

@@ -882,10 +882,10 @@ def _resolve_node(model, focus: str) -> tuple:
         wanted = focus.split("#", 1)[0] + "#"
         graph = next((g for g in model.walk() if g.nodes and node_label(
             model, g, g.nodes[-1].id).startswith(wanted)), model)
-    example = graph.nodes[-1].id
-    raise AccelgraphError(f"--focus {focus!r}: no such node; give "
-                          f"{node_label(model, graph, example)} (as the listing shows it) or a "
-                          f"full id such as {example}")
+    first, last = graph.nodes[0].id, graph.nodes[-1].id
+    raise AccelgraphError(f"--focus {focus!r}: no such node; name one as the listing shows it "
+                          f"(here {node_label(model, graph, first)} … "
+                          f"{node_label(model, graph, last)}) or by its full id (such as {last})")
 
 
 @command(cls=_Command, short_help="Render a saved CUDA graph dump (no GPU needed).")
@@ -1142,9 +1142,11 @@ def _check_dump_suffix(out: str, fmt: DumpFormat) -> None:
                               f".dot.gz or .json.gz file, or a .{fmt} file")
     named = _DUMP_SUFFIXES.get(ext.removesuffix(".gz"))
     if named is not None and named is not fmt:
+        # "add" where --format was left at its default, "use" where it was given
+        verb = "use" if fmt is not DumpFormat.DOT else "add"
         raise AccelgraphError(
-            f"--out {out}: the suffix names {named} but --format is {fmt}; add --format {named}, "
-            f"or name a .{fmt} file"
+            f"--out {out}: the suffix names {named} but --format is {fmt}; {verb} --format "
+            f"{named}, or name a .{fmt} file"
         )
 
 

@@ -37,7 +37,7 @@ def load_record(directory: str = ".", given: tuple[str, ...] = ()) -> dict:
     except FileNotFoundError:
         raise AccelgraphError(
             "no SCENARIO given and no capture recorded here: run `accelgraph capture "
-            "SCENARIO` first, or name the scenario"
+            "SCENARIO` first (on a machine with a CUDA GPU), or name the scenario"
         ) from None
     except (OSError, ValueError) as exc:
         raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
