@@ -67,6 +67,9 @@ def test_smoke_json_without_gpu_still_prints_every_scenario_skipped(cli):
     report = json.loads(out)
     names = sorted(p.name for p in SCENARIOS.glob("*.py") if not p.name.startswith("_"))
     assert sorted(Path(r["scenario"]).name for r in report["rows"]) == names
+    # each row named as the JUnit report names its test case (a bundled one's path is long)
+    assert [r["name"] for r in report["rows"]] == [Path(r["scenario"]).stem
+                                                   for r in report["rows"]]
     assert {r["status"] for r in report["rows"]} == {"skipped"}
     assert report["passed"] == 0 and report["total"] == len(names)
     assert "CuPy is not installed" in report["not_run"] == report["rows"][0]["message"]

@@ -232,9 +232,12 @@ def _baseline_document(target: Path) -> dict | None:
 
 
 def json_report(rows: list[SmokeRow], total: int, interrupted: bool = False) -> dict:
-    """What `smoke --json` prints: the rows, and how many of the ``total`` scenarios passed."""
-    return {"rows": [r.to_dict() for r in rows], "interrupted": interrupted,
-            "passed": sum(r.ok for r in rows), "total": total}
+    """What `smoke --json` prints: the rows (each named as JUnit names its test case: the
+    scenario's stem, its path where two share one), and how many of the ``total`` scenarios
+    passed."""
+    names = case_names([r.scenario for r in rows])
+    return {"rows": [{"name": name, **r.to_dict()} for r, name in zip(rows, names)],
+            "interrupted": interrupted, "passed": sum(r.ok for r in rows), "total": total}
 
 
 def inspect_files(files: list[Path]) -> list[tuple]:
