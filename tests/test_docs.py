@@ -184,3 +184,10 @@ def test_the_readme_example_of_saved_graphs_from_python_runs(tmp_path, monkeypat
     exec(compile(example, "README.md", "exec"), scope)
     assert scope["d"].identical is False and scope["report"]["identical"] is False
     assert capsys.readouterr().out.splitlines()[0] == "9 8"  # the fork/join: nodes, edges
+
+
+def test_the_recorded_dumps_the_readme_names_exist():
+    # "No GPU here?" points at recorded dumps by path: a re-recording must keep them.
+    named = set(re.findall(r"tests/data/dumps/[\w.]+\.dot(?:\.gz)?", README))
+    assert len(named) >= 2
+    assert [name for name in sorted(named) if not (ROOT / name).is_file()] == []
