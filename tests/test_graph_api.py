@@ -488,7 +488,7 @@ def test_an_async_capture_allocation_is_freed_only_where_cuda_can_free_it(async_
     from accelgraph_cli.cuda import pools
 
     capture = pools.AsyncCapture()
-    capture.open, capture.launched = open_, launched
+    capture.open, capture.launches = open_, int(launched)
     memory = types.SimpleNamespace(ptr=0x7F0000)
     keeper = pools._GraphAllocation(memory, capture)
     del keeper
@@ -562,7 +562,7 @@ def async_frees(monkeypatch):
     monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(exchange))
     monkeypatch.setattr(pools, "_deferred", [])
     record = pools.AsyncCapture()
-    record.open, record.launched = False, True
+    record.open, record.launches = False, 1
 
     def make(stream):
         return pools._GraphAllocation(_MemoryAsync(stream, freed, state), record)
@@ -712,7 +712,7 @@ def test_replays_after_an_output_was_dropped_free_it_once_as_the_executable_goes
             graphExecDestroy=destroyed.append))))
     out = make(_Stream(5))
     record = out.capture
-    record.launched = False
+    record.launches = 0
     streams = [_Stream(5), _Stream(6)]
     replay = graph_mod._fast_replay(lambda graph_exec, stream: None, 11,
                                     lambda: streams[record.launches % 2], record)

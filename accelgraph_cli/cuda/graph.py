@@ -118,10 +118,8 @@ class _Resources:
         if self.restore_allocator is not None:
             self.restore_allocator()
             self.restore_allocator = None
-        if self.async_capture is not None:
-            self.async_capture.open = False  # its allocations now wait for a launch
-            if not captured:
-                self.async_capture = None
+        if not captured:  # (its allocations keep the record, closed as the capture ended)
+            self.async_capture = None
         self.capturing = False
         if not captured:
             self.stream = None
@@ -664,9 +662,8 @@ def _fast_replay(launch, graph_exec: int, current_stream, capture=None):
         def replay() -> None:
             stream = current_stream()
             launch(graph_exec, stream.ptr)
-            capture.launched = True  # its outputs are memory now, which CuPy may free
-            capture.launches += 1  # (what AsyncCapture.free_relaunched reads)
-            capture.stream = stream
+            capture.launches += 1  # launched: its outputs are memory now, which CuPy may free
+            capture.stream = stream  # the last launch's, for AsyncCapture.free_relaunched
 
     replay.__doc__ = Graph.replay.__doc__
     return replay

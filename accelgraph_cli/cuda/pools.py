@@ -399,22 +399,25 @@ class _relaxed_capture_mode:
 
 class AsyncCapture:
     """What the allocations of one async-pool capture need to know when they die: whether
-    the capture is still open, and whether its graph has been launched (Graph.replay sets
-    it). Allocations the graph does not free (an output kept after capture) are graph
-    allocations: CUDA backs them with memory only once the graph has been launched, and
-    freeing one before fails (cudaErrorInvalidValue)."""
+    the capture is still open, and whether its graph has been launched (Graph.replay counts
+    its launches). Allocations the graph does not free (an output kept after capture) are
+    graph allocations: CUDA backs them with memory only once the graph has been launched,
+    and freeing one before fails (cudaErrorInvalidValue)."""
 
-    __slots__ = ("open", "launched", "launches", "stream", "dropped")
+    __slots__ = ("open", "launches", "stream", "dropped")
 
     def __init__(self) -> None:
         self.open = True
-        self.launched = False
         self.launches = 0  # successful launches through Graph.replay
         self.stream = None  # the CuPy Stream of the last one (held: its handle stays valid)
         # (address, launches then) of each graph allocation whose owner is gone and whose
         # memory was freed then, or never made (no launch yet): a later launch makes it
         # again, with no owner (see free_relaunched)
         self.dropped: list = []
+
+    @property
+    def launched(self) -> bool:
+        return self.launches > 0
 
     def free_relaunched(self) -> None:
         """Free what launches made after its owner had gone, as the graph's executable is
@@ -434,18 +437,23 @@ class AsyncCapture:
 
 class _Relaunched:
     """A graph allocation a launch made again after its owner had gone: dropped, it is
-    freed (cudaFreeAsync on the stream of the graph's last launch)."""
+    freed (cudaFreeAsync on the stream of the graph's last launch). It answers as CuPy's
+    MemoryAsync does (``ptr``, 0 to free nothing; ``stream_ref()``), so the frees of both
+    go one way."""
 
-    __slots__ = ("address", "stream")
+    __slots__ = ("ptr", "_stream")
 
     def __init__(self, address: int, stream):
-        self.address, self.stream = address, stream
+        self.ptr, self._stream = address, stream
+
+    def stream_ref(self):
+        return self._stream
 
     def __del__(self):
-        if not self.address:
+        if not self.ptr:
             return
         try:
-            _cupy_cuda.runtime.freeAsync(self.address, self.stream.ptr)
+            _cupy_cuda.runtime.freeAsync(self.ptr, self._stream.ptr)
         except Exception:  # interpreter exit: the driver may be gone
             pass
 
@@ -518,15 +526,7 @@ def _free_graph_memory(held: list, capture: AsyncCapture | None, address: int) -
             held.pop()  # the free
     except Exception:  # interpreter exit (the driver may be gone): nothing is freed
         if held:
-            _disarm(held.pop())
-
-
-def _disarm(memory) -> None:
-    """Make ``memory``'s death free nothing (a free that could not be made as it must)."""
-    if type(memory) is _Relaunched:
-        memory.address = 0
-    else:
-        memory.ptr = 0  # CuPy's MemoryAsync frees nothing at 0
+            held.pop().ptr = 0  # (at 0 its death frees nothing)
 
 
 def _free_waits(memory) -> bool:
@@ -534,12 +534,9 @@ def _free_waits(memory) -> bool:
     For CuPy's MemoryAsync that is the stream it was allocated on, or, once that Stream
     object is gone, this thread's current stream (as CuPy decides)."""
     cuda = _cupy_cuda
-    if type(memory) is _Relaunched:
-        stream = memory.stream
-    else:
-        stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
-        if stream is None:
-            stream = cuda.get_current_stream()
+    stream = memory.stream_ref() if hasattr(memory, "stream_ref") else None
+    if stream is None:
+        stream = cuda.get_current_stream()
     return _capturing(cuda.runtime, stream.ptr)
 
 

@@ -13,8 +13,10 @@ from .errors import DotParseError, _BrokenDotError
 
 # ---------------------------------------------------------------------------- tokens
 
-# A DOT double-quoted string, written as an unrolled loop so re does not backtrack per char.
-_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+# A DOT double-quoted string, written as an unrolled loop so re does not backtrack per char
+# (_OPEN_QUOTED: up to its closing quote, which _QUOTED adds).
+_OPEN_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*'
+_QUOTED = _OPEN_QUOTED + '"'
 _ID = rf"(?:{_QUOTED}|[^\W\d]\w*|-?(?:\.\d+|\d+(?:\.\d*)?))"
 _ATTR_LIST = rf'\[(?:[^\]"]*(?:{_QUOTED}[^\]"]*)*)\]'
 _STATEMENT = re.compile(
@@ -66,8 +68,8 @@ def _brief(name: str) -> str:
 
 
 # A DOT string, from its opening quote to its closing one (group 1, empty where the text
-# ends first); a quote inside it is escaped with a backslash, as is a backslash before one.
-_DOT_STRING = re.compile(r'"(?:[^"\\]|\\.)*("?)', re.S)
+# ends first).
+_DOT_STRING = re.compile(_OPEN_QUOTED + '("?)', re.S)
 
 
 def _line_of(text: str, pos: int) -> int:

@@ -502,6 +502,17 @@ def test_an_async_pool_allocation_on_a_stream_not_capturing_is_freed_as_usual(cu
     assert cupy.array_equal(out, src * 2)
 
 
+def _launched_async_output(cupy, src):
+    """An async-pool graph of ``src * 2`` on the current stream, replayed once and
+    synchronized: (the graph, its output, now memory that CuPy may free)."""
+    graph = Graph(pool=graph_pool_handle("async"))
+    with graph:
+        out = src * 2
+    graph.replay()
+    cupy.cuda.get_current_stream().synchronize()
+    return graph, out
+
+
 def test_dropping_a_replayed_async_output_during_a_global_capture_keeps_that_capture(cupy):
     # The output is freed (cudaFreeAsync on its own stream, which is not capturing) while
     # this thread captures another graph in global mode, which forbids that call: the free
@@ -512,11 +523,7 @@ def test_dropping_a_replayed_async_output_during_a_global_capture_keeps_that_cap
         src * 2  # load the kernels eagerly
         src + 1
         first.synchronize()
-        g1 = Graph(pool=graph_pool_handle("async"))
-        with g1:
-            out = src * 2
-        g1.replay()
-        first.synchronize()
+        g1, out = _launched_async_output(cupy, src)
     with second:
         g2 = Graph(capture_error_mode="global")
         with g2:
@@ -540,11 +547,7 @@ def test_an_async_output_dropped_inside_the_next_capture_is_not_recorded_into_it
     _warm(cupy, src)
     src * 2, src + 1  # load the kernels eagerly
     stream.synchronize()
-    first = Graph(pool=graph_pool_handle("async"))
-    with first:
-        out = src * 2
-    first.replay()
-    stream.synchronize()
+    first, out = _launched_async_output(cupy, src)
     second = Graph(keep_graph=True)
     second.enable_debug_mode()
     waiting = pools.deferred_frees()
