@@ -26,6 +26,16 @@ def to_device(a):
     return cupy.asarray(a)
 
 
+def _uploaded():
+    """Wait for the uploads queued so far. cupy.asarray copies asynchronously on the current
+    stream (the legacy one outside a `with stream:`), and a non-blocking stream does not wait
+    for the legacy stream: its kernels could read an input before its copy had landed.
+    (test_split_k_replays_write_every_element_and_agree_with_eager failed once on an H100
+    and passed in the eight runs around it; this race explains that: an eager result taken
+    from half-copied inputs differs from the replays'.)"""
+    cupy.cuda.Device().synchronize()
+
+
 def to_host(a):
     cupy.cuda.get_current_stream().synchronize()
     return cupy.asnumpy(a)
@@ -235,6 +245,7 @@ def test_split_k_replays_write_every_element_and_agree_with_eager():
     x, w, bias = to_device(uniform(8, 4096)), to_device(uniform(4096, 1024)), to_device(uniform(1024))
     h = cupy.empty((8, 1024), cupy.float32)
     stream = cupy.cuda.Stream(non_blocking=True)
+    _uploaded()
     with stream:
         eager = to_host(kernels.sgemm_bias_gelu(x, w, bias, h))
         stream.begin_capture()
@@ -404,6 +415,7 @@ def test_wrappers_capture_and_replay_bitwise():
         kernels.softmax_rows(h, p)
 
     stream = cupy.cuda.Stream(non_blocking=True)
+    _uploaded()
     with stream:
         work()
         eager = to_host(p)
