@@ -26,6 +26,7 @@ from .cuda.kernels import (
     saxpy,
     sgemm,
     sgemm_bias_gelu,
+    sgemm_softmax,
     softmax_rows,
 )
 
@@ -47,5 +48,6 @@ __all__ = [
     "saxpy",
     "sgemm",
     "sgemm_bias_gelu",
+    "sgemm_softmax",
     "softmax_rows",
 ]

@@ -6,7 +6,8 @@
 //   M <= 64 (decode batches)   sgemm_skinny_MT: a GEMV-style split-K kernel that streams the
 //                              weights at memory bandwidth, + sgemm_splitk_reduce when K is split
 //                              (either applies kernels.sgemm_bias_gelu's bias + GELU as it
-//                              writes C)
+//                              writes C), or softmax.cu's sgemm_splitk_reduce_softmax for
+//                              kernels.sgemm_softmax (C and its row-wise softmax)
 //   larger M                   sgemm_128x128: a register-blocked tiled kernel (8x8 per thread)
 //   anything not 16-byte       sgemm_tiled: the plain 16x16 shared-memory kernel
 //   aligned or N, K % 4 != 0

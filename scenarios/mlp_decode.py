@@ -12,10 +12,12 @@ why inference servers capture decode steps into graphs. The activations (h, logi
 are allocated inside the step, as a framework would: under capture they come from the
 graph's private pool and stay at fixed addresses for every replay.
 
-Graph: a chain of five KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
-batch 8) followed by sgemm_splitk_reduce, which adds the K slices in slice order; the first
-reduction also applies bias and GELU (kernels.sgemm_bias_gelu), and softmax_rows_warp ends the
-chain (the wrappers pick these by shape; with one K slice, on a small GPU, a GEMM is one node).
+Graph: a chain of four KERNEL nodes. Each GEMM is the skinny split-K kernel (sgemm_skinny_8 at
+batch 8); the first is followed by sgemm_splitk_reduce, which adds the K slices in slice order
+and applies bias and GELU (kernels.sgemm_bias_gelu), the second by sgemm_splitk_reduce_softmax,
+which adds them into the logits and writes their softmax in the same launch
+(kernels.sgemm_softmax). The wrappers pick these by shape; with one K slice, on a small GPU, a
+GEMM is one node, and the softmax softmax_rows_warp.
 """
 
 import cupy
@@ -51,8 +53,8 @@ def step(state):
     batch, hidden = x.shape
     ffn = w1.shape[1]
     h = kernels.sgemm_bias_gelu(x, w1, state["b1"], cupy.empty((batch, ffn), dtype=cupy.float32))
-    logits = kernels.sgemm(h, w2, cupy.empty((batch, hidden), dtype=cupy.float32))
-    probs = kernels.softmax_rows(logits, cupy.empty_like(logits))
+    logits = cupy.empty((batch, hidden), dtype=cupy.float32)
+    probs = kernels.sgemm_softmax(h, w2, logits, cupy.empty_like(logits))
     # Kept in the state so outputs() can read what the last step (or replay) wrote.
     state["logits"], state["probs"] = logits, probs
 

@@ -423,7 +423,8 @@ def test_kernel_sources_export_the_kernels_the_wrappers_launch():
     assert kernels.kernel_names("saxpy.cu") == ["saxpy", "saxpy4"]
     assert kernels.kernel_names("elementwise.cu") == ["add_mod1", "add_mod1_4", "axpby", "axpby4"]
     assert kernels.kernel_names("softmax.cu") == [
-        "softmax_rows", "layernorm_rows", "softmax_rows_warp", "layernorm_rows_warp"]
+        "softmax_rows", "sgemm_splitk_reduce_softmax", "layernorm_rows", "softmax_rows_warp",
+        "layernorm_rows_warp"]
     assert kernels.kernel_names("stencil.cu") == ["jacobi_step", "jacobi_step4"]
     assert kernels.kernels_dir() == REPO / "kernels"
 

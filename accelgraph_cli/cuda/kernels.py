@@ -23,6 +23,7 @@ _SKINNY_COLS = 128  # must match SK_COLS in kernels/gemm.cu
 _SKINNY_KT = 64  # K slices are multiples of 8 warps x SK_ROWS (8) in kernels/gemm.cu
 _SKINNY_MAX_SLICE = 2048  # rows of K per slice at most: 8 rows of A's slice = 64 KiB
 _SKINNY_STAGED_MAX_MT = 8  # sgemm_skinny_4/8 stage a whole slice of A (dynamic shared memory)
+_SOFTMAX_FUSED_COLS = 4096  # must match 4 * ROW_BLOCK * REDUCE_VECS in kernels/softmax.cu
 _GRID_Z_MAX = 65535  # blocks a grid may have along z
 _GRID_STRIDE_CAP = 8192  # blocks of a grid-stride kernel (saxpy): enough to fill any GPU
 _ROW_BLOCK = 256  # must match ROW_BLOCK in kernels/softmax.cu
@@ -117,6 +118,28 @@ def sgemm(a: Array, b: Array, c: Array, alpha: float = 1.0, beta: float = 0.0) -
     return c
 
 
+def sgemm_softmax(a: Array, b: Array, c: Array, out: Array) -> Array:
+    """C = A @ B, then ``out`` = the row-wise softmax of C: a decode step's logits and
+    probabilities; returns ``out``.
+
+    C gets :func:`sgemm`'s bits. Where the skinny kernel splits K (M <= 64, and rows of at
+    most 4,096 columns), its reduction and the softmax are one launch, one block per row, so
+    ``out`` may differ from :func:`softmax_rows` of C in the last bit for rows of up to 1,024
+    columns (which softmax_rows gives a warp each: another order of the row's sum);
+    otherwise this is sgemm then softmax_rows. ``out`` (M, N) float32, not C itself; the rest
+    as for :func:`sgemm`.
+    """
+    m, n, k = _gemm_shapes("sgemm_softmax", a, b, c)
+    _check_f32("out", out, 2)
+    if out.shape != c.shape:
+        raise ValueError(f"sgemm_softmax: out {out.shape} does not match c {c.shape}")
+    if out.data.ptr == c.data.ptr:
+        raise ValueError("sgemm_softmax: out must not be c (both are written)")
+    if not _gemm(a, b, c, m, n, k, 1.0, 0.0, None, out)[1]:
+        softmax_rows(c, out)
+    return out
+
+
 def sgemm_bias_gelu(a: Array, b: Array, bias: Array, c: Array) -> Array:
     """C = gelu_tanh(A @ B + bias), bias broadcast over rows: an MLP's first layer; returns ``c``.
 
@@ -128,7 +151,7 @@ def sgemm_bias_gelu(a: Array, b: Array, bias: Array, c: Array) -> Array:
     _check_f32("bias", bias, 1)
     if bias.shape != (n,):
         raise ValueError(f"sgemm_bias_gelu: bias {bias.shape} does not match N = {n}")
-    if not _gemm(a, b, c, m, n, k, 1.0, 0.0, bias):
+    if not _gemm(a, b, c, m, n, k, 1.0, 0.0, bias)[0]:
         bias_gelu(c, bias)
     return c
 
@@ -143,18 +166,19 @@ def _gemm_shapes(name: str, a: Array, b: Array, c: Array) -> tuple[int, int, int
     return m, n, k
 
 
-def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> bool:
+def _gemm(a, b, c, m, n, k, alpha, beta, bias, softmax=None) -> tuple[bool, bool]:
     """Launch C = alpha * A @ B + beta * C; returns whether ``bias`` (+ GELU) was applied too
-    (only the skinny kernels apply it; the caller applies it otherwise)."""
+    (only the skinny kernels apply it) and whether ``softmax`` (an array) was given the
+    row-wise softmax of C (only the split skinny kernel's reduction does); the caller applies
+    what was not."""
     import numpy
 
     if m == 0 or n == 0:
-        return True  # nothing to write
+        return True, True  # nothing to write
     scalars = (numpy.float32(alpha), numpy.float32(beta))
     # k == 0 (an empty sum: C = beta * C) goes to the plain kernel, whose K loop runs no step
     if k and m <= _SKINNY_MAX_M:
-        _sgemm_skinny(a, b, c, m, n, k, scalars, bias)
-        return True
+        return True, _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax)
     if k and k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
         get_kernel("gemm.cu", "sgemm_128x128")(
             ((n + 127) // 128, (m + 127) // 128), (256,),
@@ -164,10 +188,12 @@ def _gemm(a, b, c, m, n, k, alpha, beta, bias) -> bool:
         get_kernel("gemm.cu", "sgemm_tiled")(
             grid, (_GEMM_TILE, _GEMM_TILE),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
-    return bias is None
+    return bias is None, False
 
 
-def _sgemm_skinny(a, b, c, m, n, k, scalars, bias) -> None:
+def _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax=None) -> bool:
+    """The skinny GEMM (bias + GELU applied when given); returns whether ``softmax`` was
+    written too (by the split's reduction)."""
     import cupy
     import numpy
 
@@ -185,13 +211,21 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars, bias) -> None:
     bias_arg = null if bias is None else bias
     if slices == 1:  # the skinny kernel writes C (and applies the bias + GELU) itself
         kernel(grid, (_THREADS,), (a, b, c, null, bias_arg, *dims, *scalars), shared_mem=shared)
-        return
+        return False
     workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
     kernel(grid, (_THREADS,), (a, b, c, workspace, null, *dims, *scalars), shared_mem=shared)
+    if (softmax is not None and bias is None and n % 4 == 0 and n <= _SOFTMAX_FUSED_COLS
+            and _aligned(c, softmax)):
+        get_kernel("softmax.cu", "sgemm_splitk_reduce_softmax")(
+            (m,), (_ROW_BLOCK,),
+            (workspace, c, softmax, numpy.int32(m), numpy.int32(n), numpy.int32(slices),
+             *scalars))
+        return True
     get_kernel("gemm.cu", "sgemm_splitk_reduce")(
         _blocks(m * n), (_THREADS,),
         (workspace, c, bias_arg, numpy.int32(m * n), numpy.int32(n), numpy.int32(slices),
          *scalars))
+    return False
 
 
 _DYNAMIC_SHARED: dict[tuple[int, int], list] = {}  # (id, device) -> [kernel, static, allowed]

@@ -75,12 +75,12 @@ def jacobi_ref(src):
 def test_every_source_compiles_and_exports_its_kernels():
     expected = {
         "gemm.cu": ["sgemm_tiled", "sgemm_skinny_1", "sgemm_skinny_2", "sgemm_skinny_4",
-                    "sgemm_skinny_8", "sgemm_skinny_16", "sgemm_splitk_reduce", "sgemm_128x128",
-                    "bias_gelu", "bias_gelu4"],
+                    "sgemm_skinny_8", "sgemm_skinny_16", "sgemm_splitk_reduce",
+                    "sgemm_128x128", "bias_gelu", "bias_gelu4"],
         "saxpy.cu": ["saxpy", "saxpy4"],
         "elementwise.cu": ["add_mod1", "add_mod1_4", "axpby", "axpby4"],
-        "softmax.cu": ["softmax_rows", "layernorm_rows", "softmax_rows_warp",
-                       "layernorm_rows_warp"],
+        "softmax.cu": ["softmax_rows", "sgemm_splitk_reduce_softmax", "layernorm_rows",
+                       "softmax_rows_warp", "layernorm_rows_warp"],
         "stencil.cu": ["jacobi_step", "jacobi_step4"],
     }
     for filename, names in expected.items():
@@ -255,6 +255,62 @@ def test_split_k_replays_write_every_element_and_agree_with_eager():
             h.fill(cupy.nan)
             graph.launch()
             np.testing.assert_array_equal(to_host(h), eager)
+
+
+@pytest.mark.parametrize("m, k, n", [(8, 4096, 1024), (1, 4096, 1024), (5, 3001, 516),
+                                     (64, 4096, 1024), (16, 2048, 4096), (4, 1024, 3000),
+                                     (2, 512, 4100), (80, 256, 512)])
+def test_sgemm_softmax_is_sgemm_then_softmax(m, k, n, monkeypatch):
+    # The split's reduction writes the logits with sgemm's bits and their softmax in one
+    # launch, one block per row: softmax_rows' bits for rows of more than 1,024 columns (its
+    # block kernel), within float32 rounding of them for shorter rows (softmax_rows gives
+    # those a warp, which adds the row's sum in another order). Past 4,096 columns, or past
+    # the skinny range (M = 80), the two calls run.
+    from accelgraph_cli.cuda import kernels as launch
+
+    # (A scaled so the logits spread over a few units, not hundreds: a softmax of hundreds
+    # is one 1 and zeros, which would hide a wrong sum)
+    x, w = to_device(uniform(m, k) * np.float32(0.05)), to_device(uniform(k, n))
+    logits = cupy.full((m, n), cupy.nan, dtype=cupy.float32)
+    probs = cupy.full((m, n), cupy.nan, dtype=cupy.float32)
+    kernels.sgemm_softmax(x, w, logits, probs)
+    alone = to_host(kernels.sgemm(x, w, cupy.empty((m, n), cupy.float32)))
+    np.testing.assert_array_equal(to_host(logits), alone)
+    apart = to_host(kernels.softmax_rows(cupy.asarray(alone)))
+    fused = m <= 64 and launch.skinny_split(k, n)[0] > 1 and n <= 4096
+    if n > 1024 or not fused:
+        np.testing.assert_array_equal(to_host(probs), apart)
+    else:
+        np.testing.assert_allclose(to_host(probs), apart, rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(to_host(probs), softmax_ref(alone.astype(np.float64)),
+                               rtol=1e-5, atol=1e-8)
+    if fused:  # one launch wrote both: softmax_rows is not called
+        monkeypatch.setattr(launch, "softmax_rows", lambda *args: pytest.fail("not fused"))
+    again = cupy.empty((m, n), cupy.float32)
+    kernels.sgemm_softmax(x, w, cupy.empty((m, n), cupy.float32), again)
+    np.testing.assert_array_equal(to_host(again), to_host(probs))  # deterministic
+
+
+def test_sgemm_softmax_rows_do_not_depend_on_batch_size():
+    x, w = to_device(uniform(64, 4096)), to_device(uniform(4096, 1024))
+
+    def probs(rows):
+        out = cupy.empty((rows, 1024), cupy.float32)
+        kernels.sgemm_softmax(x[:rows], w, cupy.empty((rows, 1024), cupy.float32), out)
+        return to_host(out)
+
+    full = probs(64)
+    for rows in (1, 3, 8, 16):
+        np.testing.assert_array_equal(probs(rows), full[:rows])
+
+
+def test_sgemm_softmax_refuses_out_as_c():
+    x, w = to_device(uniform(8, 64)), to_device(uniform(64, 32))
+    c = cupy.zeros((8, 32), cupy.float32)
+    with pytest.raises(ValueError, match="must not be c"):
+        kernels.sgemm_softmax(x, w, c, c)
+    with pytest.raises(ValueError, match="does not match"):
+        kernels.sgemm_softmax(x, w, c, cupy.zeros((8, 31), cupy.float32))
 
 
 def test_sgemm_rejects_bad_shapes_and_dtypes():
