@@ -50,9 +50,10 @@ def test_async_pool_makes_alloc_nodes_and_replays_many_times():
     kinds = result.kinds()
     assert kinds.get("mem_alloc", 0) > 0 and kinds.get("mem_free", 0) > 0
     assert runner.check(result, steps=3).ok
-    for _ in range(100):
-        result.replay_all()
-    result.stream.synchronize()
+    with result.backend.use(result.streams):  # (replays go to the current stream)
+        for _ in range(100):
+            result.replay_all()
+        result.stream.synchronize()
 
 
 def test_elementwise_chain_1000_replay_is_faster_than_eager(capsys):
