@@ -375,6 +375,8 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_16(
 // the order depends on S only, so a row's result does not depend on M), then bias + GELU
 // when given a bias (gemm_out; bias holds N floats). Up to 16 slices' loads are in flight
 // before they are added. Launch: 1-D, 256 threads per block, ceil(M * N / 256) blocks.
+// softmax.cu's sgemm_splitk_reduce_softmax adds the slices as this does, for the same bits
+// (kernels.sgemm_softmax): keep the two alike.
 extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
     const float* __restrict__ partial, float* __restrict__ C, const float* __restrict__ bias,
     int mn, int n, int S, float alpha, float beta)

@@ -126,21 +126,21 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
     for (int j = threadIdx.x; j < cols; j += ROW_BLOCK) yr[j] = expf(xr[j] - m) * inv;
 }
 
-// sgemm_splitk_reduce_softmax: what gemm.cu's sgemm_splitk_reduce writes to C (the S slices of
-// partial, S x M x N, added in slice order, then alpha * sum + beta * C: the same operations,
-// the same bits) and P = the row-wise softmax of C, in one launch (a decode step's logits and
-// probabilities: kernels.sgemm_softmax). One block per row, which keeps its float4s of C in
-// registers for softmax_registers: P has softmax_rows' bits for that row (but not
-// softmax_rows_warp's, which adds the row's sum in another order). In mlp_decode's graph on an
-// H100 it ran in 3.6 us, against 2.3 for the reduction and 2.5 for softmax_rows_warp after it
-// (CUPTI; with ROW_VECS = 8 float4s a thread rather than 4, 4.0 us). Needs N % 4 == 0,
-// N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte aligned partial, C and P. Launch: grid (M),
-// block ROW_BLOCK.
+// sgemm_splitk_reduce_softmax: C = the S slices of partial (S x M x N) added in slice order,
+// which is what gemm.cu's sgemm_splitk_reduce writes for alpha 1 and beta 0 (the same adds in
+// the same order: the same bits; keep the two loops alike), and P = the row-wise softmax of C,
+// in one launch (a decode step's logits and probabilities: kernels.sgemm_softmax). One block
+// per row, which keeps its float4s of C in registers for softmax_registers: P has
+// softmax_rows' bits for that row (but not softmax_rows_warp's, which adds the row's sum in
+// another order). In mlp_decode's graph on an H100 it ran in 3.7 us, against 2.3 for the
+// reduction and 2.5 for softmax_rows_warp after it (CUPTI; with ROW_VECS = 8 float4s a thread
+// rather than 4, 4.0 us). Needs N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte
+// aligned partial, C and P. Launch: grid (M), block ROW_BLOCK.
 #define REDUCE_VECS 4
 
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_softmax(
     const float* __restrict__ partial, float* __restrict__ C, float* __restrict__ P, int M,
-    int N, int S, float alpha, float beta)
+    int N, int S)
 {
     __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_soft
         if (q < nv) {
             const long long i = (long long)row * N + 4 * q;
             float4 s = *reinterpret_cast<const float4*>(partial + i);
-            for (int z0 = 1; z0 < S; z0 += 16) {  // up to 16 slices' loads in flight
+            for (int z0 = 1; z0 < S; z0 += 16) {  // the slices' loads asked for 16 at a time
                 float4 t[16];
 #pragma unroll
                 for (int z = 0; z < 16; ++z) {
@@ -172,15 +172,9 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_soft
                     }
                 }
             }
-            float4 c = make_float4(alpha * s.x, alpha * s.y, alpha * s.z, alpha * s.w);
-            if (beta != 0.0f) {  // (beta == 0 ignores C's old contents, as gemm.cu's gemm_out)
-                const float4 old = *reinterpret_cast<const float4*>(C + i);
-                c = make_float4(alpha * s.x + beta * old.x, alpha * s.y + beta * old.y,
-                                alpha * s.z + beta * old.z, alpha * s.w + beta * old.w);
-            }
-            *reinterpret_cast<float4*>(C + i) = c;
-            v[j] = c;
-            m = fmaxf(m, fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)));
+            *reinterpret_cast<float4*>(C + i) = s;
+            v[j] = s;
+            m = fmaxf(m, fmaxf(fmaxf(s.x, s.y), fmaxf(s.z, s.w)));
         }
     }
     softmax_registers(v, m, nv, P + (long long)row * N, red);

@@ -429,6 +429,23 @@ def test_kernel_sources_export_the_kernels_the_wrappers_launch():
     assert kernels.kernels_dir() == REPO / "kernels"
 
 
+def test_the_wrappers_constants_match_the_kernel_sources():
+    # Sizes the launch wrappers decide with, against the #defines of the kernels they launch.
+    import re
+
+    from accelgraph_cli.cuda import kernels as launch
+
+    def define(filename, name):
+        text = (REPO / "kernels" / filename).read_text()
+        return int(re.search(rf"^#define {name} (\d+)", text, re.MULTILINE).group(1))
+
+    assert launch._ROW_BLOCK == define("softmax.cu", "ROW_BLOCK")
+    assert launch._SOFTMAX_FUSED_COLS == 4 * define("softmax.cu", "ROW_BLOCK") * define(
+        "softmax.cu", "REDUCE_VECS")
+    assert launch._SKINNY_COLS == define("gemm.cu", "SK_COLS")
+    assert launch._GEMM_TILE == define("gemm.cu", "GEMM_TILE")
+
+
 def test_every_kernel_a_scenario_preloads_exists():
     sources = {p.name for p in (REPO / "kernels").glob("*.cu")}
     for path in SCENARIOS.glob("*.py"):

@@ -133,8 +133,10 @@ def sgemm_softmax(a: Array, b: Array, c: Array, out: Array) -> Array:
     _check_f32("out", out, 2)
     if out.shape != c.shape:
         raise ValueError(f"sgemm_softmax: out {out.shape} does not match c {c.shape}")
-    if out.data.ptr == c.data.ptr:
-        raise ValueError("sgemm_softmax: out must not be c (both are written)")
+    import cupy
+
+    if out.size and cupy.may_share_memory(out, c):
+        raise ValueError("sgemm_softmax: out must not overlap c (both are written)")
     if not _gemm(a, b, c, m, n, k, 1.0, 0.0, None, out)[1]:
         softmax_rows(c, out)
     return out
@@ -214,12 +216,11 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax=None) -> bool:
         return False
     workspace = cupy.empty((slices, m, n), dtype=cupy.float32)
     kernel(grid, (_THREADS,), (a, b, c, workspace, null, *dims, *scalars), shared_mem=shared)
-    if (softmax is not None and bias is None and n % 4 == 0 and n <= _SOFTMAX_FUSED_COLS
-            and _aligned(c, softmax)):
+    if (softmax is not None and bias is None and scalars == (1.0, 0.0) and n % 4 == 0
+            and n <= _SOFTMAX_FUSED_COLS and _aligned(c, softmax)):
         get_kernel("softmax.cu", "sgemm_splitk_reduce_softmax")(
             (m,), (_ROW_BLOCK,),
-            (workspace, c, softmax, numpy.int32(m), numpy.int32(n), numpy.int32(slices),
-             *scalars))
+            (workspace, c, softmax, numpy.int32(m), numpy.int32(n), numpy.int32(slices)))
         return True
     get_kernel("gemm.cu", "sgemm_splitk_reduce")(
         _blocks(m * n), (_THREADS,),

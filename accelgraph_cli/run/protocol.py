@@ -543,7 +543,9 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
     with backend.use(result.streams):
         eager_state = scenario.make_state(result.params)
         if result.snapshot is not None:
-            # the captured state gets eager's starting bytes, before eager changes them
+            # the captured state gets eager's starting bytes, before eager changes them, once
+            # setup's work on any stream is done (as capture waits for it before the flips)
+            _cuda.require_cuda().cuda.runtime.deviceSynchronize()
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
         try:

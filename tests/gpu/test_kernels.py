@@ -257,38 +257,64 @@ def test_split_k_replays_write_every_element_and_agree_with_eager():
             np.testing.assert_array_equal(to_host(h), eager)
 
 
-@pytest.mark.parametrize("m, k, n", [(8, 4096, 1024), (1, 4096, 1024), (5, 3001, 516),
-                                     (64, 4096, 1024), (16, 2048, 4096), (4, 1024, 3000),
-                                     (2, 512, 4100), (80, 256, 512)])
-def test_sgemm_softmax_is_sgemm_then_softmax(m, k, n, monkeypatch):
+# (m, k, n, whether the split's reduction writes the softmax too)
+@pytest.mark.parametrize("m, k, n, fused", [
+    (8, 4096, 1024, True), (1, 4096, 1024, True), (5, 3001, 516, True), (64, 4096, 1024, True),
+    (16, 2048, 4096, True), (4, 1024, 3000, True),
+    (2, 512, 4100, False),  # a row longer than the fused kernel holds
+    (80, 256, 512, False),  # past the skinny range
+    (4, 64, 512, False),  # K in one slice: no reduction to fuse into
+    (8, 4096, 1022, False),  # N % 4: no float4 rows
+])
+def test_sgemm_softmax_is_sgemm_then_softmax(m, k, n, fused, monkeypatch):
     # The split's reduction writes the logits with sgemm's bits and their softmax in one
     # launch, one block per row: softmax_rows' bits for rows of more than 1,024 columns (its
     # block kernel), within float32 rounding of them for shorter rows (softmax_rows gives
-    # those a warp, which adds the row's sum in another order). Past 4,096 columns, or past
-    # the skinny range (M = 80), the two calls run.
+    # those a warp, which adds the row's sum in another order). Elsewhere the two calls run.
     from accelgraph_cli.cuda import kernels as launch
 
     # (A scaled so the logits spread over a few units, not hundreds: a softmax of hundreds
     # is one 1 and zeros, which would hide a wrong sum)
     x, w = to_device(uniform(m, k) * np.float32(0.05)), to_device(uniform(k, n))
+    calls = []
+    real = launch.softmax_rows
+    monkeypatch.setattr(launch, "softmax_rows", lambda *args: calls.append(1) or real(*args))
     logits = cupy.full((m, n), cupy.nan, dtype=cupy.float32)
     probs = cupy.full((m, n), cupy.nan, dtype=cupy.float32)
     kernels.sgemm_softmax(x, w, logits, probs)
+    fused = fused and launch.skinny_split(k, n)[0] > 1  # (a small GPU splits K less)
+    assert calls == ([] if fused else [1])
     alone = to_host(kernels.sgemm(x, w, cupy.empty((m, n), cupy.float32)))
     np.testing.assert_array_equal(to_host(logits), alone)
-    apart = to_host(kernels.softmax_rows(cupy.asarray(alone)))
-    fused = m <= 64 and launch.skinny_split(k, n)[0] > 1 and n <= 4096
+    apart = to_host(real(cupy.asarray(alone)))
     if n > 1024 or not fused:
         np.testing.assert_array_equal(to_host(probs), apart)
     else:
         np.testing.assert_allclose(to_host(probs), apart, rtol=2e-6, atol=1e-9)
     np.testing.assert_allclose(to_host(probs), softmax_ref(alone.astype(np.float64)),
                                rtol=1e-5, atol=1e-8)
-    if fused:  # one launch wrote both: softmax_rows is not called
-        monkeypatch.setattr(launch, "softmax_rows", lambda *args: pytest.fail("not fused"))
     again = cupy.empty((m, n), cupy.float32)
     kernels.sgemm_softmax(x, w, cupy.empty((m, n), cupy.float32), again)
     np.testing.assert_array_equal(to_host(again), to_host(probs))  # deterministic
+
+
+def test_sgemm_softmax_unaligned_outputs_take_the_two_calls(monkeypatch):
+    # c and out one float into their buffers: not 16-byte aligned, so no float4 rows
+    from accelgraph_cli.cuda import kernels as launch
+
+    x, w = to_device(uniform(8, 4096) * np.float32(0.05)), to_device(uniform(4096, 1024))
+    buffers = [cupy.full(8 * 1024 + 1, cupy.nan, dtype=cupy.float32) for _ in range(2)]
+    logits, probs = (b[1:].reshape(8, 1024) for b in buffers)
+    calls = []
+    real = launch.softmax_rows
+    monkeypatch.setattr(launch, "softmax_rows", lambda *args: calls.append(1) or real(*args))
+    kernels.sgemm_softmax(x, w, logits, probs)
+    assert calls == [1]
+    alone = to_host(kernels.sgemm(x, w, cupy.empty((8, 1024), cupy.float32)))
+    np.testing.assert_array_equal(to_host(logits), alone)
+    # (softmax_rows of unaligned rows: the same path as above, not the aligned rows' warp)
+    other = cupy.empty(8 * 1024 + 1, dtype=cupy.float32)[1:].reshape(8, 1024)
+    np.testing.assert_array_equal(to_host(probs), to_host(real(logits, other)))
 
 
 def test_sgemm_softmax_rows_do_not_depend_on_batch_size():
@@ -304,13 +330,19 @@ def test_sgemm_softmax_rows_do_not_depend_on_batch_size():
         np.testing.assert_array_equal(probs(rows), full[:rows])
 
 
-def test_sgemm_softmax_refuses_out_as_c():
+def test_sgemm_softmax_refuses_out_overlapping_c_and_takes_an_empty_batch():
     x, w = to_device(uniform(8, 64)), to_device(uniform(64, 32))
     c = cupy.zeros((8, 32), cupy.float32)
-    with pytest.raises(ValueError, match="must not be c"):
+    with pytest.raises(ValueError, match="must not overlap c"):
         kernels.sgemm_softmax(x, w, c, c)
+    rows = cupy.zeros((9, 32), cupy.float32)  # two views one row apart
+    with pytest.raises(ValueError, match="must not overlap c"):
+        kernels.sgemm_softmax(x, w, rows[:8], rows[1:])
     with pytest.raises(ValueError, match="does not match"):
         kernels.sgemm_softmax(x, w, c, cupy.zeros((8, 31), cupy.float32))
+    empty = cupy.zeros((0, 32), cupy.float32)  # (CuPy gives empty arrays the same address)
+    out = cupy.zeros((0, 32), cupy.float32)
+    assert kernels.sgemm_softmax(x[:0], w, empty, out) is out
 
 
 def test_sgemm_rejects_bad_shapes_and_dtypes():
