@@ -939,6 +939,23 @@ def test_render_identical_and_narrow_terminals():
         assert "(8,4,4)" in out or width < 60
 
 
+def test_a_narrow_diff_keeps_the_ends_of_names_that_differ_only_there():
+    # Batch 8 to 16 of mlp_decode, recorded: sgemm_skinny_8 removed and sgemm_skinny_16
+    # added twice. Cut from the end, both read "sgemm_sk…" at 40 columns, a removal and an
+    # addition of the same kernel; the name loses its middle instead, and the two stay apart.
+    from accelgraph_cli.dot.parse import load_model
+
+    a = load_model(recorded("scenario_mlp_decode_verbose.dot"))
+    b = load_model(recorded("scenario_mlp_decode_batch16_verbose.dot"))
+    for width in (30, 40):
+        lines = text_of(render_diff(diff_models(a, b)), width=width).splitlines()
+        added = [line.split()[2] for line in lines if line.startswith("+  kernel")]
+        removed = [line.split()[2] for line in lines if line.startswith("-  kernel")]
+        assert added and removed and all("…" in name for name in added + removed)
+        assert {name[-2:] for name in added} == {"16"} and {name[-2:] for name in removed} == {"_8"}
+        assert max(len(line) for line in lines) <= width
+
+
 def test_render_diff_colours():
     a, b = _edited_chain()
     bold_kernel = [("kernel", "bold cyan")]

@@ -180,6 +180,13 @@ def _heading(title: str, style: str) -> Text:
     return Text("\n" + title, style="bold " + style if style != "bold" else "bold")
 
 
+def _middle_cut(what: Text, name_len: int, keep: int) -> Text:
+    """The first ``name_len`` characters of ``what`` (a name) as ``keep`` of them and an
+    ellipsis: its start, "…", and its last keep // 3 characters (at most 6)."""
+    tail = min(keep // 3, 6)
+    return Text.assemble(what[:keep - tail], "…", what[name_len - tail:name_len] if tail else "")
+
+
 class _NodeRows:
     """Rows of marker, count, kind, what, ids, fitted to the console's width at render time.
 
@@ -216,15 +223,18 @@ class _NodeRows:
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
         """``what`` in ``width`` cells: the name (its first ``name_len`` characters)
-        shortened first, an ellipsis in its place, then the end cut."""
+        shortened first, an ellipsis in its middle, then the end cut. The middle, so that
+        names that differ only at their end (sgemm_skinny_8 and sgemm_skinny_16, removed
+        and added) stay told apart: about a third of what is kept comes from the end."""
         if what.cell_len <= width or name_len <= self._NAME_LEAST:
             return what.copy()
         rest = what[name_len:]
         keep = name_len - 1
         # characters, not cells, are cut: shrink until the cells fit (wide characters count 2)
-        while keep > self._NAME_LEAST and what[:keep].cell_len + 1 + rest.cell_len > width:
+        while keep > self._NAME_LEAST and _middle_cut(what, name_len, keep).cell_len + \
+                rest.cell_len > width:
             keep -= 1
-        return Text.assemble(what[:keep], "…", rest)
+        return Text.assemble(_middle_cut(what, name_len, keep), rest)
 
     def __rich_console__(self, console, options):
         width = options.max_width
