@@ -126,8 +126,8 @@ def sgemm_softmax(a: Array, b: Array, c: Array, out: Array) -> Array:
     most 4,096 columns), its reduction and the softmax are one launch, one block per row, so
     ``out`` may differ from :func:`softmax_rows` of C in the last bit for rows of up to 1,024
     columns (which softmax_rows gives a warp each: another order of the row's sum);
-    otherwise this is sgemm then softmax_rows. ``out`` (M, N) float32, not C itself; the rest
-    as for :func:`sgemm`.
+    otherwise this is sgemm then softmax_rows. ``out`` (M, N) float32, not overlapping C; the
+    rest as for :func:`sgemm`.
     """
     m, n, k = _gemm_shapes("sgemm_softmax", a, b, c)
     _check_f32("out", out, 2)
