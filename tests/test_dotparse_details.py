@@ -950,3 +950,17 @@ def test_an_escaped_quote_does_not_open_a_string_and_the_open_one_is_named_by_it
     with pytest.raises(DotParseError) as caught:
         parse_dot(good.replace('pipe"]', "pipe]"), filename="r.dot")
     assert str(caught.value) == "r.dot:3: unterminated string (file truncated?)"
+
+
+def test_a_quote_inside_an_html_label_is_not_an_unterminated_string():
+    # Generic DOT whose HTML label holds a quote: the CUDA reader pairs that quote with the
+    # next one, which left the last quote of the file open, and the file was refused as an
+    # unterminated string (file truncated?). It is read by the general parser instead, and
+    # a string really left open after an ordinary label is still named at its line.
+    dot = 'digraph g {\n  a [label=<x"y>];\n  b [label="ok"];\n  a -> b;\n}\n'
+    model = parse_dot(dot, filename="h.dot")
+    assert sorted(node.name for node in model.nodes) == ['<x"y>', "ok"]
+    assert [tuple(edge) for edge in model.edges] == [("a", "b")]
+    with pytest.raises(DotParseError) as caught:
+        parse_dot('digraph g {\n  a [label="x];\n  b -> a;\n}\n', filename="h.dot")
+    assert str(caught.value) == "h.dot:2: unterminated string (file truncated?)"

@@ -182,7 +182,10 @@ class _Scanner:
         snippet = text[tail : tail + 40].split("\n")[0]
         opened = next((m.start() for m in _DOT_STRING.finditer(text, tail) if not m.group(1)),
                       None)
-        if opened is not None:  # a quote no quote closes (an escaped one does not)
+        # a quote no quote closes (an escaped one does not), unless an HTML label (<...>,
+        # which CUDA never writes and which may hold quotes of its own) comes before it: then
+        # the quotes are paired wrongly here, and this is DOT for the general parser
+        if opened is not None and "<" not in text[tail:opened]:
             raise _BrokenDotError(
                 f"{self.filename}:{_line_of(text, opened)}: unterminated string (file truncated?)"
             )
