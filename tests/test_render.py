@@ -199,6 +199,37 @@ def test_a_narrow_listing_cuts_names_before_levels_and_repeat_counts():
         assert max(len(line) for line in lines) <= width
 
 
+def test_a_narrow_listing_tells_apart_names_that_would_be_cut_alike():
+    # mlp_decode, recorded: sgemm_splitk_reduce (#1) and sgemm_splitk_reduce_softmax (#3) were
+    # both "sgemm_sp…" at 40 columns. A name that another is cut alike with loses its middle
+    # instead; the others still lose their end.
+    model = load_model(recorded("scenario_mlp_decode_verbose.dot"))
+    lines = text_of(render_listing(model), width=40).splitlines()
+    names = {line.split()[1]: line.split()[3] for line in lines if line.split()[1:2] in
+             (["#0"], ["#1"], ["#2"], ["#3"])}
+    assert len(names) == 4 and names["#1"] != names["#3"]
+    assert names["#1"].endswith("ce") and names["#3"].endswith("ax")
+    assert names["#0"] == names["#2"] and names["#0"].endswith("…")  # the same kernel twice
+    assert max(len(line) for line in lines) <= 40
+
+
+def test_cut_name_cuts_the_end_unless_another_name_would_read_the_same():
+    from rich.text import Text
+
+    from accelgraph_cli.render.text import cut_name
+
+    assert cut_name("sgemm_skinny_8", 20) == "sgemm_skinny_8"
+    assert cut_name("cupy_multiply__float32_float32", 12) == "cupy_multip…"
+    look_alikes = ["sgemm_skinny_8", "sgemm_skinny_16"]
+    assert cut_name("sgemm_skinny_8", 10, look_alikes) == "sgemm_…y_8"
+    assert cut_name("sgemm_skinny_16", 10, look_alikes) == "sgemm_…_16"
+    # a name that fits, or is the same, or starts otherwise, is no look-alike
+    assert cut_name("sgemm_skinny_8", 10, ["sgemm_s", "sgemm_skinny_8", "other_kernel"]) == \
+        "sgemm_ski…"
+    cut = cut_name(Text("sgemm_skinny_16", style="bold"), 10, look_alikes)
+    assert isinstance(cut, Text) and cut.plain == "sgemm_…_16"
+
+
 def test_the_more_rows_hint_is_a_line_of_its_own_that_no_column_cuts():
     from accelgraph_cli.dot.read import read_graph
 

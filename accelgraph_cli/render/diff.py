@@ -21,7 +21,7 @@ from rich.text import Text
 from ..diff.structural import GraphDiff, NodeChange
 from ..model.graph_model import GraphModel, Node, node_signature
 from .graph import kind_style, names_graphs, node_detail, node_name, short_id
-from .text import format_bytes
+from .text import cut_name, format_bytes
 
 # Default number of lines per list (changed / added / removed / edges).
 DEFAULT_LIMIT = 20
@@ -156,15 +156,18 @@ def _change_sections(diff: GraphDiff, limit: int | None, depth: int) -> list:
     # names a node of the top graph), and the top graph's too when a file holds several.
     with_graph = depth > 0 or names_graphs(diff.a) or names_graphs(diff.b)
     parts: list = []
+    names: list[str] = []  # the names the lists below show, filled as their rows are made
     if diff.changed:
         parts.append(_heading(f"Changed ({len(diff.changed):,})", _CHANGED_STYLE))
-        parts.extend(_changed_rows(diff, limit, depth, with_graph))
+        parts.extend(_changed_rows(diff, limit, depth, with_graph, names))
     if diff.added:
         parts.append(_heading(f"Added ({len(diff.added):,})", _ADDED_STYLE))
-        parts.append(_node_groups(diff.b, diff.added, "+", _ADDED_STYLE, limit, with_graph))
+        parts.append(_node_groups(diff.b, diff.added, "+", _ADDED_STYLE, limit, with_graph,
+                                  names))
     if diff.removed:
         parts.append(_heading(f"Removed ({len(diff.removed):,})", _REMOVED_STYLE))
-        parts.append(_node_groups(diff.a, diff.removed, "-", _REMOVED_STYLE, limit, with_graph))
+        parts.append(_node_groups(diff.a, diff.removed, "-", _REMOVED_STYLE, limit, with_graph,
+                                  names))
     if diff.edges_added or diff.edges_removed:
         parts.append(
             _heading(
@@ -180,13 +183,6 @@ def _heading(title: str, style: str) -> Text:
     return Text("\n" + title, style="bold " + style if style != "bold" else "bold")
 
 
-def _middle_cut(what: Text, name_len: int, keep: int) -> Text:
-    """The first ``name_len`` characters of ``what`` (a name) as ``keep`` of them and an
-    ellipsis: its start, "…", and its last keep // 3 characters (at most 6)."""
-    tail = min(keep // 3, 6)
-    return Text.assemble(what[:keep - tail], "…", what[name_len - tail:name_len] if tail else "")
-
-
 class _NodeRows:
     """Rows of marker, count, kind, what, ids, fitted to the console's width at render time.
 
@@ -198,9 +194,12 @@ class _NodeRows:
 
     _NAME_LEAST = 8  # characters of a name kept before what follows it is cut
 
-    def __init__(self):
+    def __init__(self, names: list[str]):
         self.rows: list[tuple] = []
         self.name_lengths: list[int] = []
+        # every row's name, of this table and of the diff's other lists (shared): names cut
+        # alike are told apart (a kernel removed and its look-alike added)
+        self.names = names
         self.least: list[int] = []  # cells of each row's "what" the ids must leave room for
 
     @property
@@ -216,6 +215,7 @@ class _NodeRows:
                       for cell in (marker, count, kind, what, ids))
         self.rows.append(cells)
         self.name_lengths.append(name_len)
+        self.names.append(cells[3].plain[:name_len])
         what = cells[3]
         # cells _fitted can take off: the name down to _NAME_LEAST characters and an ellipsis
         shortened = max(0, what[:name_len].cell_len - what[:self._NAME_LEAST].cell_len - 1)
@@ -223,18 +223,18 @@ class _NodeRows:
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
         """``what`` in ``width`` cells: the name (its first ``name_len`` characters)
-        shortened first, an ellipsis in its middle, then the end cut. The middle, so that
-        names that differ only at their end (sgemm_skinny_8 and sgemm_skinny_16, removed
-        and added) stay told apart: about a third of what is kept comes from the end."""
+        shortened first (text.cut_name: at its end, or in its middle where another row's name
+        would be cut to the same start), then the end cut."""
         if what.cell_len <= width or name_len <= self._NAME_LEAST:
             return what.copy()
         rest = what[name_len:]
         keep = name_len - 1
         # characters, not cells, are cut: shrink until the cells fit (wide characters count 2)
-        while keep > self._NAME_LEAST and _middle_cut(what, name_len, keep).cell_len + \
+        name = what[:name_len]
+        while keep > self._NAME_LEAST and cut_name(name, keep + 1, self.names).cell_len + \
                 rest.cell_len > width:
             keep -= 1
-        return Text.assemble(_middle_cut(what, name_len, keep), rest)
+        return Text.assemble(cut_name(name, keep + 1, self.names), rest)
 
     def __rich_console__(self, console, options):
         width = options.max_width
@@ -265,8 +265,8 @@ class _NodeRows:
             yield line
 
 
-def _listing_table() -> _NodeRows:
-    return _NodeRows()
+def _listing_table(names: list[str]) -> _NodeRows:
+    return _NodeRows(names)
 
 
 def _describe(node: Node) -> str:
@@ -294,14 +294,14 @@ def _ids_text(ids: list[str], with_graph: bool) -> str:
 
 
 def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit,
-                 with_graph: bool):
+                 with_graph: bool, names: list[str]):
     """Identical nodes grouped (the same signature: kind, full name, every parameter the diff
     compares, child graph), first seen first. Nodes that only print alike (a name cut short,
     a parameter the row does not show) stay on rows of their own."""
     groups: dict[object, list[str]] = {}
     for node_id in node_ids:
         groups.setdefault(_identity(model.node(node_id)), []).append(node_id)
-    table = _listing_table()
+    table = _listing_table(names)
     items = list(groups.items())
     shown = _cap(items, limit)
     for _, ids in shown:
@@ -319,7 +319,8 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
     return table
 
 
-def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bool) -> list:
+def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bool,
+                  names: list[str]) -> list:
     """Changed nodes grouped by identical change; nested child-graph diffs indented below."""
     groups: dict[tuple, list[NodeChange]] = {}
     for change in diff.changed:
@@ -333,7 +334,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
     items = list(groups.values())
     shown = _cap(items, limit)
     out: list = []
-    table = _listing_table()
+    table = _listing_table(names)
     for changes in shown:
         first = changes[0]
         node = diff.a.node(first.a_id)
@@ -368,7 +369,7 @@ def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bo
             out.append(table)
             nested = _change_sections(first.child, limit, depth + 1)
             out.append(_Unpadded(Group(*nested), indent=4))
-            table = _listing_table()
+            table = _listing_table(names)
     _more_row(table, len(items) - len(shown), columns=5)
     if table.row_count:
         out.append(table)

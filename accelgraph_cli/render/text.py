@@ -20,6 +20,24 @@ def printable(text: str) -> str:
     return CONTROL.sub("", text).replace("\t", " ").replace("\n", " ")
 
 
+def cut_name(text, width: int, names=()):
+    """``text`` (a str or a rich Text) in at most ``width`` characters: itself where it fits,
+    else its start and "…" ("cupy_multiply__flo…": a name's start says most), or, where
+    another of ``names`` (plain strs) is cut too and to the same start, its start, "…" and its
+    end (the end a third of what is kept, at most 6 characters), so that names that differ
+    only at their end (sgemm_skinny_8 and sgemm_skinny_16; sgemm_splitk_reduce and
+    sgemm_splitk_reduce_softmax) stay told apart: "sgemm_…_8", "sgemm_…16"."""
+    if len(text) <= width:
+        return text
+    keep = max(width - 1, 0)
+    plain, start = str(text), str(text[:keep])
+    if not any(len(other) > width and other != plain and other[:keep] == start
+               for other in names):
+        return text[:keep] + "…"
+    tail = min(keep // 3, 6)
+    return text[:keep - tail] + "…" + (text[len(text) - tail:] if tail else "")
+
+
 def format_bytes(count: int) -> str:
     """1536 -> '1.5 KiB'; exact bytes below 1 KiB."""
     if count < 1024:
