@@ -21,7 +21,7 @@ from rich.text import Text
 from ..diff.structural import GraphDiff, NodeChange
 from ..model.graph_model import GraphModel, Node, node_signature
 from .graph import kind_style, names_graphs, node_detail, node_name, short_id
-from .text import cut_name, format_bytes
+from .text import NameCuts, format_bytes
 
 # Default number of lines per list (changed / added / removed / edges).
 DEFAULT_LIMIT = 20
@@ -156,7 +156,7 @@ def _change_sections(diff: GraphDiff, limit: int | None, depth: int) -> list:
     # names a node of the top graph), and the top graph's too when a file holds several.
     with_graph = depth > 0 or names_graphs(diff.a) or names_graphs(diff.b)
     parts: list = []
-    names: list[str] = []  # the names the lists below show, filled as their rows are made
+    names = NameCuts()  # the names the lists below show, filled as their rows are made
     if diff.changed:
         parts.append(_heading(f"Changed ({len(diff.changed):,})", _CHANGED_STYLE))
         parts.extend(_changed_rows(diff, limit, depth, with_graph, names))
@@ -194,7 +194,7 @@ class _NodeRows:
 
     _NAME_LEAST = 8  # characters of a name kept before what follows it is cut
 
-    def __init__(self, names: list[str]):
+    def __init__(self, names: NameCuts):
         self.rows: list[tuple] = []
         self.name_lengths: list[int] = []
         # every row's name, of this table and of the diff's other lists (shared): names cut
@@ -215,7 +215,7 @@ class _NodeRows:
                       for cell in (marker, count, kind, what, ids))
         self.rows.append(cells)
         self.name_lengths.append(name_len)
-        self.names.append(cells[3].plain[:name_len])
+        self.names.add(cells[3].plain[:name_len])
         what = cells[3]
         # cells _fitted can take off: the name down to _NAME_LEAST characters and an ellipsis
         shortened = max(0, what[:name_len].cell_len - what[:self._NAME_LEAST].cell_len - 1)
@@ -223,7 +223,7 @@ class _NodeRows:
 
     def _fitted(self, what: Text, name_len: int, width: int) -> Text:
         """``what`` in ``width`` cells: the name (its first ``name_len`` characters)
-        shortened first (text.cut_name: at its end, or in its middle where another row's name
+        shortened first (text.NameCuts: at its end, or in its middle where another row's name
         would be cut to the same start), then the end cut."""
         if what.cell_len <= width or name_len <= self._NAME_LEAST:
             return what.copy()
@@ -231,10 +231,10 @@ class _NodeRows:
         keep = name_len - 1
         # characters, not cells, are cut: shrink until the cells fit (wide characters count 2)
         name = what[:name_len]
-        while keep > self._NAME_LEAST and cut_name(name, keep + 1, self.names).cell_len + \
+        while keep > self._NAME_LEAST and self.names.cut(name, keep + 1).cell_len + \
                 rest.cell_len > width:
             keep -= 1
-        return Text.assemble(cut_name(name, keep + 1, self.names), rest)
+        return Text.assemble(self.names.cut(name, keep + 1), rest)
 
     def __rich_console__(self, console, options):
         width = options.max_width
@@ -265,7 +265,7 @@ class _NodeRows:
             yield line
 
 
-def _listing_table(names: list[str]) -> _NodeRows:
+def _listing_table(names: NameCuts) -> _NodeRows:
     return _NodeRows(names)
 
 
@@ -294,7 +294,7 @@ def _ids_text(ids: list[str], with_graph: bool) -> str:
 
 
 def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str, limit,
-                 with_graph: bool, names: list[str]):
+                 with_graph: bool, names: NameCuts):
     """Identical nodes grouped (the same signature: kind, full name, every parameter the diff
     compares, child graph), first seen first. Nodes that only print alike (a name cut short,
     a parameter the row does not show) stay on rows of their own."""
@@ -320,7 +320,7 @@ def _node_groups(model: GraphModel, node_ids: list[str], marker: str, style: str
 
 
 def _changed_rows(diff: GraphDiff, limit: int | None, depth: int, with_graph: bool,
-                  names: list[str]) -> list:
+                  names: NameCuts) -> list:
     """Changed nodes grouped by identical change; nested child-graph diffs indented below."""
     groups: dict[tuple, list[NodeChange]] = {}
     for change in diff.changed:

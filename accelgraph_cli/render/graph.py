@@ -18,7 +18,7 @@ from rich.text import Text
 from ..model.demangle import demangler_name, is_mangled, short_kernel_name
 from ..model.graph_model import KINDS, GraphModel, Node, Run, chain_runs
 from . import boxes
-from .text import cut_name, format_bytes
+from .text import NameCuts, format_bytes
 
 # One colour per kind, so a listing can be read by colour at a glance.
 KIND_STYLES = {
@@ -310,10 +310,10 @@ class _Listing:
                 width=widths[c],
                 style="dim" if c in (0, 6) else None,
             )
-        names = [str(row[4]) for row in self.rows if not isinstance(row[4], _BlockName)]
+        names = NameCuts(str(row[4]) for row in self.rows if not isinstance(row[4], _BlockName))
         for row in self.rows:
             table.add_row(*(row[c].fitted(widths[c]) if isinstance(row[c], (_BlockName, _Parents))
-                            else cut_name(row[c], widths[c], names) if c == 4
+                            else names.cut(row[c], widths[c]) if c == 4
                             else row[c] for c in shown))
         yield table
         left_out = [_HEADERS[c] for c in range(len(_HEADERS))
