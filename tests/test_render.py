@@ -213,10 +213,13 @@ def test_a_narrow_listing_tells_apart_names_that_would_be_cut_alike():
     assert max(len(line) for line in lines) <= 40
 
 
-def test_cut_name_cuts_the_end_unless_another_name_would_read_the_same():
+def test_name_cuts_cut_the_end_unless_another_name_would_read_the_same():
     from rich.text import Text
 
-    from accelgraph_cli.render.text import cut_name
+    from accelgraph_cli.render.text import NameCuts
+
+    def cut_name(text, width, names=()):
+        return NameCuts(names).cut(text, width)
 
     assert cut_name("sgemm_skinny_8", 20) == "sgemm_skinny_8"
     assert cut_name("cupy_multiply__float32_float32", 12) == "cupy_multip…"

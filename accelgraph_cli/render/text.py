@@ -61,11 +61,6 @@ class NameCuts:
         return text[:keep - tail] + "…" + (text[len(text) - tail:] if tail else "")
 
 
-def cut_name(text, width: int, names=()):
-    """``text`` cut to ``width`` characters, told apart from ``names`` (see NameCuts)."""
-    return NameCuts(names).cut(text, width)
-
-
 def format_bytes(count: int) -> str:
     """1536 -> '1.5 KiB'; exact bytes below 1 KiB."""
     if count < 1024:
