@@ -1,6 +1,7 @@
 """The capture guard's GPU-free half: finding a state's arrays, the lines that leave the
 capturing stream, and the messages for stray work and empty graphs."""
 
+import collections
 import types
 
 import numpy
@@ -40,6 +41,58 @@ def test_find_arrays_names_every_array_by_the_path_a_user_reads():
         "state['b']", "state['y']['batch8']", "state['list'][2][1].extra",
     ]
     assert [a is e for (_, a), e in zip(found, (w1, w2, mask, b, y8, extra))] == [True] * 6
+
+
+class FakeTorchModule(FakeModule):
+    """Also named_modules(), and attributes torch keeps (underscored) beside plain ones."""
+
+    def __init__(self, params, buffers, children=()):
+        super().__init__(params, buffers)
+        self._children = list(children)
+        self.training = True
+
+    def named_parameters(self):  # with the submodules' own, as torch's does
+        return super().named_parameters() + [
+            (f"{name}.{sub}", p) for name, child in self._children
+            for sub, p in child.named_parameters()]
+
+    def named_modules(self):
+        found = [("", self)]
+        for name, child in self._children:
+            found += [(f"{name}.{sub}" if sub else name, m) for sub, m in child.named_modules()]
+        return found
+
+
+def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
+    # A correct scenario whose state is held this way failed its check (the arrays were not
+    # seen, so the check took its outputs for memory the graphs allocated), and stray work on
+    # them went unseen.
+    class Step:  # a step kept as an instance with __call__
+        def __init__(self, x):
+            self.x = x
+
+        def __call__(self):
+            pass
+
+    class Slotted:
+        __slots__ = ("y", "unset")
+
+        def __init__(self, y):
+            self.y = y
+
+    x, y, w, kv, inner_kv, q = (numpy.zeros(i + 1) for i in range(6))
+    inner = FakeTorchModule({"weight": w}, {})
+    inner.kv = inner_kv
+    model = FakeTorchModule({}, {}, children=[("block", inner)])
+    model.kv = kv  # a cache kept as a plain attribute, not a registered buffer
+    model.config = {"layers": 1}
+    state = {"step": Step(x), "slotted": Slotted(y), "model": model,
+             "queue": collections.deque([q])}
+    found = find_arrays(state, _is_array)
+    assert [path for path, _ in found] == [
+        "state['step'].x", "state['slotted'].y", "state['model'].block.weight",
+        "state['model'].kv", "state['model'].block.kv", "state['queue'][0]"]
+    assert [a is e for (_, a), e in zip(found, (x, y, w, kv, inner_kv, q))] == [True] * 6
 
 
 def test_dict_keys_that_are_not_plain_values_show_as_type_and_position():

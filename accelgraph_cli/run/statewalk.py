@@ -10,6 +10,7 @@ predicate, so this module imports no CUDA library and is tested with NumPy array
 
 from __future__ import annotations
 
+import collections
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -55,17 +56,47 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
         for kind in ("named_parameters", "named_buffers"):
             for name, tensor in getattr(obj, kind)():
                 yield from _walk(tensor, f"{path}.{name}", depth + 1, is_array, seen)
+        # then what the module and its submodules hold as plain attributes (a cache kept as
+        # self.kv = torch.zeros(...), not registered as a buffer); torch's own bookkeeping
+        # (_parameters, _modules, hooks) starts with an underscore
+        named = getattr(obj, "named_modules", None)
+        for prefix, module in (named() if callable(named) else [("", obj)]):
+            where = f"{path}.{prefix}" if prefix else path
+            for name, value in list(getattr(module, "__dict__", {}).items()):
+                if not name.startswith("_"):
+                    yield from _walk(value, f"{where}.{name}", depth + 1, is_array, seen)
         return
     if isinstance(obj, dict):
         for index, (key, value) in enumerate(list(obj.items())):
             yield from _walk(value, f"{path}[{_key(key, index)}]", depth + 1, is_array, seen)
-    elif isinstance(obj, (list, tuple)):
+    elif isinstance(obj, (list, tuple, collections.deque)):
         for index, value in enumerate(obj):
             yield from _walk(value, f"{path}[{index}]", depth + 1, is_array, seen)
-    elif hasattr(obj, "__dict__") and not callable(obj):
-        for name, value in list(vars(obj).items()):
+    else:
+        # a plain object's attributes, also an object that is callable (a step kept as an
+        # instance with __call__) or keeps them in __slots__ (functions, methods, classes and
+        # modules were left out above)
+        for name, value in _attributes(obj):
             if not name.startswith("__"):
                 yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
+
+
+_NO_VALUE = object()
+
+
+def _attributes(obj: Any) -> list[tuple[str, Any]]:
+    """(name, value) of an object's instance attributes: its __dict__, then its __slots__
+    (over the class's bases; a slot never set is left out)."""
+    found = list(vars(obj).items()) if hasattr(obj, "__dict__") else []
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            value = getattr(obj, name, _NO_VALUE)
+            if value is not _NO_VALUE:
+                found.append((name, value))
+    return found
 
 
 def _is_module(obj: Any) -> bool:

@@ -324,3 +324,67 @@ def test_a_device_that_cannot_map_host_memory_is_checksummed_through_copies(
     a[123456] -= 1
     b[76] = 3  # the byte after the last whole word
     assert snap.changed() == ["state['b']"]
+
+
+CALLABLE_STATE = '''
+    """y += x, the arrays held by a callable object; SIDE launches on an unjoined stream."""
+    import cupy
+    SIDE = {side}
+    class Accumulate:
+        def __init__(self):
+            self.x = cupy.arange(1024, dtype=cupy.float32)
+            self.y = cupy.zeros(1024, dtype=cupy.float32)
+            self.side = cupy.cuda.Stream(non_blocking=True)
+        def __call__(self):
+            if SIDE:
+                with self.side:
+                    self.y += self.x
+            else:
+                self.y += self.x
+    def setup():
+        return {{"acc": Accumulate()}}
+    def step(state):
+        state["acc"]()
+    def outputs(state):
+        return {{"y": state["acc"].y}}
+'''
+
+
+def test_state_a_callable_object_holds_is_guarded_and_checked(tmp_path):
+    # The walker skipped callable objects: a correct scenario failed its check (its output
+    # taken for memory the graph allocated, and filled with a complement), and stray work on
+    # what such an object holds went unseen.
+    checked = runner.check(_capture(_write(tmp_path, "callable_ok",
+                                           CALLABLE_STATE.format(side=False))))
+    assert checked.ok, checked.problems()
+    with pytest.raises(CaptureError, match=r"state\['acc'\]\.y changed"):
+        _capture(_write(tmp_path, "callable_side", CALLABLE_STATE.format(side=True)))
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+def test_a_cache_a_torch_module_keeps_as_a_plain_attribute_is_checked(tmp_path):
+    # kv is a plain tensor attribute (not a registered buffer) that the step updates in place:
+    # the check took it for memory the graph allocated and failed a correct graph.
+    path = _write(tmp_path, "module_cache", '''
+        """kv += lin(x), kv a plain attribute of the module."""
+        import torch
+        class Cache(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(64, 64, device="cuda")
+                self.kv = torch.zeros(8, 64, device="cuda")
+            def forward(self, x):
+                self.kv.add_(self.lin(x))
+        def setup():
+            torch.manual_seed(0)
+            return {"model": Cache(), "x": torch.randn(8, 64, device="cuda")}
+        def step(state):
+            with torch.no_grad():
+                state["model"](state["x"])
+        def outputs(state):
+            return {"kv": state["model"].kv}
+    ''')
+    result = _capture(path)
+    assert "state['model'].kv" in [p for r in result.snapshot.regions for p in r.paths]
+    checked = runner.check(result)
+    assert checked.ok, checked.problems()
