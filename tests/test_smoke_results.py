@@ -92,7 +92,8 @@ def stub_runner(monkeypatch):
         assert isinstance(result, FakeResult), "check gets what capture returned"
         calls.append(("check",))
         mismatches = [] if knobs["check_ok"] else [Mismatch("y", 3, 8, 0.5), Mismatch("z", 1, 8, 2.0)]
-        return CheckResult(knobs["check_ok"], ["y"], 2, mismatches, 0.0, 0.0, ran=knobs["check_ran"])
+        return CheckResult(knobs["check_ok"], ["y"], 2, mismatches, 0.0, 0.0, ran=knobs["check_ran"],
+                           note="" if knobs["check_ran"] else "outputs() returned no array to compare")
 
     def time_replay(result, *, iters, warmup, rounds):
         assert isinstance(result, FakeResult), "time_replay gets what capture returned"
@@ -158,11 +159,13 @@ def test_passing_check_is_ok(tmp_path, stub_runner):
     assert (row.status, row.check) == ("ok", "ok")
 
 
-def test_a_check_that_could_not_run_is_said_and_does_not_fail_the_row(tmp_path, stub_runner):
+def test_a_check_that_could_not_run_fails_the_row_with_its_reason(tmp_path, stub_runner):
+    # as replay exits 1 then: the scenario defines outputs, and nothing was compared
     knobs, _ = stub_runner
-    knobs["check_ran"] = False
+    knobs["check_ok"], knobs["check_ran"] = False, False
     row = run_one(scenario_file(tmp_path, text=WITH_OUTPUTS), iters=1, rounds=1)
-    assert (row.status, row.check, row.details) == ("ok", "not run", [])
+    assert (row.status, row.check, row.ok) == ("failed", "not run", False)
+    assert row.message == "check not run: outputs() returned no array to compare"
 
 
 def test_errors_become_rows_not_exceptions(tmp_path, stub_runner):

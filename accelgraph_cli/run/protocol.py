@@ -35,6 +35,7 @@ from ..cuda.snapshot import (
     float_allocation,
     is_device_array,
     pick_allocations,
+    share_memory,
     state_regions,
 )
 from ..cuda.timing import Timing, measure_interleaved, speedup
@@ -564,7 +565,12 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         expected = scenario.outputs(eager_state)
         if not expected:
             return not_run("outputs() returned no array to compare")
-        poisoned = _fill_outputs_graphs_allocated(result, expected)
+        current = scenario.outputs(result.state)
+        shared = [key for key in expected
+                  if key in current and share_memory(expected[key], current[key])]
+        if shared:
+            return not_run(_shared_outputs_note(shared))
+        poisoned = _fill_outputs_graphs_allocated(result, expected, current)
         graphs = [result.graph(name).graph for name in names]
         for _ in range(steps):
             for graph in graphs:
@@ -580,16 +586,25 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
     return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names)
 
 
-def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set[str]:
+def _shared_outputs_note(keys: list[str]) -> str:
+    names = ", ".join(repr(key) for key in keys)
+    return (f"outputs() gives the same memory for {names} in a fresh state as in the captured "
+            f"one (setup() hands out an array it keeps between calls?): eager and replay would "
+            f"both write that one buffer, and comparing it with itself proves nothing; have "
+            f"setup() allocate its outputs afresh each call")
+
+
+def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict, current: dict
+                                   ) -> set[str]:
     """Fill the outputs the graphs allocated (memory outside the pre-capture state) with the
-    complement of eager's values. Returns the names of the outputs so filled."""
+    complement of eager's values; ``current`` is outputs() of the captured state. Returns the
+    names of the outputs so filled."""
     poisoned: set[str] = set()
     snapshot = result.snapshot
     if snapshot is None or result.pool is PoolKind.ASYNC:
         # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
         # it from outside the graph is not safe, so async-pool outputs are not filled.
         return poisoned
-    current = result.scenario.outputs(result.state)
     for key, want in expected.items():
         target = current.get(key)
         if (target is not None and not snapshot.covers(target)

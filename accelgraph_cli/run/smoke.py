@@ -125,6 +125,9 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
                 status = "failed"
                 row.details = checked.problems()
                 row.message = row.details[0]
+            elif not checked.ran:  # the scenario has outputs, and nothing could be compared
+                status = "failed"
+                row.message = f"check not run: {checked.note}"
         else:
             row.check = "none"
         if baseline is not None:

@@ -220,25 +220,35 @@ def test_stray_work_on_an_output_returned_as_a_view_is_seen(tmp_path):
         _capture(path)
 
 
-def test_a_buffer_every_state_shares_is_not_taken_for_stray_work(tmp_path):
+def test_a_buffer_every_state_shares_is_not_stray_work_and_leaves_the_check_not_run(tmp_path):
     # setup hands every state one module-level accumulator that the step writes. The
     # warm-up's step writes it too, through its throwaway state: the checksums are taken
     # after the warm-up, or its write would look like work that ran outside the graph.
+    # The step also reads a host counter that capture freezes: a wrong graph. Eager and replay
+    # both wrote the one buffer, and the check compared it with itself ("ok"); it now says it
+    # cannot compare them.
     path = _write(tmp_path, "shared_buffer", '''
-        """acc += x, acc one buffer for every state."""
+        """acc += t * x with t a host counter, acc one buffer for every state."""
         import cupy
         SHARED = []
         def setup():
             if not SHARED:
                 SHARED.append(cupy.zeros(256, dtype=cupy.float32))
-            return {"x": cupy.ones(256, dtype=cupy.float32), "acc": SHARED[0]}
+            return {"x": cupy.ones(256, dtype=cupy.float32), "acc": SHARED[0], "t": 0.0}
         def step(state):
-            state["acc"] += state["x"]
+            state["t"] += 1.0
+            state["acc"] += state["t"] * state["x"]
         def outputs(state):
             return {"acc": state["acc"]}
     ''')
     result = _capture(path)
-    assert result.node_count == 1
+    assert result.node_count == 2  # t * x, then the +=
+    checked = runner.check(result)
+    assert (checked.ran, checked.ok, checked.verdict) == (False, False, "not run")
+    assert "same memory for 'acc'" in checked.note and "afresh" in checked.note
+    row = smoke.run_one(path, iters=2, rounds=1)
+    assert (row.status, row.check) == ("failed", "not run")
+    assert row.message.startswith("check not run: outputs() gives the same memory")
 
 
 def test_buckets_replay_reports_each_graph_and_checks_each_alone():
