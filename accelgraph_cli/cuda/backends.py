@@ -89,6 +89,19 @@ class Backend:
         raise NotImplementedError
 
 
+def _same_bits(cupy, want, got):
+    """Element by element: whether the two arrays hold the same bits, as "bitwise" promises
+    (so +0 and -0 differ, and NaNs differ unless their payloads agree). Same shape and dtype."""
+    size = want.dtype.itemsize
+    want, got = cupy.ascontiguousarray(want), cupy.ascontiguousarray(got)
+    words = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(size)
+    if words is not None:
+        return want.view(words) == got.view(words)
+    shape = want.shape + (size // 8,)  # complex128: two words an element
+    return (want.view(cupy.uint64).reshape(shape) == got.view(cupy.uint64).reshape(shape)).all(
+        axis=-1)
+
+
 class CupyBackend(Backend):
     """Scenarios written with CuPy (and accelgraph_cli.kernels): accelgraph's own Graph."""
 
@@ -133,9 +146,7 @@ class CupyBackend(Backend):
             return Difference(-1, int(want.size), 0.0,
                               f"shape/dtype {got.shape}/{got.dtype} != eager {want.shape}/{want.dtype}")
         if rtol == 0 and atol == 0:
-            same = want == got
-            if want.dtype.kind in "fc":
-                same |= cupy.isnan(want) & cupy.isnan(got)
+            same = _same_bits(cupy, want, got)
         else:
             same = cupy.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
         bad = int((~same).sum())
@@ -143,7 +154,8 @@ class CupyBackend(Backend):
         if bad:
             largest = float("nan")
             if want.dtype.kind in "fciu":
-                diff = cupy.abs(got.astype(cupy.float64) - want.astype(cupy.float64))
+                wide = cupy.complex128 if want.dtype.kind == "c" else cupy.float64  # |a - b|
+                diff = cupy.abs(got.astype(wide) - want.astype(wide))
                 largest = float(cupy.where(cupy.isnan(diff), cupy.inf, diff).max())
         return Difference(bad, int(want.size), largest)
 
@@ -212,9 +224,7 @@ class TorchBackend(Backend):
                               f"shape/dtype {tuple(got.shape)}/{got.dtype} != eager "
                               f"{tuple(want.shape)}/{want.dtype}")
         if rtol == 0 and atol == 0:
-            same = want == got
-            if want.is_floating_point() or want.is_complex():
-                same |= want.isnan() & got.isnan()
+            same = self._same_bits(want, got)
         else:
             same = torch.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
         bad = int((~same).sum())
@@ -225,6 +235,18 @@ class TorchBackend(Backend):
                 diff = (got.double() - want.double()).abs()
                 largest = float(torch.where(diff.isnan(), torch.inf, diff).max())
         return Difference(bad, int(want.numel()), largest)
+
+    def _same_bits(self, want, got):
+        """Element by element: whether the two hold the same bits (see _same_bits)."""
+        torch = self.torch
+        if want.dtype == torch.bool:
+            return want == got
+        pairs = want.is_complex()
+        if pairs:  # real and imaginary parts, each compared as a word
+            want, got = torch.view_as_real(want), torch.view_as_real(got)
+        words = self._words(want)
+        same = want.contiguous().view(words) == got.contiguous().view(words)
+        return same.all(dim=-1) if pairs else same
 
     def _words(self, tensor):
         torch = self.torch

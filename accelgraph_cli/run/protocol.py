@@ -621,7 +621,10 @@ def _compare(backend: Backend, key: str, want, got, rtol: float, atol: float) ->
         return [Mismatch(key, -1, found.total, 0.0, found.detail)]
     if not found.bad:
         return []
-    return [Mismatch(key, found.bad, found.total, found.largest)]
+    detail = ""
+    if rtol == 0 and atol == 0 and found.largest == 0:
+        detail = "equal values in other bits: +0 against -0, or NaNs of other payloads"
+    return [Mismatch(key, found.bad, found.total, found.largest, detail)]
 
 
 # -- timing -----------------------------------------------------------------------------------

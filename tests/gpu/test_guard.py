@@ -398,3 +398,44 @@ def test_a_cache_a_torch_module_keeps_as_a_plain_attribute_is_checked(tmp_path):
     assert "state['model'].kv" in [p for r in result.snapshot.regions for p in r.paths]
     checked = runner.check(result)
     assert checked.ok, checked.problems()
+
+
+def test_bitwise_means_the_bits_signed_zeros_and_nan_payloads_included(cupy):
+    from accelgraph_cli.cuda.backends import CupyBackend
+
+    backend = CupyBackend()
+    zero, negative = cupy.zeros(4, cupy.float32), cupy.zeros(4, cupy.float32)
+    negative.view(cupy.uint32)[1] = 0x80000000  # -0.0, set by its bits
+    assert float(negative[1]) == 0.0 and bool(cupy.signbit(negative[1]))
+    assert backend.difference(zero, negative, 0.0, 0.0).bad == 1
+    assert backend.difference(zero, negative, 0.0, 1e-9).bad == 0  # a tolerance: equal values
+    nans = cupy.full(3, cupy.nan, cupy.float32)
+    other = nans.copy()
+    other.view(cupy.uint32)[2] += 1  # another payload, still a NaN
+    assert bool(cupy.isnan(other).all())
+    assert backend.difference(nans, nans.copy(), 0.0, 0.0).bad == 0
+    assert backend.difference(nans, other, 0.0, 0.0).bad == 1
+    pairs = cupy.zeros(2, cupy.complex128)
+    flipped = pairs.copy()
+    flipped.view(cupy.uint64)[3] = 1 << 63  # the second element's imaginary part: -0.0
+    assert backend.difference(pairs, flipped, 0.0, 0.0).bad == 1
+    flipped.view(cupy.float64)[3] = 2.0  # the largest difference counts the imaginary part
+    assert backend.difference(pairs, flipped, 0.0, 0.0).largest == 2.0
+    found = runner._compare(backend, "y", zero, negative, 0.0, 0.0)
+    assert "+0 against -0" in found[0].line()
+    if HAS_TORCH:
+        import torch
+
+        from accelgraph_cli.cuda.backends import TorchBackend
+
+        tb = TorchBackend()
+        t0, t1 = torch.zeros(4, device="cuda"), torch.zeros(4, device="cuda")
+        t1.view(torch.int32)[3] = -(1 << 31)  # -0.0, by its bits
+        assert bool(torch.signbit(t1[3]))
+        assert tb.difference(t0, t1, 0.0, 0.0).bad == 1
+        b0 = torch.zeros(4, device="cuda", dtype=torch.bfloat16)
+        assert tb.difference(b0, b0.clone(), 0.0, 0.0).bad == 0
+        c0 = torch.zeros(2, device="cuda", dtype=torch.complex64)
+        c1 = c0.clone()
+        torch.view_as_real(c1).view(torch.int32)[1, 0] = -(1 << 31)  # a real part of -0.0
+        assert tb.difference(c0, c1, 0.0, 0.0).bad == 1
