@@ -14,6 +14,24 @@ from pathlib import Path
 from .errors import AccelgraphError
 
 
+def path_kind(path: str | os.PathLike) -> str:
+    """What a path given on the command line names: "file", "dir", "other" (a named pipe, a
+    device) or "missing". AccelgraphError (one line, exit 2) where the path cannot even be
+    looked at: a folder on the way that cannot be entered, a name too long, a loop of links.
+    (pathlib's exists() and is_dir() raise those as OSError, which reads as a crash.)"""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError as exc:
+        raise AccelgraphError(f"{os.fsdecode(path)}: cannot read: {exc.strerror or exc}") from None
+    except ValueError:  # a NUL in the name: no file can have it
+        return "missing"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
 def safe_name(name: str) -> str:
     """A graph name made safe as a file name ("batch=64" stays readable)."""
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_") or "graph"

@@ -209,3 +209,61 @@ def test_a_verb_with_no_capture_recorded_says_capture_needs_a_gpu(cli, args):
     assert _one_line_error(err) == (
         "accelgraph: error: no SCENARIO given and no capture recorded here: run `accelgraph "
         "capture SCENARIO` first (on a machine with a CUDA GPU), or name the scenario")
+
+
+LONG = "a" * 5000  # longer than any file system takes a name
+
+
+@pytest.mark.parametrize("args", [("diff", f"{LONG}.dot", f"{LONG}.dot"),
+                                  ("smoke", "--list", f"{LONG}.py"), ("capture", f"{LONG}.py"),
+                                  ("replay", LONG)])
+def test_a_path_too_long_to_look_at_is_bad_input(cli, args):
+    # pathlib's exists() raises for a name too long: it read as a bug (exit 70)
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert _one_line_error(err).endswith(": cannot read: File name too long")
+
+
+@pytest.mark.parametrize("args", [("diff", "locked/k.dot", "locked/k.dot"),
+                                  ("smoke", "--list", "locked/s.py"), ("smoke", "--list", "locked"),
+                                  ("capture", "locked/s.py"), ("diff", "locked/s.py", "saxpy")])
+def test_a_path_in_a_folder_that_cannot_be_entered_is_bad_input(cli, tmp_path, monkeypatch,
+                                                                 args):
+    # As a user without the right to enter a folder (root passes any permission check, so
+    # the refusal is made here): exists() and is_dir() raised PermissionError, exit 70.
+    import errno
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_stat, real_listdir = os.stat, os.listdir
+
+    def refused(path):
+        text = os.fsdecode(path)
+        return text.startswith("locked/") or text.startswith(str(locked) + os.sep)
+
+    def stat(path, *a, **k):
+        if refused(path):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
+        return real_stat(path, *a, **k)
+
+    def listdir(path="."):
+        if os.fsdecode(path) in ("locked", str(locked)):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(os, "listdir", listdir)
+    code, out, err = cli(*args)
+    assert (code, out) == (2, "")
+    assert _one_line_error(err).endswith(": cannot read: Permission denied")
+
+
+def test_a_named_pipe_given_to_smoke_is_a_scenario_that_cannot_be_read(cli, tmp_path):
+    # It was "no such file or folder" (exit 2); found in a folder it was already this row.
+    import os
+
+    os.mkfifo(tmp_path / "pipe.py")
+    code, out, err = cli("smoke", "--list", "pipe.py")
+    assert code == 1
+    assert "not a regular file" in out + err

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..bundled import scenarios_folder
+from ..errors import AccelgraphError
+from ..files import path_kind
 from .scenario import ScenarioError, ScenarioInfo, inspect_scenario
 
 
@@ -46,8 +48,12 @@ def resolve_scenario(argument: str | Path) -> Path:
                             f"scenario ({', '.join(bundled_names()) or 'none'})")
     path = Path(argument)
     bundled = bundled_scenario(str(argument))
-    if path.exists():
-        if bundled is not None and (path.is_dir() or path.suffix != ".py"):
+    try:
+        kind = path_kind(path)
+    except AccelgraphError as exc:  # a folder on the way that cannot be entered...
+        raise ScenarioError(str(exc), path=str(argument)) from None
+    if kind != "missing":
+        if bundled is not None and (kind == "dir" or path.suffix != ".py"):
             raise ScenarioError(hides_bundled(argument, bundled), path=str(argument))
         return path
     if bundled is not None:
@@ -86,7 +92,7 @@ def is_scenario_argument(argument: str) -> bool:
     name of a bundled scenario where no file of that name exists (for `diff`)."""
     if argument.endswith(".py"):
         return True
-    return not Path(argument).exists() and bundled_scenario(argument) is not None
+    return path_kind(argument) == "missing" and bundled_scenario(argument) is not None
 
 
 def relative_to_cwd(path: Path) -> Path:

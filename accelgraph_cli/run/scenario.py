@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 from ..enums import Backend, CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError
+from ..files import path_kind
 
 DEFAULT_POOL = PoolKind.PRIVATE
 DEFAULT_ERROR_MODE = CaptureErrorMode.GLOBAL
@@ -277,12 +278,16 @@ def _read_python(path: Path) -> ast.Module:
     """The file's syntax tree, or ScenarioError saying why it is not a readable Python file
     (missing, a folder, not .py, not UTF-8, unreadable, null bytes, a syntax error)."""
     where = str(path)
-    if not path.exists():
+    try:
+        kind = path_kind(path)
+    except AccelgraphError as exc:  # a folder on the way that cannot be entered...
+        raise ScenarioError(str(exc), path=where) from None
+    if kind == "missing":
         raise ScenarioError(
             f"{where}: no such file; pass the path of a scenario .py file (e.g. scenarios/saxpy.py)",
             path=where,
         )
-    if path.is_dir():
+    if kind == "dir":
         raise ScenarioError(
             f"{where}: is a directory; pass one scenario .py file (smoke takes a directory)",
             path=where,
@@ -292,7 +297,7 @@ def _read_python(path: Path) -> ast.Module:
             f"{where}: not a .py file; a scenario is a Python file defining setup() and step()",
             path=where,
         )
-    if not path.is_file():  # a named pipe would be read until someone writes to it: a hang
+    if kind != "file":  # a named pipe would be read until someone writes to it: a hang
         raise ScenarioError(f"{where}: not a regular file; a scenario is a Python file",
                             path=where)
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from ..errors import AccelgraphError
+from ..files import path_kind
 from .catalog import (
     bundled_by_name,
     bundled_names,
@@ -66,7 +67,12 @@ def discover(paths: list[str] | None) -> list[Path]:
                                   "them all)")
         path = Path(raw)
         bundled = bundled_scenario(raw)
-        if path.is_dir():
+        kind = path_kind(path)  # AccelgraphError where the path cannot be looked at
+        if kind == "dir":
+            try:
+                os.listdir(path)  # glob finds nothing in a folder it cannot read: say why
+            except OSError as exc:
+                raise AccelgraphError(f"{path}: cannot read: {exc.strerror or exc}") from None
             files = sorted(p for p in path.glob("*.py")
                            if not p.name.startswith("_") and not p.is_dir())  # files: not x.py/
             if not files:
@@ -74,7 +80,7 @@ def discover(paths: list[str] | None) -> list[Path]:
                                       f"{path}: no scenario files in this folder (*.py; names "
                                       "starting with _ and subfolders are skipped)")
             found.extend(files)
-        elif path.is_file():
+        elif kind != "missing":  # a file, or a named pipe or device: its row says what it is
             if bundled is not None and path.suffix != ".py":
                 raise AccelgraphError(hides_bundled(raw, bundled))
             found.append(path)
@@ -229,7 +235,7 @@ def _baseline_document(target: Path) -> dict | None:
 
     try:
         document = json.loads(target.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return document if isinstance(document, dict) else None
 
