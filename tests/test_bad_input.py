@@ -267,3 +267,68 @@ def test_a_named_pipe_given_to_smoke_is_a_scenario_that_cannot_be_read(cli, tmp_
     code, out, err = cli("smoke", "--list", "pipe.py")
     assert code == 1
     assert "not a regular file" in out + err
+
+
+def test_a_size_past_what_a_float_holds_is_shown_not_a_crash(cli, tmp_path):
+    # A damaged dump's 400-digit size made `show` and `diff` fail on float() (exit 70).
+    text = recorded("memops_verbose.dot").read_text()
+    huge = "9" * 400
+    damaged = tmp_path / "huge.dot"
+    damaged.write_text(text.replace("| 0 | 0 | 1 | 262144 | 1}}}", f"| 0 | 0 | 1 | {huge} | 1}}}}}}"))
+    code, out, err = cli("show", damaged)
+    assert (code, err) == (0, "")
+    code, out, err = cli("diff", damaged, recorded("memops_verbose.dot"))
+    assert code == 1 and err == ""
+    from accelgraph_cli.render.text import format_bytes
+
+    assert format_bytes(10**400) == f"{10**400 // 1024**4} TiB"
+    assert format_bytes(3 * 1024**4) == "3.0 TiB"
+
+
+def _nested_model(levels: int):
+    from accelgraph_cli.model.graph_model import GraphModel, Node
+
+    graph = GraphModel([Node("k", "kernel", "leaf", {})], [], source="dot-basic")
+    for level in range(levels):
+        graph = GraphModel([Node(f"g{level}", "graph", None, {}, child=graph)], [],
+                           source="dot-basic")
+    return graph
+
+
+def test_child_graphs_nested_past_the_limit_are_refused_as_the_file_is_read(cli, tmp_path):
+    # show and diff recurse per level of nesting: 400 levels was a RecursionError (exit 70),
+    # and `show --out x.json` of 300 levels wrote a model that `diff` could not read.
+    import json
+
+    from accelgraph_cli.dot.load import MAX_NESTING
+
+    deepest, deeper = tmp_path / "deepest.json", tmp_path / "deeper.json"
+    deepest.write_text(json.dumps(_nested_model(MAX_NESTING).to_json()))
+    deeper.write_text(json.dumps(_nested_model(MAX_NESTING + 1).to_json()))
+    assert cli("show", deepest)[0] == 0
+    assert cli("diff", deepest, deepest)[0] == 0
+    code, out, err = cli("show", deeper)
+    assert (code, out) == (2, "")
+    assert f"nested {MAX_NESTING + 1} levels deep" in _one_line_error(err)
+    assert cli("diff", deepest, deeper)[0] == 2
+
+
+def test_a_capture_record_nested_too_deeply_is_a_bad_record(cli, tmp_path):
+    (tmp_path / ".accelgraph").mkdir()
+    (tmp_path / ".accelgraph" / "last_capture.json").write_text("[" * 20000)
+    code, out, err = cli("replay")
+    assert (code, out) == (2, "")
+    assert "unreadable capture record (nested too deeply)" in _one_line_error(err)
+
+
+def test_running_out_of_memory_on_an_input_is_bad_input_not_a_bug(cli, monkeypatch):
+    # a 34 KB DOT file of edge statements expands to millions of edges
+    from accelgraph_cli.dot import parse
+
+    def parse_dot(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(parse, "parse_dot", parse_dot)
+    code, out, err = cli("show", recorded("chain_basic.dot"))
+    assert (code, out) == (2, "")
+    assert _one_line_error(err).startswith("accelgraph: error: ran out of memory")

@@ -459,6 +459,11 @@ def _run(argv: list[str] | None) -> int:
 
             fail(str(write_error("standard output", exc)), ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
+        if isinstance(exc, MemoryError):  # an input too large for this machine, not a bug
+            fail("ran out of memory: the input is too large for this machine (a DOT file whose "
+                 "edge statements expand to millions of edges, a .gz that decompresses to "
+                 "gigabytes)", ExitCode.BAD_INPUT)
+            return ExitCode.BAD_INPUT
         return internal_error(exc)
     finally:
         if no_stdout:

@@ -124,10 +124,24 @@ def model_from_text(text: str, filename: str) -> GraphModel:
     if not text or text.isspace():  # either format: say so whatever the file is named
         raise DotParseError(f"{filename}: empty file, not a DOT or JSON graph")
     if _JSON_START.match(text) or _named_json(filename):
-        return _load_json(text, filename)
-    from .parse import parse_dot  # here, not above: parse re-exports this module's names
+        model = _load_json(text, filename)
+    else:
+        from .parse import parse_dot  # here, not above: parse re-exports this module's names
 
-    return parse_dot(text, filename=filename)
+        model = parse_dot(text, filename=filename)
+    levels = model.nesting_depth() - 1
+    if levels > MAX_NESTING:
+        raise ModelLoadError(
+            f"{filename}: not read: child graphs nested {levels} levels deep; accelgraph reads "
+            f"at most {MAX_NESTING} levels (showing, saving and comparing a graph walk its "
+            f"nesting; CUDA's own graphs nest a few)")
+    return model
+
+
+MAX_NESTING = 100
+"""Levels of child graphs (and conditional bodies) nested in one another that a file may
+have; deeper ones are refused as it is read: rendering, saving and diffing a graph recurse
+once or a few times per level."""
 
 
 def decode_text(data: bytes, filename: str = "<bytes>") -> str:

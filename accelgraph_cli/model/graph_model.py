@@ -347,6 +347,16 @@ class GraphModel:
             yield graph
             stack.extend(n.child for n in reversed(graph.nodes) if n.child is not None)
 
+    def nesting_depth(self) -> int:
+        """How many graphs deep the nesting goes: 1 for a graph with no child graph."""
+        deepest = 0
+        stack = [(self, 1)]
+        while stack:
+            graph, depth = stack.pop()
+            deepest = max(deepest, depth)
+            stack.extend((n.child, depth + 1) for n in graph.nodes if n.child is not None)
+        return deepest
+
     def total_nodes(self) -> int:
         """Number of nodes including those of nested child graphs."""
         return sum(len(g.nodes) for g in self.walk())

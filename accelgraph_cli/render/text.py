@@ -65,7 +65,10 @@ def format_bytes(count: int) -> str:
     """1536 -> '1.5 KiB'; exact bytes below 1 KiB."""
     if count < 1024:
         return f"{count} B"
-    value = float(count)
+    try:
+        value = float(count)
+    except OverflowError:  # past what a float holds (a damaged dump's 400-digit size)
+        return f"{count // 1024 ** 4} TiB"
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         value /= 1024
         if value < 1024 or unit == "TiB":

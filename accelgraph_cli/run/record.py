@@ -41,6 +41,9 @@ def load_record(directory: str = ".", given: tuple[str, ...] = ()) -> dict:
         ) from None
     except (OSError, ValueError) as exc:
         raise AccelgraphError(f"{target}: unreadable capture record ({exc}); capture again") from None
+    except RecursionError:  # JSON nested deeper than Python's decoder goes
+        raise AccelgraphError(f"{target}: unreadable capture record (nested too deeply); "
+                              "capture again") from None
     if not isinstance(record, dict) or "scenario" not in record:
         raise AccelgraphError(f"{target}: not a capture record; capture again")
     problem = _wrong_type(record, given)
