@@ -231,6 +231,23 @@ def test_name_cuts_cut_the_end_unless_another_name_would_read_the_same():
         "sgemm_ski…"
     cut = cut_name(Text("sgemm_skinny_16", style="bold"), 10, look_alikes)
     assert isinstance(cut, Text) and cut.plain == "sgemm_…_16"
+    # look-alikes that differ before an end they share keep as much end as tells them apart
+    nvjet = ["nvjet_sm90_tst_256x128_64x4_1x2_h_bz_TNT_4x1_v_bz_bias_TNT",
+             "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_TNT_4x1_v_bz_splitK_bias_TNT"]
+    assert [cut_name(name, 21, nvjet) for name in nvjet] == [
+        "nvjet_sm90…z_bias_TNT", "nvjet_sm90…K_bias_TNT"]
+    # where the width leaves no end long enough, the shortest end, as before
+    assert [cut_name(name, 9, nvjet) for name in nvjet] == ["nvjet_…NT", "nvjet_…NT"]
+
+
+def test_recorded_cublas_kernels_that_share_an_end_read_apart_in_a_narrow_listing():
+    # torch's nvjet GEMMs, recorded: #0 and #2 both read "nvjet_sm90_ts…as_TNT" at 80 columns
+    model = load_model(recorded("scenario_torch_buckets_batch8_verbose.dot"))
+    lines = text_of(render_listing(model), width=80).splitlines()
+    names = {line.split()[1]: line.split()[3] for line in lines if line.split()[1:2] in
+             (["#0"], ["#2"])}
+    assert len(set(names.values())) == 2, names
+    assert all("…" in name for name in names.values())
 
 
 def test_the_more_rows_hint_is_a_line_of_its_own_that_no_column_cuts():

@@ -23,30 +23,43 @@ def printable(text: str) -> str:
 class NameCuts:
     """Names cut to a width, told apart: a name loses its end ("cupy_multiply__flo…": a name's
     start says most), or, where another of the names is cut too and to the same start, its
-    middle: its start, "…" and its end (a third of what is kept, at most 6 characters), so
-    that names that differ only at their end (sgemm_skinny_8 and sgemm_skinny_16;
-    sgemm_splitk_reduce and sgemm_splitk_reduce_softmax) stay apart: "sgemm_…_8", "sgemm_…16".
-    Which starts two names share is found once per width (one pass over the names), so a
-    listing of 100,000 rows cuts each in constant time."""
+    middle: its start, "…" and its end, so that names that differ only at their end
+    (sgemm_skinny_8 and sgemm_skinny_16; sgemm_splitk_reduce and sgemm_splitk_reduce_softmax)
+    stay apart: "sgemm_…_8", "sgemm_…16". The end kept is a third of the width at most 6
+    characters, or as long as it takes to tell that group of look-alikes apart (nvjet names
+    that differ before a shared "_bias_TNT"), when the width lets it. Which names share a
+    start, and the end each group needs, is found once per width (one pass over the names), so
+    a listing of 100,000 rows cuts each in constant time."""
 
     def __init__(self, names=()):
         self.names = list(names)  # plain strs
-        self._crowded: dict[int, set[str]] = {}
+        self._tails: dict[int, dict[str, int]] = {}
 
     def add(self, name: str) -> None:
         self.names.append(name)
-        self._crowded.clear()
+        self._tails.clear()
 
-    def _starts_shared(self, width: int) -> set[str]:
-        found = self._crowded.get(width)
+    def _tails_for(self, width: int) -> dict[str, int]:
+        """For each start (the first width - 1 characters) that two or more different names
+        cut to this width share, how many of their last characters to keep."""
+        found = self._tails.get(width)
         if found is None:
             keep = max(width - 1, 0)
-            first: dict[str, str] = {}
-            found = set()
+            groups: dict[str, set[str]] = {}
             for name in self.names:
-                if len(name) > width and first.setdefault(name[:keep], name) != name:
-                    found.add(name[:keep])
-            self._crowded[width] = found
+                if len(name) > width:
+                    groups.setdefault(name[:keep], set()).add(name)
+            found = {}
+            shortest = min(keep // 3, 6)
+            for start, group in groups.items():
+                if len(group) < 2:
+                    continue
+                found[start] = shortest
+                for tail in range(shortest, keep):  # at least one character of the start left
+                    if len({n[:keep - tail] + n[len(n) - tail:] for n in group}) == len(group):
+                        found[start] = tail
+                        break
+            self._tails[width] = found
         return found
 
     def cut(self, text, width: int):
@@ -55,9 +68,9 @@ class NameCuts:
             return text
         keep = max(width - 1, 0)
         # (below 6 characters kept, an end of 1 tells nothing apart: "cu…2")
-        if keep < 6 or str(text[:keep]) not in self._starts_shared(width):
+        tail = self._tails_for(width).get(str(text[:keep])) if keep >= 6 else None
+        if tail is None:
             return text[:keep] + "…"
-        tail = min(keep // 3, 6)
         return text[:keep - tail] + "…" + (text[len(text) - tail:] if tail else "")
 
 
