@@ -668,7 +668,7 @@ def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_
     model = load_model(recorded("forkjoin_verbose.dot"))
     wide = text_of(render_listing(model), width=100)
     assert "launch / size" in wide and "left out" not in wide
-    for width, left_out in ((44, "launch / size"), (30, "launch / size and after")):
+    for width, left_out in ((44, "launch / size"), (30, "name, launch / size and after")):
         lines = text_of(render_listing(model), width=width).splitlines()
         header = lines[0].split()
         assert header[:4] == ["level", "node", "×", "kind"] and "launch" not in header
@@ -677,6 +677,14 @@ def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_
         assert note == f"({left_out} left out at {width} columns)"
         assert all(len(line) <= width for line in lines)
     assert "after" in text_of(render_listing(model), width=44).splitlines()[0]
+    # Where the names and kinds still do not fit, they are left out too, rather than the
+    # level and the repeat count cut ("0–9999  #0…#9999  2 × 5,0…  kernel  c……" at 39).
+    chain = load_model(recorded("chain10k_verbose.dot.gz"))
+    for width, kept in ((39, ["0–9999", "#0…#9999", "2", "×", "5,000", "kernel"]),
+                        (30, ["0–9999", "#0…#9999", "2", "×", "5,000"])):
+        lines = text_of(render_listing(chain), width=width).splitlines()
+        assert lines[1].split() == kept, (width, lines)
+        assert all(len(line) <= width for line in lines)
 
 
 def test_a_run_of_look_alike_child_graph_nodes_lists_their_graph():

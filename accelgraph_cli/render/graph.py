@@ -284,16 +284,16 @@ class _Listing:
             for c, header in enumerate(_HEADERS)
         ]
         # Still too wide after every column has given way (a terminal of fewer than about 50
-        # columns): the launch column, then the parents, are left out whole, rather than
-        # every column cut to a character or two (node ids and repeat counts cut short would
-        # mislead); a line under the table says so.
+        # columns): the launch column, then the parents, then the names, then the kinds are
+        # left out whole, rather than every column cut to a character or two (levels, node
+        # ids and repeat counts cut short would mislead); a line under the table says so.
         shown = list(range(len(_HEADERS)))
         if self.rows and not any(str(row[5]).strip() for row in self.rows):
             # a basic dump has no launch dimensions or sizes: an empty column would keep
             # cells the names need (the summary says the dump is basic)
             shown.remove(5)
         widths, excess = _fitted_widths(natural, shown, options.max_width)
-        for column in (5, 6):
+        for column in (5, 6, 4, 3):
             if excess <= 0:
                 break
             if column not in shown:  # (no launch column: nothing to leave out)
@@ -319,8 +319,9 @@ class _Listing:
         left_out = [_HEADERS[c] for c in range(len(_HEADERS))
                     if c not in shown and (c != 5 or any(str(row[5]).strip() for row in self.rows))]
         if left_out:
-            yield Text(f"({' and '.join(left_out)} left out at {options.max_width} columns)",
-                       style="dim")
+            listed = (" and ".join(left_out) if len(left_out) < 3 else
+                      ", ".join(left_out[:-1]) + " and " + left_out[-1])
+            yield Text(f"({listed} left out at {options.max_width} columns)", style="dim")
         if self.more is not None:
             yield self.more
 
