@@ -887,12 +887,39 @@ Edges between matched nodes (+1 -0)
 
 
 def _structural(a: GraphModel, b: GraphModel):
-    """diff_models without the reading by node number. For _edited_chain that reading finds
-    the exact edit, a report as large as the structural one, which the tie rule prefers; the
-    structural one has what the drawing tests below need: rows of several widths, and edges
+    """diff_models without the reading by node number and without the mirrored reading (B
+    against A). For _edited_chain the first finds the exact edit, a report as large as the
+    structural one, which the tie rule prefers, and the second a smaller report from B to A;
+    A read against B has what the drawing tests below need: rows of several widths, and edges
     rewired both ways."""
-    with mock.patch.object(structural, "_by_number", lambda side_a, side_b: None):
+    one_way = structural._matched
+    with mock.patch.object(structural, "_by_number", lambda side_a, side_b: None), \
+            mock.patch.object(structural, "_matched", lambda side_a, side_b, labeler, mirror=False:
+                              one_way(side_a, side_b, labeler)):
         return diff_models(a, b)
+
+
+def _sizes(diff) -> tuple[int, int, int, int, int]:
+    return (len(diff.added), len(diff.removed), len(diff.changed), len(diff.edges_added),
+            len(diff.edges_removed))
+
+
+def test_swapping_the_graphs_swaps_what_was_added_and_removed():
+    # The matching read A against B only, so swapping the two could find another, larger
+    # reading: B to A of the edited chain was +2 -4 ~2 and edges +1 -1 where A to B is
+    # +3 -1 ~2 and edges +0 -1; the recorded mlp_decode at batch 64 against batch 16 took 8
+    # items, the other way 7. B is now read against A too, and the smaller report kept.
+    a, b = _edited_chain()
+    forward, back = diff_models(a, b), diff_models(b, a)
+    assert _sizes(forward) == (3, 1, 2, 1, 0)
+    assert _sizes(back) == (1, 3, 2, 0, 1)
+    from accelgraph_cli.dot.parse import load_model
+
+    b16 = load_model(DUMPS / "scenario_mlp_decode_batch16_verbose.dot")
+    b64 = load_model(DUMPS.parent / "diff_cases" / "mlp_decode_b64_verbose.dot")
+    up, down = diff_models(b16, b64), diff_models(b64, b16)
+    assert _sizes(up) == (4, 2, 1, 0, 0)
+    assert _sizes(down) == (2, 4, 1, 0, 0)
 
 
 def test_render_diff_word_for_word():
@@ -1633,8 +1660,12 @@ def test_re_seating_keeps_only_what_helps_on_seeded_edits():
         b_edges = [e for e in edges if e[0] in ids and e[1] in ids and rng.random() > 0.1]
         b_edges += [(rng.choice(keep).id, node.id) for node in extra if keep]
         cases.append((a, GraphModel(keep + extra, b_edges, source="dot-verbose")))
-    # the edits keep node numbers: structure alone, or the reading by number hides the step
-    with mock.patch.object(structural, "_by_number", lambda side_a, side_b: None):
+    # the edits keep node numbers: structure alone, or the reading by number hides the step;
+    # and A against B alone, or the mirrored reading (B against A) does
+    one_way = structural._matched
+    with mock.patch.object(structural, "_by_number", lambda side_a, side_b: None), \
+            mock.patch.object(structural, "_matched", lambda side_a, side_b, labeler, mirror=False:
+                              one_way(side_a, side_b, labeler)):
         with_step = [_report_size(diff_models(a, b)) + _report_size(diff_models(b, a))
                      for a, b in cases]
         with mock.patch.object(match_module, "_reseat_beside_holes", lambda *args: None):

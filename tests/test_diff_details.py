@@ -560,11 +560,16 @@ def _items(diff) -> int:
 
 
 def _structure_only(monkeypatch) -> None:
-    """Leave out the reading by node number: these edits keep the numbers, and the tests that
-    call this look at what the structural steps make of them alone."""
+    """Leave out the reading by node number (these edits keep the numbers) and the mirrored
+    reading (B against A): the tests that call this look at what the structural steps make
+    of A against B alone."""
     from accelgraph_cli.diff import structural
 
     monkeypatch.setattr(structural, "_by_number", lambda side_a, side_b: None)
+    one_way = structural._matched
+    monkeypatch.setattr(structural, "_matched",
+                        lambda side_a, side_b, labeler, mirror=False:
+                        one_way(side_a, side_b, labeler))
 
 
 def test_moving_holes_never_makes_a_report_larger(monkeypatch):

@@ -167,6 +167,14 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
         retry = _matched(side_a, side_b, labeler)
         if _size(retry) < _size(result):
             result = retry
+    if result.added or result.removed or result.edges_added or result.edges_removed:
+        # The matching reads A against B; read B against A too, and keep the smaller report,
+        # so that swapping the two graphs swaps what was added and removed rather than
+        # finding another, larger reading one way (a tie keeps this way's). A report of
+        # changed parameters alone pairs every node already: no reading is smaller.
+        mirrored = _matched(side_a, side_b, labeler, mirror=True)
+        if _size(mirrored) < _size(result):
+            result = mirrored
     if not result.identical:
         # Two captures of the same code number their nodes alike: pairing nodes by number
         # (where kind and name agree) is one more reading, and the smaller report wins.
@@ -223,30 +231,45 @@ def _by_number(side_a: Side, side_b: Side) -> dict[int, int] | None:
     return a_to_b
 
 
-def _matched(side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
-    """Match two prepared sides (steps 3 to 8) and report."""
+def _matched(side_a: Side, side_b: Side, labeler: Labeler, mirror: bool = False) -> GraphDiff:
+    """Match two prepared sides (steps 3 to 8) and report A to B; ``mirror``: match B
+    against A, and report that matching from A to B."""
     dropped: list = []
-    result = _reseated_or_not(side_a, side_b, labeler, dropped)
+    result = _reseated_or_not(side_a, side_b, labeler, dropped, mirror)
     if dropped:
         # Step 3 dropped short runs of unchanged pairs or slid runs along look-alikes,
         # weighing nodes alone: keep that only if the whole diff, edges included, is smaller.
-        kept = _reseated_or_not(side_a, side_b, labeler, None)
+        kept = _reseated_or_not(side_a, side_b, labeler, None, mirror)
         if _size(kept) <= _size(result):
             result = kept
     return result
 
 
-def _reseated_or_not(side_a: Side, side_b: Side, labeler: Labeler, dropped: list | None) -> GraphDiff:
+def _reseated_or_not(side_a: Side, side_b: Side, labeler: Labeler, dropped: list | None,
+                     mirror: bool = False) -> GraphDiff:
     """The report of a matching with nodes re-seated beside moved holes (step 8), unless the
     matching without that re-seating reports no more: the re-seat weighs A's edges alone."""
     reseated: list = []
-    result = _report(side_a, side_b, *match(side_a, side_b, dropped, reseated), labeler)
+    result = _report(side_a, side_b, *_matching(side_a, side_b, dropped, reseated, mirror),
+                     labeler)
     if reseated:
-        plain = _report(side_a, side_b, *match(side_a, side_b, None if dropped is None else []),
+        plain = _report(side_a, side_b,
+                        *_matching(side_a, side_b, None if dropped is None else [], None, mirror),
                         labeler)
         if _size(plain) <= _size(result):
             result = plain
     return result
+
+
+def _matching(side_a: Side, side_b: Side, dropped: list | None, reseated: list | None,
+              mirror: bool) -> tuple[dict[int, int] | None, bool]:
+    """``match`` of A against B, or (``mirror``) of B against A with its pairs turned round:
+    node index of A -> node index of B either way (None: the k-th of each order, as match
+    says), and whether every edge is kept."""
+    if not mirror:
+        return match(side_a, side_b, dropped, reseated)
+    b_to_a, edges_kept = match(side_b, side_a, dropped, reseated)
+    return (None if b_to_a is None else {i: j for j, i in b_to_a.items()}), edges_kept
 
 
 def _size(diff: GraphDiff) -> int:
