@@ -42,6 +42,9 @@ class Difference:
     total: int
     largest: float
     detail: str = ""
+    # bitwise only: the elements that differ all hold equal values in other bits (+0 and -0,
+    # NaNs of other payloads)
+    bits_only: bool = False
 
 
 class Backend:
@@ -150,14 +153,17 @@ class CupyBackend(Backend):
         else:
             same = cupy.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
         bad = int((~same).sum())
-        largest = 0.0
+        largest, bits_only = 0.0, False
         if bad:
             largest = float("nan")
             if want.dtype.kind in "fciu":
                 wide = cupy.complex128 if want.dtype.kind == "c" else cupy.float64  # |a - b|
                 diff = cupy.abs(got.astype(wide) - want.astype(wide))
                 largest = float(cupy.where(cupy.isnan(diff), cupy.inf, diff).max())
-        return Difference(bad, int(want.size), largest)
+            if rtol == 0 and atol == 0 and want.dtype.kind in "fc":
+                equal = (want == got) | (cupy.isnan(want) & cupy.isnan(got))
+                bits_only = bool(equal.all())
+        return Difference(bad, int(want.size), largest, bits_only=bits_only)
 
     def fill_complement(self, target: Any, reference: Any) -> bool:
         from .snapshot import fill_complement
@@ -228,13 +234,17 @@ class TorchBackend(Backend):
         else:
             same = torch.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
         bad = int((~same).sum())
-        largest = 0.0
+        largest, bits_only = 0.0, False
         if bad:
             largest = float("nan")
-            if not want.is_complex() and want.dtype != torch.bool:
-                diff = (got.double() - want.double()).abs()
+            if want.dtype != torch.bool:
+                wide = torch.complex128 if want.is_complex() else torch.float64  # |a - b|
+                diff = (got.to(wide) - want.to(wide)).abs()
                 largest = float(torch.where(diff.isnan(), torch.inf, diff).max())
-        return Difference(bad, int(want.numel()), largest)
+            if rtol == 0 and atol == 0 and (want.is_floating_point() or want.is_complex()):
+                equal = (want == got) | (want.isnan() & got.isnan())
+                bits_only = bool(equal.all())
+        return Difference(bad, int(want.numel()), largest, bits_only=bits_only)
 
     def _same_bits(self, want, got):
         """Element by element: whether the two hold the same bits (see _same_bits)."""

@@ -428,22 +428,6 @@ class StateSnapshot:
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
 
 
-def share_memory(a: Any, b: Any) -> bool:
-    """Whether two arrays lie in one allocation: CuPy arrays or CUDA tensors (one device
-    allocation), NumPy arrays or CPU tensors (overlapping memory). False for anything else."""
-    found_a, found_b = device_region(a), device_region(b)
-    if found_a is not None or found_b is not None:
-        return found_a is not None and found_b is not None and found_a[0] == found_b[0]
-    import numpy
-
-    if isinstance(a, numpy.ndarray) and isinstance(b, numpy.ndarray):
-        return bool(numpy.may_share_memory(a, b))
-    storage_a, storage_b = getattr(a, "untyped_storage", None), getattr(b, "untyped_storage", None)
-    if callable(storage_a) and callable(storage_b) and a.numel() and b.numel():
-        return storage_a().data_ptr() == storage_b().data_ptr()  # CPU tensors
-    return False
-
-
 def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
     """(pointer, bytes, item size, owner) of the allocation behind a floating-point CuPy
     array or CUDA tensor (a view too: its whole allocation); None for anything else."""

@@ -35,7 +35,6 @@ from ..cuda.snapshot import (
     float_allocation,
     is_device_array,
     pick_allocations,
-    share_memory,
     state_regions,
 )
 from ..cuda.timing import Timing, measure_interleaved, speedup
@@ -565,12 +564,14 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         expected = scenario.outputs(eager_state)
         if not expected:
             return not_run("outputs() returned no array to compare")
-        current = scenario.outputs(result.state)
-        shared = [key for key in expected
-                  if key in current and share_memory(expected[key], current[key])]
+        # an output of the fresh state that lies in the captured state's memory: one buffer
+        # (asked of the snapshot, not of outputs(): the captured state's outputs may be memory
+        # a graph allocated, mapped only during a launch, and none has run yet)
+        shared = [key for key in expected if result.snapshot is not None
+                  and result.snapshot.covers(expected[key])]
         if shared:
             return not_run(_shared_outputs_note(shared))
-        poisoned = _fill_outputs_graphs_allocated(result, expected, current)
+        poisoned = _fill_outputs_graphs_allocated(result, expected)
         graphs = [result.graph(name).graph for name in names]
         for _ in range(steps):
             for graph in graphs:
@@ -594,17 +595,16 @@ def _shared_outputs_note(keys: list[str]) -> str:
             f"setup() allocate its outputs afresh each call")
 
 
-def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict, current: dict
-                                   ) -> set[str]:
+def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set[str]:
     """Fill the outputs the graphs allocated (memory outside the pre-capture state) with the
-    complement of eager's values; ``current`` is outputs() of the captured state. Returns the
-    names of the outputs so filled."""
+    complement of eager's values. Returns the names of the outputs so filled."""
     poisoned: set[str] = set()
     snapshot = result.snapshot
     if snapshot is None or result.pool is PoolKind.ASYNC:
         # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
         # it from outside the graph is not safe, so async-pool outputs are not filled.
         return poisoned
+    current = result.scenario.outputs(result.state)
     for key, want in expected.items():
         target = current.get(key)
         if (target is not None and not snapshot.covers(target)
@@ -622,7 +622,7 @@ def _compare(backend: Backend, key: str, want, got, rtol: float, atol: float) ->
     if not found.bad:
         return []
     detail = ""
-    if rtol == 0 and atol == 0 and found.largest == 0:
+    if found.bits_only:
         detail = "equal values in other bits: +0 against -0, or NaNs of other payloads"
     return [Mismatch(key, found.bad, found.total, found.largest, detail)]
 

@@ -423,6 +423,9 @@ def test_bitwise_means_the_bits_signed_zeros_and_nan_payloads_included(cupy):
     assert backend.difference(pairs, flipped, 0.0, 0.0).largest == 2.0
     found = runner._compare(backend, "y", zero, negative, 0.0, 0.0)
     assert "+0 against -0" in found[0].line()
+    found = runner._compare(backend, "y", nans, other, 0.0, 0.0)  # |a - b| is NaN here
+    assert "NaNs of other payloads" in found[0].line()
+    assert not runner._compare(backend, "y", zero, zero + 1, 0.0, 0.0)[0].detail  # values differ
     if HAS_TORCH:
         import torch
 
@@ -438,4 +441,7 @@ def test_bitwise_means_the_bits_signed_zeros_and_nan_payloads_included(cupy):
         c0 = torch.zeros(2, device="cuda", dtype=torch.complex64)
         c1 = c0.clone()
         torch.view_as_real(c1).view(torch.int32)[1, 0] = -(1 << 31)  # a real part of -0.0
-        assert tb.difference(c0, c1, 0.0, 0.0).bad == 1
+        found = tb.difference(c0, c1, 0.0, 0.0)
+        assert (found.bad, found.largest, found.bits_only) == (1, 0.0, True)
+        torch.view_as_real(c1)[1, 1] = 2.0  # the largest difference counts the imaginary part
+        assert tb.difference(c0, c1, 0.0, 0.0).largest == 2.0
