@@ -75,10 +75,16 @@ def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
             pass
 
     class Slotted:
-        __slots__ = ("y", "unset")
+        __slots__ = ("y", "unset", "__private")
 
         def __init__(self, y):
             self.y = y
+            self.__private = y  # the same array: reported once, under its first path
+
+    class Guarded(Slotted):  # a property over a slot is not run
+        @property
+        def unset(self):
+            raise RuntimeError("not to be read")
 
     x, y, w, kv, inner_kv, q = (numpy.zeros(i + 1) for i in range(6))
     inner = FakeTorchModule({"weight": w}, {})
@@ -87,11 +93,16 @@ def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
     model.kv = kv  # a cache kept as a plain attribute, not a registered buffer
     model.config = {"layers": 1}
     state = {"step": Step(x), "slotted": Slotted(y), "model": model,
-             "queue": collections.deque([q])}
+             "queue": collections.deque([q]), "guarded": Guarded(numpy.zeros(2))}
     found = find_arrays(state, _is_array)
     assert [path for path, _ in found] == [
         "state['step'].x", "state['slotted'].y", "state['model'].block.weight",
-        "state['model'].kv", "state['model'].block.kv", "state['queue'][0]"]
+        "state['model'].kv", "state['model'].block.kv", "state['queue'][0]",
+        "state['guarded'].y"]
+    hidden = Slotted(None)
+    hidden.y, z = None, numpy.ones(3)
+    hidden._Slotted__private = z
+    assert find_arrays({"s": hidden}, _is_array) == [("state['s']._Slotted__private", z)]
     assert [a is e for (_, a), e in zip(found, (x, y, w, kv, inner_kv, q))] == [True] * 6
 
 

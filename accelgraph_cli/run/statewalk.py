@@ -27,9 +27,11 @@ def find_arrays(state: Any, is_array: Callable[[Any], bool], root: str = "state"
                 ) -> list[tuple[str, Any]]:
     """Every object in ``state`` for which ``is_array`` holds, with the path that reaches it.
 
-    Searched: dict values, list and tuple items, a module's parameters and buffers (anything
-    with ``named_parameters()`` and ``named_buffers()``, as torch.nn.Module has), and the
-    attributes of plain objects (``vars(obj)``). An array is not searched further. Each object
+    Searched: dict values, list, tuple and deque items, a module's parameters and buffers
+    (anything with ``named_parameters()`` and ``named_buffers()``, as torch.nn.Module has),
+    then the plain attributes of it and its submodules, and the attributes of other objects
+    (``vars(obj)`` and ``__slots__``; callable ones too; functions, methods, classes and
+    modules are not searched). An array is not searched further. Each object
     is reported once, under the first path that reaches it (dict order, then list order), so
     an array held under two keys is one entry; cycles end.
     """
@@ -81,21 +83,25 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
                 yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
 
 
-_NO_VALUE = object()
-
-
 def _attributes(obj: Any) -> list[tuple[str, Any]]:
     """(name, value) of an object's instance attributes: its __dict__, then its __slots__
-    (over the class's bases; a slot never set is left out)."""
+    over the class's bases, each read through the slot's own descriptor (a property a
+    subclass puts over it is not run), under the name it is stored by (``__buf`` of class S
+    is ``_S__buf``, as in a __dict__); a slot never set is left out."""
     found = list(vars(obj).items()) if hasattr(obj, "__dict__") else []
     for cls in type(obj).__mro__:
         slots = cls.__dict__.get("__slots__", ())
         for name in (slots,) if isinstance(slots, str) else slots:
             if name in ("__dict__", "__weakref__"):
                 continue
-            value = getattr(obj, name, _NO_VALUE)
-            if value is not _NO_VALUE:
-                found.append((name, value))
+            if name.startswith("__") and not name.endswith("__"):  # private: name-mangled
+                name = f"_{cls.__name__.lstrip('_')}{name}"
+            descriptor = cls.__dict__.get(name)
+            try:
+                value = descriptor.__get__(obj, type(obj))
+            except Exception:  # not set (AttributeError), or not a slot's descriptor
+                continue
+            found.append((name, value))
     return found
 
 
