@@ -216,7 +216,7 @@ LONG = "a" * 5000  # longer than any file system takes a name
 
 @pytest.mark.parametrize("args", [("diff", f"{LONG}.dot", f"{LONG}.dot"),
                                   ("smoke", "--list", f"{LONG}.py"), ("capture", f"{LONG}.py"),
-                                  ("replay", LONG)])
+                                  ("replay", LONG), ("smoke", "--baseline", LONG, "saxpy")])
 def test_a_path_too_long_to_look_at_is_bad_input(cli, args):
     # pathlib's exists() raises for a name too long: it read as a bug (exit 70)
     code, out, err = cli(*args)
@@ -313,6 +313,14 @@ def test_child_graphs_nested_past_the_limit_are_refused_as_the_file_is_read(cli,
     assert cli("diff", deepest, deeper)[0] == 2
 
 
+def test_a_baseline_nested_too_deeply_is_read_as_an_unreadable_baseline(tmp_path):
+    from accelgraph_cli.run import smoke
+
+    deep = tmp_path / "saxpy.json"
+    deep.write_text("[" * 20000)
+    assert smoke._baseline_document(deep) is None  # RecursionError escaped (exit 70)
+
+
 def test_a_capture_record_nested_too_deeply_is_a_bad_record(cli, tmp_path):
     (tmp_path / ".accelgraph").mkdir()
     (tmp_path / ".accelgraph" / "last_capture.json").write_text("[" * 20000)
@@ -332,3 +340,22 @@ def test_running_out_of_memory_on_an_input_is_bad_input_not_a_bug(cli, monkeypat
     code, out, err = cli("show", recorded("chain_basic.dot"))
     assert (code, out) == (2, "")
     assert _one_line_error(err).startswith("accelgraph: error: ran out of memory")
+
+
+def test_the_gpu_running_out_of_memory_is_not_called_a_large_input(cli, monkeypatch):
+    # CuPy's OutOfMemoryError is a MemoryError too: it names the GPU, not the input file
+    from accelgraph_cli.dot import parse
+
+    class OutOfMemoryError(MemoryError):
+        pass
+
+    OutOfMemoryError.__module__ = "cupy.cuda.memory"
+
+    def parse_dot(*args, **kwargs):
+        raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
+
+    monkeypatch.setattr(parse, "parse_dot", parse_dot)
+    code, out, err = cli("show", recorded("chain_basic.dot"))
+    assert (code, out) == (2, "")
+    assert _one_line_error(err).startswith(
+        "accelgraph: error: the GPU ran out of memory (Out of memory allocating 1,024 bytes)")

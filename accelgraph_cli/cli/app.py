@@ -459,10 +459,15 @@ def _run(argv: list[str] | None) -> int:
 
             fail(str(write_error("standard output", exc)), ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
-        if isinstance(exc, MemoryError):  # an input too large for this machine, not a bug
-            fail("ran out of memory: the input is too large for this machine (a DOT file whose "
-                 "edge statements expand to millions of edges, a .gz that decompresses to "
-                 "gigabytes)", ExitCode.BAD_INPUT)
+        if isinstance(exc, MemoryError):  # too large for this machine, not a bug
+            if type(exc).__module__.startswith("cupy"):  # CuPy's OutOfMemoryError: the GPU's
+                detail = " ".join(str(exc).split())[:200]
+                fail(f"the GPU ran out of memory ({detail}); run the scenario smaller (--param) "
+                     "or on a GPU with more memory", ExitCode.BAD_INPUT)
+            else:
+                fail("ran out of memory: the input is too large for this machine (a DOT file "
+                     "whose edge statements expand to millions of edges, a .gz that "
+                     "decompresses to gigabytes)", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
         return internal_error(exc)
     finally:
@@ -1225,12 +1230,14 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
     it cannot read. Comparing with saved baselines only reads them, so a read-only folder of
     committed baselines serves; a baseline missing from it makes that scenario's row an
     error, saying the file cannot be written."""
-    from ..files import check_output_folder
+    from ..files import check_output_folder, path_kind
 
     path = Path(folder)
-    if update or not path.exists():
+    # (a folder on the way that cannot be entered, a name too long: one line, exit 2)
+    kind = "missing" if update else path_kind(path)
+    if kind == "missing":
         check_output_folder(folder)
-    elif not path.is_dir():
+    elif kind != "dir":
         raise AccelgraphError(f"--baseline {folder}: a file, not a folder of baselines")
     elif not os.access(path, os.R_OK | os.X_OK):
         raise AccelgraphError(f"--baseline {folder}: this folder cannot be read")
