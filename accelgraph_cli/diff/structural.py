@@ -163,10 +163,10 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
         # Same nodes, same number of edges, yet different: maybe only a tie in the order
         # went the other way (a renumbered dump). Order by structure and keep the smaller diff.
         table: dict = {}
-        side_a, side_b = structural_order(side_a, table), structural_order(side_b, table)
-        retry = _matched(side_a, side_b, labeler)
-        if _size(retry) < _size(result):
-            result = retry
+        ordered_a, ordered_b = structural_order(side_a, table), structural_order(side_b, table)
+        retry = _matched(ordered_a, ordered_b, labeler)
+        if _size(retry) < _size(result):  # (the readings below start from the order that won)
+            result, side_a, side_b = retry, ordered_a, ordered_b
     if result.added or result.removed or result.edges_added or result.edges_removed:
         # The matching reads A against B; read B against A too, and keep the smaller report,
         # so that swapping the two graphs swaps what was added and removed rather than
