@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from _paths import recorded, styles_of, text_of
+from _paths import DUMPS, recorded, styles_of, text_of
 
 from accelgraph_cli.dot.parse import load_model, parse_dot
 from accelgraph_cli.model.graph_model import GraphModel, Node
@@ -238,6 +238,22 @@ def test_name_cuts_cut_the_end_unless_another_name_would_read_the_same():
         "nvjet_sm90…z_bias_TNT", "nvjet_sm90…K_bias_TNT"]
     # where the width leaves no end long enough, the shortest end, as before
     assert [cut_name(name, 9, nvjet) for name in nvjet] == ["nvjet_…NT", "nvjet_…NT"]
+
+
+def test_look_alikes_of_different_starts_are_kept_apart_and_one_alone_does_not_hold_back_others():
+    # The twelve GEMM kernels of the recorded torch_buckets dumps cut to 28 columns: keeping
+    # more end for one group of look-alikes made its cut forms read like another group's
+    # (…64x16… and …64x8… both "nvjet_sm90_tst_64…z_bias_TNT"), and one name nothing told
+    # apart kept its whole group at the shortest end.
+    from accelgraph_cli.render.text import NameCuts
+
+    names = sorted({node.display_name for path in DUMPS.glob("scenario_torch_buckets_*_verbose.dot")
+                    for node in load_model(path).nodes if (node.display_name or "").startswith("nvjet")})
+    assert len(names) >= 10
+    cuts = NameCuts(names)
+    forms = [cuts.cut(name, 28) for name in names]
+    assert len(set(forms)) == len(names), forms
+    assert all(len(form) <= 28 for form in forms)
 
 
 def test_recorded_cublas_kernels_that_share_an_end_read_apart_in_a_narrow_listing():

@@ -25,11 +25,11 @@ class NameCuts:
     start says most), or, where another of the names is cut too and to the same start, its
     middle: its start, "…" and its end, so that names that differ only at their end
     (sgemm_skinny_8 and sgemm_skinny_16; sgemm_splitk_reduce and sgemm_splitk_reduce_softmax)
-    stay apart: "sgemm_…_8", "sgemm_…16". The end kept is a third of the width at most 6
-    characters, or as long as it takes to tell that group of look-alikes apart (nvjet names
-    that differ before a shared "_bias_TNT"), when the width lets it. Which names share a
-    start, and the end each group needs, is found once per width (one pass over the names), so
-    a listing of 100,000 rows cuts each in constant time."""
+    stay apart: "sgemm_…_8", "sgemm_…16". The end kept is a third of the width, at most 6
+    characters, or, for a name that would still read like another so cut, the shortest end
+    that reads like no other (nvjet names that differ before a shared "_bias_TNT"), where the
+    width leaves one. Which names are so cut, and each one's end, is found once per width
+    (passes over the names), so a listing of 100,000 rows cuts each in constant time."""
 
     def __init__(self, names=()):
         self.names = list(names)  # plain strs
@@ -40,8 +40,8 @@ class NameCuts:
         self._tails.clear()
 
     def _tails_for(self, width: int) -> dict[str, int]:
-        """For each start (the first width - 1 characters) that two or more different names
-        cut to this width share, how many of their last characters to keep."""
+        """For each name that shares its start (the first width - 1 characters) with another
+        name cut to this width, how many of its last characters to keep."""
         found = self._tails.get(width)
         if found is None:
             keep = max(width - 1, 0)
@@ -49,16 +49,22 @@ class NameCuts:
             for name in self.names:
                 if len(name) > width:
                     groups.setdefault(name[:keep], set()).add(name)
-            found = {}
+            crowded = [name for group in groups.values() if len(group) > 1 for name in group]
             shortest = min(keep // 3, 6)
-            for start, group in groups.items():
-                if len(group) < 2:
-                    continue
-                found[start] = shortest
-                for tail in range(shortest, keep):  # at least one character of the start left
-                    if len({n[:keep - tail] + n[len(n) - tail:] for n in group}) == len(group):
-                        found[start] = tail
-                        break
+            found = {}
+            waiting = set(crowded)
+            for tail in range(shortest, keep):  # at least one character of the start left
+                if not waiting:
+                    break
+                forms: dict[tuple[str, str], list[str]] = {}
+                for name in crowded:
+                    forms.setdefault((name[:keep - tail], name[len(name) - tail:]), []).append(name)
+                for alike in forms.values():  # a form no other name has at this end
+                    if len(alike) == 1 and alike[0] in waiting:
+                        found[alike[0]] = tail
+                        waiting.discard(alike[0])
+            for name in waiting:  # nothing tells it apart in this width
+                found[name] = shortest
             self._tails[width] = found
         return found
 
@@ -68,7 +74,7 @@ class NameCuts:
             return text
         keep = max(width - 1, 0)
         # (below 6 characters kept, an end of 1 tells nothing apart: "cu…2")
-        tail = self._tails_for(width).get(str(text[:keep])) if keep >= 6 else None
+        tail = self._tails_for(width).get(str(text)) if keep >= 6 else None
         if tail is None:
             return text[:keep] + "…"
         return text[:keep - tail] + "…" + (text[len(text) - tail:] if tail else "")
