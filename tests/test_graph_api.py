@@ -113,6 +113,9 @@ def test_debug_dot_flags_by_name_and_number():
     assert debug_dot_flags(5) == 5
     with pytest.raises(ValueError, match="unknown DOT flag"):
         debug_dot_flags("everything")
+    # named as given, not as read ("-1" was echoed as "_1")
+    with pytest.raises(ValueError, match="unknown DOT flag '-1'"):
+        debug_dot_flags("verbose|-1")
     with pytest.raises(ValueError):
         debug_dot_flags(-1)
 

@@ -68,11 +68,11 @@ def debug_dot_flags(flags) -> int:
         return flags
     if isinstance(flags, str):
         value = 0
-        for part in flags.replace(",", "|").split("|"):
-            part = part.strip().lower().replace("-", "_")
+        for given in flags.replace(",", "|").split("|"):
+            part = given.strip().lower().replace("-", "_")
             if part not in DEBUG_DOT_FLAGS:
-                raise ValueError(
-                    f"unknown DOT flag {part!r}; known: {', '.join(DEBUG_DOT_FLAGS)}"
+                raise ValueError(  # the flag as given, not as normalised ("-1", not "_1")
+                    f"unknown DOT flag {given.strip()!r}; known: {', '.join(DEBUG_DOT_FLAGS)}"
                 )
             value |= DEBUG_DOT_FLAGS[part]
         return value
