@@ -270,6 +270,22 @@ def test_control_characters_from_a_dump_or_a_file_name_never_reach_the_terminal(
     assert code == 2 and "\x1b" not in err and "\x07" not in err
 
 
+def test_a_line_break_in_a_node_id_or_name_does_not_split_a_row(cli, tmp_path):
+    # DOT ids and labels may hold line breaks and tabs; printed as they were, the rest of
+    # the id landed on a line of its own under the row
+    dump, more = tmp_path / "breaks.dot", tmp_path / "more.dot"
+    dump.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; }\n')
+    more.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; "q\nr"; }\n')
+    code, out, err = cli("show", dump)
+    assert code == 0, err
+    assert not any(line.strip() in ("y", "b") for line in out.splitlines()), out
+    assert any(line.split()[:2] == ["x", "y"] for line in out.splitlines()), out
+    code, out, err = cli("diff", dump, more)  # the node added, on its row
+    assert code == 1, err
+    assert not any(line.strip() == "r" for line in out.splitlines()), out
+    assert any(line.startswith("+") and "q r" in line for line in out.splitlines()), out
+
+
 def test_the_consoles_own_styles_still_pass():
     import io
 

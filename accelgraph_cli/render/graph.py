@@ -18,7 +18,7 @@ from rich.text import Text
 from ..model.demangle import demangler_name, is_mangled, short_kernel_name
 from ..model.graph_model import KINDS, GraphModel, Node, Run, chain_runs
 from . import boxes
-from .text import NameCuts, format_bytes
+from .text import NameCuts, format_bytes, printable
 
 # One colour per kind, so a listing can be read by colour at a glance.
 KIND_STYLES = {
@@ -51,10 +51,11 @@ def kind_style(kind: str) -> str:
 
 
 def short_id(node_id: str, with_graph: bool = False) -> str:
-    """'#3' for CUDA's 'graph_0_node_3' ('g0#3' with_graph, for nested graphs), else the id."""
+    """'#3' for CUDA's 'graph_0_node_3' ('g0#3' with_graph, for nested graphs), else the id
+    on one line (a line break in a DOT id would split the listing's row)."""
     m = _CUDA_ID.match(node_id)
     if not m:
-        return node_id
+        return printable(node_id)
     return f"g{m.group(1)}#{m.group(2)}" if with_graph else f"#{m.group(2)}"
 
 
@@ -119,7 +120,7 @@ def _dims(dims: tuple) -> str:
 def node_name(node: Node, max_len: int = 60) -> str:
     """What to call a node in one line: short demangled kernel name, or the kind's label."""
     if node.kind == "kernel" and node.name:
-        return short_kernel_name(node.display_name, max_len=max_len)
+        return printable(short_kernel_name(node.display_name, max_len=max_len))
     if node.kind == "unknown" and node.name:
         label = " ".join(node.name.split())
         return label if len(label) <= max_len else label[: max_len - 1] + "…"
