@@ -209,8 +209,22 @@ def test_a_narrow_listing_tells_apart_names_that_would_be_cut_alike():
              (["#0"], ["#1"], ["#2"], ["#3"])}
     assert len(names) == 4 and names["#1"] != names["#3"]
     assert names["#1"].endswith("ce") and names["#3"].endswith("ax")
-    assert names["#0"] == names["#2"] and names["#0"].endswith("…")  # the same kernel twice
+    assert names["#0"] == names["#2"] == "sgemm_skinny_8"  # whole: the parents went first
     assert max(len(line) for line in lines) <= 40
+
+
+def test_between_40_and_50_columns_names_still_read_and_the_launch_column_goes_first():
+    # At 44 to 47 columns the launch column stayed, cut to 8 cells, and every kernel of
+    # mlp_decode read "sgemm…"; at 50, sgemm_splitk_reduce_softmax was cut to
+    # "sgemm_splitk_reduc…", which reads as sgemm_splitk_reduce shown beside it.
+    model = load_model(recorded("scenario_mlp_decode_verbose.dot"))
+    for width in range(44, 51):
+        lines = text_of(render_listing(model), width=width).splitlines()
+        assert "launch" not in lines[0], (width, lines)
+        names = [line.split()[3] for line in lines[1:5]]
+        assert names[0] == names[2] and names[0].startswith("sgemm_skinny"), (width, names)
+        assert len(set(names)) == 3 and all(len(name) >= 12 for name in names), (width, names)
+        assert names[3] != "sgemm_splitk_reduc…", (width, names)
 
 
 def test_name_cuts_cut_the_end_unless_another_name_would_read_the_same():
@@ -684,7 +698,7 @@ def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_
     model = load_model(recorded("forkjoin_verbose.dot"))
     wide = text_of(render_listing(model), width=100)
     assert "launch / size" in wide and "left out" not in wide
-    for width, left_out in ((44, "launch / size"), (30, "name, launch / size and after")):
+    for width, left_out in ((48, "launch / size"), (30, "name, launch / size and after")):
         lines = text_of(render_listing(model), width=width).splitlines()
         header = lines[0].split()
         assert header[:4] == ["level", "node", "×", "kind"] and "launch" not in header
@@ -692,7 +706,10 @@ def test_a_narrow_terminal_leaves_columns_out_whole_rather_than_cutting_ids_and_
         note = " ".join(line for line in lines if not line.startswith((" ", "level")))
         assert note == f"({left_out} left out at {width} columns)"
         assert all(len(line) <= width for line in lines)
-    assert "after" in text_of(render_listing(model), width=44).splitlines()[0]
+    assert "after" in text_of(render_listing(model), width=48).splitlines()[0]
+    # the parents go before a name is cut below 12 characters ("cupy_m…" at 44 columns)
+    narrow = text_of(render_listing(model), width=44).splitlines()
+    assert "after" not in narrow[0] and narrow[1].split()[3] == "cupy_multiply__f…"
     # Where the names and kinds still do not fit, they are left out too, rather than the
     # level and the repeat count cut ("0–9999  #0…#9999  2 × 5,0…  kernel  c……" at 39).
     chain = load_model(recorded("chain10k_verbose.dot.gz"))

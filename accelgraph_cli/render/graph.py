@@ -293,12 +293,21 @@ class _Listing:
             # a basic dump has no launch dimensions or sizes: an empty column would keep
             # cells the names need (the summary says the dump is basic)
             shown.remove(5)
-        widths, excess = _fitted_widths(natural, shown, options.max_width)
-        for column in (5, 6, 4, 3):
+        # The launch and parents columns go before a name is cut below what still reads
+        # (12 characters: "sgemm_s…uce"); only then are names cut further, and then left
+        # out, then the kinds.
+        widths, excess = _fitted_widths(natural, shown, options.max_width, _READABLE)
+        for column in (5, 6):
             if excess <= 0:
                 break
-            if column not in shown:  # (no launch column: nothing to leave out)
-                continue
+            if column in shown:  # (no launch column: nothing to leave out)
+                shown.remove(column)
+                widths, excess = _fitted_widths(natural, shown, options.max_width, _READABLE)
+        if excess > 0:
+            widths, excess = _fitted_widths(natural, shown, options.max_width)
+        for column in (4, 3):
+            if excess <= 0:
+                break
             shown.remove(column)
             widths, excess = _fitted_widths(natural, shown, options.max_width)
         table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1), header_style="bold")
@@ -327,17 +336,24 @@ class _Listing:
             yield self.more
 
 
-def _fitted_widths(natural: list[int], shown: list[int], max_width: int) -> tuple[list[int], int]:
+# Column (index into _HEADERS), narrowest width, in the order the columns give way: the names
+# and parents further in a second round, so that the level and the repeat count, numbers a
+# cut would falsify, are cut last. _READABLE cuts no name below 12 characters, where it
+# still reads.
+_GIVE_WAY = ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8), (4, 4), (6, 4))
+_READABLE = ((4, 16), (6, 8), (5, 12), (4, 12), (1, 8), (3, 6), (5, 8), (6, 4))
+
+
+def _fitted_widths(natural: list[int], shown: list[int], max_width: int,
+                   steps: tuple = _GIVE_WAY) -> tuple[list[int], int]:
     """The listing's column widths for the columns ``shown`` in ``max_width`` cells, and by how
     much they still exceed it (0 or less: they fit)."""
     widths = list(natural)
     budget = max_width - 2 * (len(shown) - 1)  # padding: two spaces between
-    # Give way in this order, down to these minimum widths (a column already narrower
-    # stays as it is), the names and parents further in a second round, so that the
-    # level and the repeat count, numbers a cut would falsify, are cut last.
+    # Give way in the order of ``steps``, down to their minimum widths (a column already
+    # narrower stays as it is).
     excess = sum(widths[c] for c in shown) - budget
-    for column, minimum in ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8),
-                            (4, 4), (6, 4)):
+    for column, minimum in steps:
         if excess <= 0:
             break
         if column in shown:

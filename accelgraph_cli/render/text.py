@@ -49,7 +49,11 @@ class NameCuts:
             for name in self.names:
                 if len(name) > width:
                     groups.setdefault(name[:keep], set()).add(name)
-            crowded = [name for group in groups.values() if len(group) > 1 for name in group]
+            # a name shown whole that the cut start is all of but its last character also
+            # reads the same ("sgemm_splitk_reduc…" beside sgemm_splitk_reduce)
+            whole = {name[:keep] for name in self.names if keep <= len(name) <= width}
+            crowded = [name for start, group in groups.items()
+                       if len(group) > 1 or start in whole for name in group]
             shortest = min(keep // 3, 6)
             found = {}
             waiting = set(crowded)
