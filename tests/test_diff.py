@@ -1083,6 +1083,22 @@ def test_render_lines_up_counts_and_cuts_rows_wider_than_the_terminal():
     ]
 
 
+def test_narrow_diff_rows_tell_apart_a_name_cut_to_the_start_of_one_shown_whole():
+    # recorded mlp_decode at batch 8 against 16, at 50 columns: sgemm_splitk_reduce_softmax
+    # read "sgemm_splitk_reduc…" beside sgemm_splitk_reduce, and sgemm_skinny_16 added read
+    # "sgemm_skinny_…" beside sgemm_skinny_8
+    from accelgraph_cli.dot.parse import load_model
+
+    a = load_model(DUMPS / "scenario_mlp_decode_verbose.dot")
+    b = load_model(DUMPS / "scenario_mlp_decode_batch16_verbose.dot")
+    rows = [line for line in text_of(render_diff(diff_models(a, b)), width=50).splitlines()
+            if line[:1] in "~+-" and line[1:2] == " "]
+    names = [row.split()[2] for row in rows]
+    assert "sgemm_splitk_reduc…" not in names and "sgemm_skinny_…" not in names, rows
+    assert any(name.endswith("_16") for name in names) and any(
+        name.endswith("oftmax") for name in names), rows
+
+
 def test_render_nested_child_graphs_three_levels_deep():
     inner = chain_model(3)
 

@@ -187,10 +187,10 @@ class _NodeRows:
     """Rows of marker, count, kind, what, ids, fitted to the console's width at render time.
 
     Marker, count and kind carry the meaning and always keep their full width (memset and
-    memcpy must not both become "me…" on a narrow terminal); the ids go first, then the name
-    is shortened with an ellipsis — the name, not what follows it in the row (a change
-    ``grid 4 -> 16``, a launch or a size), which is cut only once the name is down to a few
-    characters."""
+    memcpy must not both become "me…" on a narrow terminal); the name is shortened first,
+    with an ellipsis (text.NameCuts), down to _NAME_LEAST characters; then the ids go, before
+    what follows the name in the row (a change ``grid 4 -> 16``, a launch or a size) is cut,
+    as the README says."""
 
     _NAME_LEAST = 8  # characters of a name kept before what follows it is cut
 
