@@ -274,12 +274,13 @@ def test_a_line_break_in_a_node_id_or_name_does_not_split_a_row(cli, tmp_path):
     # DOT ids and labels may hold line breaks and tabs; printed as they were, the rest of
     # the id landed on a line of its own under the row
     dump, more = tmp_path / "breaks.dot", tmp_path / "more.dot"
-    dump.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; }\n')
-    more.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; "q\nr"; }\n')
+    dump.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; "u\u2028v"; }\n')
+    more.write_text('digraph G { "x\ny" -> c; "k\tz" [label="a\nb"]; "u\u2028v"; "q\nr"; }\n')
     code, out, err = cli("show", dump)
     assert code == 0, err
     assert not any(line.strip() in ("y", "b") for line in out.splitlines()), out
     assert any(line.split()[:2] == ["x", "y"] for line in out.splitlines()), out
+    assert "\u2028" not in out and any("u v" in line for line in out.splitlines()), out
     code, out, err = cli("diff", dump, more)  # the node added, on its row
     assert code == 1, err
     assert not any(line.strip() == "r" for line in out.splitlines()), out

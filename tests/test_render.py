@@ -227,6 +227,16 @@ def test_between_40_and_50_columns_names_still_read_and_the_launch_column_goes_f
         assert names[3] != "sgemm_splitk_reduc…", (width, names)
 
 
+def test_kinds_are_not_cut_alike_while_the_launch_or_parents_column_could_go():
+    # the first round of narrowing cut the kind column to 6: event_record and event_wait both
+    # read "event…" at 45 to 61 columns (recorded kinds dump)
+    model = load_model(recorded("kinds_verbose.dot"))
+    for width in range(45, 66):
+        lines = text_of(render_listing(model), width=width).splitlines()
+        kinds = [line.split()[2] for line in lines if line.split()[1:2] in (["#1"], ["#2"])]
+        assert kinds == ["event_record", "event_wait"], (width, lines)
+
+
 def test_name_cuts_cut_the_end_unless_another_name_would_read_the_same():
     from rich.text import Text
 

@@ -284,18 +284,19 @@ class _Listing:
             )
             for c, header in enumerate(_HEADERS)
         ]
-        # Still too wide after every column has given way (a terminal of fewer than about 50
-        # columns): the launch column, then the parents, then the names, then the kinds are
-        # left out whole, rather than every column cut to a character or two (levels, node
-        # ids and repeat counts cut short would mislead); a line under the table says so.
+        # Still too wide once the columns have given way (a terminal of fewer than 50 to 65
+        # columns, by the graph): the launch column, then the parents, then the names, then
+        # the kinds are left out whole, rather than every column cut to a character or two
+        # (levels, node ids and repeat counts cut short would mislead); a line under the
+        # table says so.
         shown = list(range(len(_HEADERS)))
         if self.rows and not any(str(row[5]).strip() for row in self.rows):
             # a basic dump has no launch dimensions or sizes: an empty column would keep
             # cells the names need (the summary says the dump is basic)
             shown.remove(5)
-        # The launch and parents columns go before a name is cut below what still reads
-        # (12 characters: "sgemm_s…uce"); only then are names cut further, and then left
-        # out, then the kinds.
+        # The launch and parents columns go before the name column is cut below what still
+        # reads (12 characters: "sgemm_s…uce") or a kind is cut; only then are names and
+        # kinds cut further, and then left out, the names first.
         widths, excess = _fitted_widths(natural, shown, options.max_width, _READABLE)
         for column in (5, 6):
             if excess <= 0:
@@ -338,10 +339,10 @@ class _Listing:
 
 # Column (index into _HEADERS), narrowest width, in the order the columns give way: the names
 # and parents further in a second round, so that the level and the repeat count, numbers a
-# cut would falsify, are cut last. _READABLE cuts no name below 12 characters, where it
-# still reads.
+# cut would falsify, are cut last. _READABLE cuts no name column below 12 characters, where
+# a name still reads, and no kind (event_record and event_wait must not both read "event…").
 _GIVE_WAY = ((4, 16), (6, 8), (5, 12), (4, 8), (1, 8), (3, 6), (5, 8), (4, 4), (6, 4))
-_READABLE = ((4, 16), (6, 8), (5, 12), (4, 12), (1, 8), (3, 6), (5, 8), (6, 4))
+_READABLE = ((4, 16), (6, 8), (5, 12), (4, 12), (1, 8), (5, 8), (6, 4))
 
 
 def _fitted_widths(natural: list[int], shown: list[int], max_width: int,

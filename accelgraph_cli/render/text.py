@@ -17,7 +17,8 @@ def printable(text: str) -> str:
     """``text`` on one line, without control characters: what the consoles print of it (a
     tab or a line break as a space), for layouts that count characters themselves (the box
     drawing) and must count the same."""
-    return CONTROL.sub("", text).replace("\t", " ").replace("\n", " ")
+    return (CONTROL.sub("", text).replace("\t", " ").replace("\n", " ")
+            .replace("\u2028", " ").replace("\u2029", " "))  # Unicode's line breaks too
 
 
 class NameCuts:
