@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..bundled import scenarios_folder
-from ..errors import AccelgraphError
 from ..files import path_kind
-from .scenario import ScenarioError, ScenarioInfo, inspect_scenario
+from .scenario import ScenarioError, ScenarioInfo, inspect_scenario, scenario_path_kind
 
 
 def bundled_scenario_files() -> list[Path]:
@@ -48,10 +47,7 @@ def resolve_scenario(argument: str | Path) -> Path:
                             f"scenario ({', '.join(bundled_names()) or 'none'})")
     path = Path(argument)
     bundled = bundled_scenario(str(argument))
-    try:
-        kind = path_kind(path)
-    except AccelgraphError as exc:  # a folder on the way that cannot be entered...
-        raise ScenarioError(str(exc), path=str(argument)) from None
+    kind = scenario_path_kind(path)
     if kind != "missing":
         if bundled is not None and (kind == "dir" or path.suffix != ".py"):
             raise ScenarioError(hides_bundled(argument, bundled), path=str(argument))

@@ -274,14 +274,20 @@ def _imported_packages(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
+def scenario_path_kind(path: str | os.PathLike) -> str:
+    """:func:`files.path_kind` of a scenario path, a path that cannot be looked at (a folder
+    on the way that cannot be entered, a name too long) refused as a ScenarioError naming it."""
+    try:
+        return path_kind(path)
+    except AccelgraphError as exc:
+        raise ScenarioError(str(exc), path=os.fsdecode(path)) from None
+
+
 def _read_python(path: Path) -> ast.Module:
     """The file's syntax tree, or ScenarioError saying why it is not a readable Python file
     (missing, a folder, not .py, not UTF-8, unreadable, null bytes, a syntax error)."""
     where = str(path)
-    try:
-        kind = path_kind(path)
-    except AccelgraphError as exc:  # a folder on the way that cannot be entered...
-        raise ScenarioError(str(exc), path=where) from None
+    kind = scenario_path_kind(path)
     if kind == "missing":
         raise ScenarioError(
             f"{where}: no such file; pass the path of a scenario .py file (e.g. scenarios/saxpy.py)",

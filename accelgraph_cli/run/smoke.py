@@ -69,12 +69,13 @@ def discover(paths: list[str] | None) -> list[Path]:
         bundled = bundled_scenario(raw)
         kind = path_kind(path)  # AccelgraphError where the path cannot be looked at
         if kind == "dir":
-            try:
-                os.listdir(path)  # glob finds nothing in a folder it cannot read: say why
+            try:  # (listed here, not by glob: glob finds nothing in a folder it cannot read)
+                entries = os.listdir(path)
             except OSError as exc:
                 raise AccelgraphError(f"{path}: cannot read: {exc.strerror or exc}") from None
-            files = sorted(p for p in path.glob("*.py")
-                           if not p.name.startswith("_") and not p.is_dir())  # files: not x.py/
+            # the *.py names, less _ names and folders named x.py
+            files = sorted(path / name for name in entries if name.endswith(".py")
+                           and not name.startswith("_") and not (path / name).is_dir())
             if not files:
                 raise AccelgraphError(hides_bundled(raw, bundled) if bundled is not None else
                                       f"{path}: no scenario files in this folder (*.py; names "
