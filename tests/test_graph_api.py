@@ -70,7 +70,7 @@ def test_malformed_pool_tokens_are_refused(bad):
 
 def test_unknown_pool_token_is_refused():
     with pytest.raises(ValueError, match="names no pool"):
-        Graph(pool=(0, 10**9))
+        Graph(pool=(graph_pool_handle()[0], 10**9))
 
 
 def test_unknown_pool_kind_is_refused():
@@ -407,16 +407,60 @@ def test_abort_capture_when_not_capturing_leaves_a_captured_graph_captured(stub_
 def test_a_token_is_refused_with_the_other_kind(stub_cuda):
     # A token's kind is part of it: the same serial with the other kind names no pool.
     private, asynchronous = graph_pool_handle("private"), graph_pool_handle("async")
-    for token in ((1, private[1]), (0, asynchronous[1])):
+    for token in ((asynchronous[0], private[1]), (private[0], asynchronous[1])):
         with pytest.raises(ValueError, match="names no pool"):
             Graph(pool=token)
     assert get_pool(private).kind == "private" and get_pool(asynchronous).kind == "async"
 
 
-@pytest.mark.parametrize("token", [(0, 10**9), (2, 1), (-1, 1), (0, 0)])
+@pytest.mark.parametrize("token", [("private", 10**9), ("async", 10**9), (2, 1), (-1, 1),
+                                   (0, 0), ("private", -1)])
 def test_tokens_this_process_never_made_are_refused(token):
+    if isinstance(token[0], str):  # the first part of a token of that kind
+        token = (graph_pool_handle(token[0])[0], token[1])
     with pytest.raises(ValueError, match="names no pool"):
         Graph(pool=token)
+
+
+def test_a_pool_token_of_the_other_backend_is_refused(monkeypatch):
+    # torch's graph_pool_handle() gives (0, n) and its own pools are (n, 0), n from 1; an
+    # accelgraph token was (0, serial) or (1, serial), so Graph(pool=<torch token>) shared
+    # an accelgraph pool without a word. Neither backend takes the other's tokens now.
+    import types
+
+    from accelgraph_cli.cuda import pools, torch_graph
+
+    ours = [graph_pool_handle("private"), graph_pool_handle("async"), Graph().pool()]
+    serials = [token[1] for token in ours]
+    torch_shaped = [(0, n) for n in [1, *serials]] + [(n, 0) for n in [1, *serials]]
+    graph = Graph()
+    refused = r"looks like a torch pool token: Graph takes tokens from Graph\.pool\(\) or " \
+              r"graph_pool_handle\(\)"
+    for token in torch_shaped:
+        with pytest.raises(ValueError, match=refused):
+            Graph(pool=token)
+        with pytest.raises(ValueError, match=refused):
+            graph.graph_pool = token
+    assert graph.graph_pool is None
+    for token in ours:  # (plain pairs of ints, as torch's are)
+        assert pools.is_accelgraph_token(token) and 0 not in token
+        assert type(token) is tuple and all(type(part) is int for part in token)
+    assert not any(pools.is_accelgraph_token(token) for token in torch_shaped)
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        CUDAGraph=lambda keep_graph: types.SimpleNamespace(), graph_pool_handle=lambda: (0, 7)))
+    monkeypatch.setattr(torch_graph, "_torch", lambda: fake)
+    torch_made = torch_graph.TorchGraph()
+    refused = r"is an accelgraph pool token .*: TorchGraph takes tokens from " \
+              r"torch\.cuda\.graph_pool_handle\(\) or TorchGraph\.pool\(\)"
+    for token in ours:
+        with pytest.raises(ValueError, match=refused):
+            torch_graph.TorchGraph(pool=token)
+        for value in (token, list(token)):
+            with pytest.raises(ValueError, match=refused):
+                torch_made.graph_pool = value
+    assert torch_made.graph_pool is None
+    for token in torch_shaped:
+        assert torch_graph.TorchGraph(pool=token).graph_pool == token
 
 
 def test_a_torch_graph_without_torch_is_one_clear_error(monkeypatch):

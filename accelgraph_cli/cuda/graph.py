@@ -244,7 +244,8 @@ class Graph(GraphBase):
         pool: a pool token (``tuple[int, int]``) from another graph's :meth:`pool` or from
             :func:`accelgraph_cli.graph_pool_handle`. Graphs given the same token allocate from
             one pool, which lowers memory use when they are replayed in capture order. None:
-            this graph gets a private pool of its own.
+            this graph gets a private pool of its own. A torch pool token is refused
+            (ValueError): TorchGraph takes those.
         capture_error_mode: "default" (= "global", as PyTorch does on CUDA), "global",
             "thread_local" or "relaxed"; maps to cudaStreamCaptureModeGlobal/ThreadLocal/Relaxed.
             Global forbids potentially unsafe API calls (cudaMalloc, synchronous calls) in any

@@ -11,6 +11,10 @@ Three kinds, named by an opaque token (``tuple[int, int]``) as in torch.accelera
   become MEM_ALLOC/MEM_FREE nodes owned by the graph, which must then be instantiated with
   auto-free-on-launch to be replayed more than once (Graph does that).
 
+No token accelgraph makes has the shape of a torch pool token (both its parts are nonzero:
+:func:`is_accelgraph_token`), so a torch token given to Graph, or one of these given to
+TorchGraph, is refused rather than taken for a pool of the other backend.
+
 Pool growth calls ``cudaMalloc``, which global and thread-local capture modes forbid. As PyTorch
 does, the allocator switches this thread to relaxed mode around the pool's own malloc
 (``cuThreadExchangeStreamCaptureMode``), so allocating inside a global-mode capture works.
@@ -90,8 +94,33 @@ _idle_bytes = 0  # bytes cached in _idle_cupy_pools (spare memory, counted by sp
 _RELAXED = 2  # CU_STREAM_CAPTURE_MODE_RELAXED
 
 
-_KIND_CODES = {PoolKind.PRIVATE: 0, PoolKind.ASYNC: 1}  # a token's first part
+# A token's first part: a tag plus the kind's code, so that no torch pool token is one of
+# ours (torch's graph_pool_handle() gives (0, n), its own pools are (n, 0): a part is 0 in
+# each; both parts of an accelgraph token are nonzero, the serials counting from 1).
+_TOKEN_TAG = 0x61670000
+_KIND_CODES = {PoolKind.PRIVATE: _TOKEN_TAG + 1, PoolKind.ASYNC: _TOKEN_TAG + 2}
 _CODE_KINDS = {code: kind for kind, code in _KIND_CODES.items()}
+
+
+def is_accelgraph_token(token) -> bool:
+    """Whether ``token`` has the shape of a pool token accelgraph makes (``Graph.pool()``,
+    ``graph_pool_handle()``), as opposed to torch's; it need not name a pool of this process.
+    Pure Python: no CUDA call."""
+    return (
+        type(token) is tuple
+        and len(token) == 2
+        and type(token[0]) is int
+        and token[0] in _CODE_KINDS
+        and isinstance(token[1], int)
+        and not isinstance(token[1], bool)
+        and token[1] >= 1
+    )
+
+
+def _looks_like_torch_token(token: tuple) -> bool:
+    """A pair of ints shaped as torch's pool tokens: one part 0, the other positive."""
+    first, second = token
+    return first >= 0 and second >= 0 and (first == 0) != (second == 0)
 
 
 class GraphPool:
@@ -267,6 +296,12 @@ def get_pool(token) -> GraphPool:
             f"got {token!r}"
         )
     kind = _CODE_KINDS.get(token[0])
+    if kind is None and _looks_like_torch_token(token):
+        raise ValueError(
+            f"pool {token!r} looks like a torch pool token: Graph takes tokens from "
+            "Graph.pool() or graph_pool_handle() (TorchGraph takes torch's, from "
+            "torch.cuda.graph_pool_handle() or TorchGraph.pool())"
+        )
     if kind is None or not 1 <= token[1] <= _issued or \
             (token[1] in _async_serials) != (kind is PoolKind.ASYNC):
         raise ValueError(

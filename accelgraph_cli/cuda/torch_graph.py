@@ -11,6 +11,7 @@ same way as for CuPy graphs.
 Pools are torch's: a token from ``torch.cuda.graph_pool_handle()`` (or another TorchGraph's
 :meth:`pool`). Graphs given the same token share one pool of torch's caching allocator.
 There is no stream-ordered ("async") pool on this backend: torch's allocator serves capture.
+A token of accelgraph's own pools (``Graph.pool()``, ``graph_pool_handle()``) is refused.
 
 torch is imported when a TorchGraph is constructed, never by ``import accelgraph_cli``.
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, GraphStateError, NoGPUError
+from . import pools
 from .graph import GraphBase, _describe
 
 
@@ -96,6 +98,10 @@ class TorchGraph(GraphBase):
                 raise ValueError(f"pool must be a torch pool token (two integers, from "
                                  f"torch.cuda.graph_pool_handle() or TorchGraph.pool()), "
                                  f"not {value!r}")
+            if pools.is_accelgraph_token(token):
+                raise ValueError(f"pool {token!r} is an accelgraph pool token (Graph.pool(), "
+                                 "graph_pool_handle()): TorchGraph takes tokens from "
+                                 "torch.cuda.graph_pool_handle() or TorchGraph.pool()")
         if getattr(self, "_capturing", False):
             raise GraphStateError("graph_pool cannot change during a capture")
         self._graph_pool = token
