@@ -520,6 +520,61 @@ def test_torch_graph_settings_are_checked_as_graph_s_are(monkeypatch):
         graph.graph_pool = (0, 8)
 
 
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """torch as TorchGraph uses it, stubbed: stand-ins that note each call in ``log``.
+    Returns (the fake torch, the log, the current stream as a one-item list)."""
+    import contextlib
+
+    from accelgraph_cli.cuda import torch_graph
+
+    log = []
+    current = [types.SimpleNamespace(cuda_stream=5)]
+
+    class CUDAGraph:
+        def __init__(self, keep_graph=False):
+            log.append("new graph")
+
+        def capture_begin(self, pool=None, capture_error_mode="global"):
+            log.append(("capture_begin", pool, capture_error_mode, current[0].cuda_stream))
+
+        def capture_end(self):
+            log.append(("capture_end", current[0].cuda_stream))
+
+        def instantiate(self):
+            log.append("instantiate")
+
+        def replay(self):
+            log.append("replay")
+
+        def reset(self):
+            log.append("reset")
+
+    @contextlib.contextmanager
+    def stream(s):
+        previous, current[0] = current[0], s
+        log.append(("stream", s.cuda_stream))
+        try:
+            yield
+        finally:
+            current[0] = previous
+
+    def note(*what):
+        return lambda *args: log.append((*what, *args))
+
+    generator = types.SimpleNamespace(clone_state=lambda: "state",
+                                      graphsafe_set_state=note("set_state"))
+    handles = iter(range(7, 1000))
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(
+            CUDAGraph=CUDAGraph, graph_pool_handle=lambda: (0, next(handles)),
+            synchronize=lambda: None, current_stream=lambda: current[0],
+            current_device=lambda: 0, default_generators=[generator], stream=stream),
+        _C=types.SimpleNamespace(_cuda_endAllocateToPool=note("end_pool")))
+    monkeypatch.setattr(torch_graph, "_torch", lambda: fake)
+    return fake, log, current
+
+
 @pytest.mark.parametrize("open_, launched, freed", [
     (True, False, True),  # dropped during its capture: the graph's MEM_FREE node
     (False, True, True),  # after a launch: the launch's allocation, freed as CuPy would
@@ -834,3 +889,51 @@ def test_an_async_captures_record_is_closed_however_the_capture_ends(stub_cuda, 
     del kept  # never launched: nothing to free
     assert memory.ptr == 0
     assert graph._res.async_capture is (record if ending == "capture_end" else None)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_inside_with_graph_is_not_turned_into_a_capture_error(stub_cuda,
+                                                                           interrupt):
+    # Ctrl-C (or sys.exit) in the body of `with graph:` came out as CaptureError, an
+    # Exception, so `except Exception` handlers swallowed the interrupt. The capture is
+    # discarded and the interrupt propagates as it is. CUDA is stubbed.
+    from accelgraph_cli.cuda import graph as graph_mod
+
+    _, held = stub_cuda
+    cupy = graph_mod._cuda.require_cuda()
+    cupy.cuda.Device = lambda: types.SimpleNamespace(synchronize=lambda: None)
+    graph = Graph()
+    with pytest.raises(interrupt):
+        with graph:
+            raise interrupt()
+    assert not graph.is_capturing and not graph.is_captured and held[-1].users == 0
+    with pytest.raises(CaptureError) as info:  # an Exception is still a CaptureError
+        with graph:
+            raise ValueError("bad")
+    assert isinstance(info.value.__cause__, ValueError) and not graph.is_capturing
+    # with no capture running (abort_capture does nothing), the exit lets it through too
+    idle = Graph()
+    with pytest.raises(interrupt):
+        try:
+            raise interrupt()
+        except BaseException as exc:
+            if not idle.__exit__(type(exc), exc, exc.__traceback__):
+                raise
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_inside_with_torch_graph_is_not_turned_into_a_capture_error(
+        fake_torch, interrupt):
+    from accelgraph_cli.cuda import torch_graph
+
+    _, log, _ = fake_torch
+    graph = torch_graph.TorchGraph()
+    with pytest.raises(interrupt):
+        with graph:
+            raise interrupt()
+    assert not graph.is_capturing and not graph.is_captured
+    assert [entry[0] for entry in log if type(entry) is tuple] == ["capture_begin",
+                                                                   "capture_end"]
+    with pytest.raises(CaptureError):
+        with graph:
+            raise ValueError("bad")

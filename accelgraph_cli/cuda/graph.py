@@ -198,12 +198,14 @@ class GraphBase:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
-        """End the capture. If the body raised, discard the capture and raise CaptureError."""
+        """End the capture. If the body raised, discard the capture and raise CaptureError;
+        KeyboardInterrupt, SystemExit and other BaseExceptions that are not Exceptions
+        propagate unchanged once the capture is discarded."""
         if exc is None:
             self.capture_end()
             return False
         self.abort_capture()
-        if isinstance(exc, CaptureError):
+        if isinstance(exc, CaptureError) or not isinstance(exc, Exception):
             return False
         raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc
 
