@@ -937,3 +937,23 @@ def test_an_interrupt_inside_with_torch_graph_is_not_turned_into_a_capture_error
     with pytest.raises(CaptureError):
         with graph:
             raise ValueError("bad")
+
+
+def test_a_torch_older_than_2_8_is_one_clear_error(fake_torch):
+    # torch.cuda.CUDAGraph(keep_graph=True) came in torch 2.8: an older one failed with a
+    # TypeError from inside TorchGraph() while the torch extra asked for torch>=2.4.
+    from accelgraph_cli import NoGPUError
+    from accelgraph_cli.cuda import torch_graph
+
+    fake, _, _ = fake_torch
+
+    class CUDAGraph:  # torch 2.7's takes no arguments
+        def __init__(self):
+            pass
+
+    fake.cuda.CUDAGraph = CUDAGraph
+    fake.__version__ = "2.7.1+cu126"
+    with pytest.raises(NoGPUError, match=r"torch >= 2\.8.*this is torch 2\.7\.1") as info:
+        torch_graph.TorchGraph()
+    assert isinstance(info.value.__cause__, TypeError)
+

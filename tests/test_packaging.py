@@ -156,3 +156,12 @@ def test_pyproject_lists_every_sub_package():
     mapped = dict(re.findall(r'^"(accelgraph_cli\.bundled\.\w+)" = "(\w+)"', text, re.M))
     assert mapped == {"accelgraph_cli.bundled.kernels": "kernels",
                       "accelgraph_cli.bundled.scenarios": "scenarios"}
+
+
+def test_the_torch_extra_asks_for_a_torch_that_has_what_torch_graph_calls():
+    """TorchGraph builds torch.cuda.CUDAGraph(keep_graph=True), which came in torch 2.8: the
+    extra said torch>=2.4, so pip could install a torch on which no TorchGraph can be made."""
+    text = (ROOT / "pyproject.toml").read_text()
+    assert re.findall(r'^torch = \[(.*)\]', text, re.M) == ['"torch>=2.8"']
+    readme = (ROOT / "README.md").read_text()
+    assert "2.8 or later" in readme and "torch>=2.4" not in readme

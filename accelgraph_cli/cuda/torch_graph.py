@@ -1,12 +1,12 @@
 """accelgraph_cli.TorchGraph: the same graph API as :class:`accelgraph_cli.Graph`, on PyTorch.
 
 For scenarios written in PyTorch. Captures through PyTorch's own graph object,
-``torch.cuda.CUDAGraph(keep_graph=True)`` (torch 2.11, the version tested, has no
-``torch.accelerator.Graph``), so torch's caching allocator, its RNG (philox
-offsets) and its libraries (cuBLAS workspaces, SDPA) behave under capture exactly as they do
-in ``torch.cuda.graph``. The underlying ``cudaGraph_t`` is always kept (torch's
-``raw_cuda_graph()``), so ``debug_dump``, the live node walk, ``dump`` and ``diff`` work the
-same way as for CuPy graphs.
+``torch.cuda.CUDAGraph(keep_graph=True)`` (torch 2.8 or later: keep_graph came in 2.8;
+torch 2.11, the version tested, has no ``torch.accelerator.Graph``), so torch's caching
+allocator, its RNG (philox offsets) and its libraries (cuBLAS workspaces, SDPA) behave
+under capture exactly as they do in ``torch.cuda.graph``. The underlying ``cudaGraph_t`` is
+always kept (torch's ``raw_cuda_graph()``), so ``debug_dump``, the live node walk, ``dump``
+and ``diff`` work the same way as for CuPy graphs.
 
 Pools are torch's: a token from ``torch.cuda.graph_pool_handle()`` (or another TorchGraph's
 :meth:`pool`). Graphs given the same token share one pool of torch's caching allocator.
@@ -74,7 +74,14 @@ class TorchGraph(GraphBase):
         self.graph_pool = pool
         self.capture_error_mode = capture_error_mode
         self._debug = False
-        self._graph = torch.cuda.CUDAGraph(keep_graph=True)
+        try:
+            self._graph = torch.cuda.CUDAGraph(keep_graph=True)
+        except TypeError as exc:  # keep_graph came in torch 2.8
+            version = getattr(torch, "__version__", "")
+            raise NoGPUError(
+                f"TorchGraph needs torch >= 2.8 (torch.cuda.CUDAGraph(keep_graph=True)); this "
+                f"is torch {version or 'of an older version'}: pip install 'torch>=2.8'"
+            ) from exc
         self._capturing = False
         self._captured = False
         self._instantiated = False
