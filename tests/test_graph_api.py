@@ -957,3 +957,36 @@ def test_a_torch_older_than_2_8_is_one_clear_error(fake_torch):
         torch_graph.TorchGraph()
     assert isinstance(info.value.__cause__, TypeError)
 
+
+
+def test_a_torch_capture_ends_on_the_stream_it_began_on(fake_torch):
+    # Begun inside `with torch.cuda.stream(s):` and ended after it, the capture ended with
+    # another stream current: torch refuses that ("Capture must end on the same stream it
+    # began on") and the capture was discarded. It ends with its own stream current now,
+    # and the current stream is left as it was. (The GPU tier does it on torch itself.)
+    from accelgraph_cli.cuda import torch_graph
+
+    fake, log, current = fake_torch
+    side, default = types.SimpleNamespace(cuda_stream=9), current[0]
+    graph = torch_graph.TorchGraph(keep_graph=True)
+    with fake.cuda.stream(side):
+        graph.capture_begin()
+    graph.capture_end()
+    assert [e for e in log if type(e) is tuple and e[0].startswith("capture")] == [
+        ("capture_begin", graph.pool(), "global", 9), ("capture_end", 9)]
+    assert graph.is_captured and current[0] is default
+    # on its own stream, no stream switch is made for it
+    graph.reset()
+    log.clear()
+    graph.capture_begin()
+    graph.capture_end()
+    assert [e for e in log if type(e) is tuple] == [
+        ("capture_begin", graph.pool(), "global", 5), ("capture_end", 5)]
+    # abort_capture ends it the same way (not through the repairs of a failed capture)
+    graph.reset()
+    log.clear()
+    with fake.cuda.stream(side):
+        graph.capture_begin()
+    graph.abort_capture()
+    assert [e for e in log if type(e) is tuple][2:] == [("stream", 9), ("capture_end", 9)]
+    assert not graph.is_capturing and not graph.is_captured and current[0] is default

@@ -158,11 +158,12 @@ class TorchGraph(GraphBase):
         self._capturing = True
 
     def capture_end(self) -> None:
-        """Stop capturing; with keep_graph=False also instantiate (as Graph does)."""
+        """Stop capturing on the stream the capture began on, whichever stream is current
+        now (as Graph does); with keep_graph=False also instantiate."""
         if not self._capturing:
             raise GraphStateError("capture_end called without capture_begin")
         try:
-            self._graph.capture_end()
+            self._end_torch_capture()
         except Exception as exc:
             self._end_stream_capture()
             self._repair_after_failed_capture()
@@ -181,12 +182,22 @@ class TorchGraph(GraphBase):
         if not self._capturing:
             return
         try:
-            self._graph.capture_end()
+            self._end_torch_capture()
         except Exception:
             self._end_stream_capture()  # an invalidated capture: end it, then undo torch's setup
             self._repair_after_failed_capture()
         self._capturing = False
         self._fresh_graph()
+
+    def _end_torch_capture(self) -> None:
+        """torch's capture_end, with the capture's stream current: torch ends a capture only
+        on the stream it began on (no switch when it is current already, the usual case)."""
+        torch = _torch()
+        if torch.cuda.current_stream().cuda_stream != self._stream.cuda_stream:
+            with torch.cuda.stream(self._stream):
+                self._graph.capture_end()
+        else:
+            self._graph.capture_end()
 
     def _end_stream_capture(self) -> None:
         """If the stream is still capturing (torch gave up half-way), end that capture."""

@@ -136,6 +136,30 @@ def test_torch_graph_api_pools_keep_graph_reset_and_dump(tmp_path):
         TorchGraph().capture_begin()
 
 
+def test_torch_graph_capture_ends_on_the_stream_it_began_on():
+    # capture_end called after `with torch.cuda.stream(s):` has exited: torch refused to end
+    # the capture on the now-current stream ("Capture must end on the same stream it began
+    # on"), and the valid capture was discarded as a failed one.
+    side = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    with torch.cuda.stream(side):
+        (x * 2).add_(1)  # warm the kernels
+    torch.cuda.synchronize()
+    graph = TorchGraph()
+    with torch.cuda.stream(side):
+        graph.capture_begin()
+        y = x * 2 + 1
+    assert torch.cuda.current_stream() != side
+    graph.capture_end()
+    assert graph.is_captured and graph.is_instantiated and not graph.is_capturing
+    assert torch.cuda.current_stream() != side  # left as the caller had it
+    x.fill_(3)
+    with torch.cuda.stream(side):
+        graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y, torch.full_like(y, 7.0))
+
+
 @pytest.mark.parametrize("line, cause, words", [
     ("v = state['x'].sum().item()", "item()", "reads a tensor's value on the host"),
     ("v = state['x'].cpu()", "cpu()", "reads a tensor's value on the host"),
