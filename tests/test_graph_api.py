@@ -990,3 +990,36 @@ def test_a_torch_capture_ends_on_the_stream_it_began_on(fake_torch):
     graph.abort_capture()
     assert [e for e in log if type(e) is tuple][2:] == [("stream", 9), ("capture_end", 9)]
     assert not graph.is_capturing and not graph.is_captured and current[0] is default
+
+
+def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
+    # torch's capture_begin begins the RNG generators' capture and routes allocations to
+    # the pool before cudaStreamBeginCapture; when that fails, TorchGraph raised CaptureError
+    # and left both set (every later torch.randn failed). They are undone now, as after a
+    # failed capture_end, without touching the stream (it may capture for someone else).
+    from accelgraph_cli.cuda import torch_graph
+
+    fake, log, _ = fake_torch
+    refusals = ["CUDA error: operation not permitted when stream is capturing"]
+
+    class Refusing(fake.cuda.CUDAGraph):
+        def capture_begin(self, pool=None, capture_error_mode="global"):
+            super().capture_begin(pool, capture_error_mode)
+            if refusals:
+                raise RuntimeError(refusals.pop())
+
+    fake.cuda.CUDAGraph = Refusing
+    monkeypatch.setattr(torch_graph.TorchGraph, "_end_stream_capture",
+                        lambda self: log.append("stream capture ended"))
+    graph = torch_graph.TorchGraph()
+    failed = graph._graph
+    log.clear()
+    with pytest.raises(CaptureError, match="CUDA refused to begin capture: RuntimeError"):
+        graph.capture_begin()
+    pool = graph.pool()
+    assert log == [("capture_begin", pool, "global", 5), ("end_pool", 0, pool),
+                   ("set_state", "state"), "new graph"]
+    assert graph._graph is not failed and not graph.is_capturing and not graph.is_captured
+    graph.capture_begin()  # the graph captures again
+    graph.capture_end()
+    assert graph.is_captured and "stream capture ended" not in log

@@ -153,6 +153,12 @@ class TorchGraph(GraphBase):
         try:
             self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
         except Exception as exc:
+            # torch may have begun the RNG generators' capture and routed this thread's
+            # allocations to the pool before CUDA refused: both are undone, and a fresh torch
+            # graph object replaces the failed one. (The stream is left alone: it may be
+            # capturing for someone else.)
+            self._repair_after_failed_capture()
+            self._fresh_graph()
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
         self._stream = stream
         self._capturing = True
@@ -214,13 +220,16 @@ class TorchGraph(GraphBase):
                 runtime.cudaGraphDestroy(graph)
 
     def _repair_after_failed_capture(self) -> None:
-        """Undo what torch's capture_begin set up and its failed capture_end never undid.
+        """Undo what torch's capture_begin set up and a failed capture_begin or capture_end
+        never undid.
 
         When cudaStreamEndCapture fails (the capture was invalidated by an illegal call),
         torch's capture_end raises before it stops routing the thread's allocations to the
         graph pool and before it ends the RNG generators' capture, so every later
-        torch.randn would fail with "Offset increment outside graph capture". Both are reset
-        here, so the process can run and capture again.
+        torch.randn would fail with "Offset increment outside graph capture". When
+        cudaStreamBeginCapture fails (the stream is capturing already), torch's
+        capture_begin raises after it has begun both. Both are reset here, so the process
+        can run and capture again.
         """
         torch = _torch()
         device = torch.cuda.current_device()

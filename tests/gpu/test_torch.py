@@ -160,6 +160,41 @@ def test_torch_graph_capture_ends_on_the_stream_it_began_on():
     assert torch.equal(y, torch.full_like(y, 7.0))
 
 
+def test_a_torch_capture_that_cannot_begin_leaves_torch_usable(cupy):
+    # torch's capture_begin begins the RNG generators' capture and routes allocations to the
+    # graph pool before cudaStreamBeginCapture, which fails here: the stream is capturing
+    # already (outside torch). Left so, every later torch.randn failed ("Offset increment
+    # outside graph capture"). TorchGraph undoes both, and the graph captures again.
+    runtime = cupy.cuda.runtime
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.randn(1024, device="cuda")  # warm: the generator, the kernels
+        with TorchGraph():  # and the generator's graph state, made at its first capture
+            torch.randn(1024, device="cuda")
+        torch.cuda.synchronize()
+        graph = TorchGraph()
+        runtime.streamBeginCapture(side.cuda_stream)  # (relaxed, CuPy's default)
+        try:
+            with pytest.raises(CaptureError, match="refused to begin"):
+                graph.capture_begin()
+        finally:
+            try:
+                ended = runtime.streamEndCapture(side.cuda_stream)
+            except runtime.CUDARuntimeError:
+                ended = 0  # invalidated: ending it was all it needed
+            if ended:
+                runtime.graphDestroy(ended)
+        assert not graph.is_capturing and not graph.is_captured
+        a = torch.randn(1024, device="cuda")  # the generator is not left capturing
+        with graph:
+            b = torch.randn(1024, device="cuda") + a
+        graph.replay()
+        first = b.clone()
+        graph.replay()
+        torch.cuda.synchronize()
+    assert not torch.equal(first, b)  # philox offsets advance per replay
+
+
 @pytest.mark.parametrize("line, cause, words", [
     ("v = state['x'].sum().item()", "item()", "reads a tensor's value on the host"),
     ("v = state['x'].cpu()", "cpu()", "reads a tensor's value on the host"),
