@@ -1023,3 +1023,44 @@ def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
     graph.capture_begin()  # the graph captures again
     graph.capture_end()
     assert graph.is_captured and "stream capture ended" not in log
+
+
+@pytest.mark.parametrize("ending", ["capture_end", "abort_capture"])
+def test_a_failed_torch_capture_that_cannot_be_ended_still_leaves_the_graph_usable(
+        fake_torch, monkeypatch, ending):
+    # After torch's capture_end fails, TorchGraph ends the stream's capture itself, through
+    # cuda.bindings; without them that raises NoGPUError, and the graph stayed "capturing"
+    # for good: reset() and every new capture_begin failed the same way. The error still
+    # comes out, and the graph is reset (not capturing, a fresh torch graph, torch's setup
+    # undone) however that step fails.
+    from accelgraph_cli import NoGPUError
+    from accelgraph_cli.cuda import device, torch_graph
+
+    fake, log, _ = fake_torch
+    invalidated = [True]
+
+    class Invalidated(fake.cuda.CUDAGraph):
+        def capture_end(self):
+            super().capture_end()
+            if invalidated[0]:
+                raise RuntimeError("CUDA error: operation failed due to a previous error "
+                                   "during capture")
+
+    def no_bindings():
+        raise NoGPUError("cuda.bindings is not installed (ModuleNotFoundError)")
+
+    fake.cuda.CUDAGraph = Invalidated
+    monkeypatch.setattr(device, "bindings", no_bindings)
+    graph = torch_graph.TorchGraph()
+    graph.capture_begin()
+    failed = graph._graph
+    log.clear()
+    with pytest.raises(NoGPUError, match="cuda.bindings"):
+        getattr(graph, ending)()
+    assert not graph.is_capturing and not graph.is_captured and graph._graph is not failed
+    assert ("end_pool", 0, graph.pool()) in log and ("set_state", "state") in log
+    graph.reset()
+    invalidated[0] = False
+    graph.capture_begin()
+    graph.capture_end()
+    assert graph.is_captured

@@ -171,10 +171,7 @@ class TorchGraph(GraphBase):
         try:
             self._end_torch_capture()
         except Exception as exc:
-            self._end_stream_capture()
-            self._repair_after_failed_capture()
-            self._capturing = False
-            self._fresh_graph()
+            self._discard_failed_capture()
             raise CaptureError(
                 f"capture failed and was discarded: {_describe(exc)}; an operation during the "
                 "capture was illegal in this capture error mode", exc) from exc
@@ -190,10 +187,25 @@ class TorchGraph(GraphBase):
         try:
             self._end_torch_capture()
         except Exception:
-            self._end_stream_capture()  # an invalidated capture: end it, then undo torch's setup
-            self._repair_after_failed_capture()
-        self._capturing = False
-        self._fresh_graph()
+            self._discard_failed_capture()  # an invalidated capture
+        else:
+            self._capturing = False
+            self._fresh_graph()
+
+    def _discard_failed_capture(self) -> None:
+        """After torch's capture_end failed: end the stream's capture where torch left it
+        running, undo torch's setup, and leave this object not capturing, with a fresh torch
+        graph, even where one of those steps fails (ending the stream's capture needs
+        cuda.bindings: NoGPUError without them); the first error then propagates, and
+        reset() or a new capture still works."""
+        try:
+            self._end_stream_capture()
+        finally:
+            try:
+                self._repair_after_failed_capture()
+            finally:
+                self._capturing = False
+                self._fresh_graph()
 
     def _end_torch_capture(self) -> None:
         """torch's capture_end, with the capture's stream current: torch ends a capture only
