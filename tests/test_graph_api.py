@@ -1064,3 +1064,45 @@ def test_a_failed_torch_capture_that_cannot_be_ended_still_leaves_the_graph_usab
     graph.capture_begin()
     graph.capture_end()
     assert graph.is_captured
+
+
+def test_a_pool_that_cannot_give_a_capture_its_allocator_is_let_go(stub_cuda, monkeypatch):
+    # capture_begin holds the pool, then asks it for the capture's allocator (which may make
+    # the CuPy pool, and fail): that ran outside the part that lets go of the pool on a
+    # failure, so the pool kept one user too many for good and the caller got the raw error.
+    # CUDA is stubbed.
+    from accelgraph_cli.cuda import pools
+
+    allocator, held = stub_cuda
+    token = graph_pool_handle()
+    other = Graph(pool=token)
+    other.capture_begin()  # holds the pool: it must stay registered and held once
+    installed = allocator[0]
+    refusals = [RuntimeError("out of memory allocating the pool")]
+    capture_allocator = pools.GraphPool.capture_allocator
+
+    def refusing(self, *args):
+        if refusals:
+            raise refusals.pop()
+        return capture_allocator(self, *args)
+
+    monkeypatch.setattr(pools.GraphPool, "capture_allocator", refusing)
+    graph = Graph(pool=token)
+    with pytest.raises(CaptureError, match="CUDA refused to begin capture: RuntimeError: out "
+                                           "of memory") as info:
+        graph.capture_begin()
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert get_pool(token).users == 1 and allocator[0] is installed
+    assert not graph.is_capturing and not graph.is_captured
+    other.abort_capture()
+    assert token not in pools._registry  # its last user let go: nothing keeps it
+    graph.capture_begin()  # the graph captures again
+    assert held[-1].users == 1 and allocator[0] is held[-1].capture_allocator()
+    graph.abort_capture()
+    assert held[-1].users == 0 and allocator[0] is None
+    # CUDA refusing the capture itself, once the allocator is in place: it is put back
+    stream = pools._cuda.require_cuda().cuda.get_current_stream()
+    monkeypatch.setattr(stream, "begin_capture", lambda mode: 1 / 0)
+    with pytest.raises(CaptureError, match="refused to begin capture: ZeroDivisionError"):
+        graph.capture_begin()
+    assert held[-1].users == 0 and allocator[0] is None and not graph.is_capturing

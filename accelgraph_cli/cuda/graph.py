@@ -353,11 +353,13 @@ class Graph(GraphBase):
             self.pool()
         pool = self._pool_entry = pools.hold(self._pool_entry)
         capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
-        restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
-        try:
+        restore_allocator = None
+        try:  # (from here on the pool is held: a failure lets go of it)
+            restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
             stream.begin_capture(mode)
         except Exception as exc:
-            restore_allocator()
+            if restore_allocator is not None:
+                restore_allocator()
             pools.release(pool)
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
         res.pool = pool
