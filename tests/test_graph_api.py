@@ -1106,3 +1106,36 @@ def test_a_pool_that_cannot_give_a_capture_its_allocator_is_let_go(stub_cuda, mo
     with pytest.raises(CaptureError, match="refused to begin capture: ZeroDivisionError"):
         graph.capture_begin()
     assert held[-1].users == 0 and allocator[0] is None and not graph.is_capturing
+
+
+def test_graph_pool_cannot_change_while_the_graph_holds_a_capture(stub_cuda):
+    # Set on a graph holding a capture, graph_pool changed what pool() returned but not the
+    # pool the captured graph's memory is in, so Graph(pool=g.pool()) did not share it.
+    # It changes after reset(), as the reference says. CUDA is stubbed.
+    graph = Graph(keep_graph=True)
+    graph.capture_begin()
+    graph.capture_end()
+    captured_in, other = graph.pool(), graph_pool_handle()
+    with pytest.raises(GraphStateError, match=r"holds a captured graph; call reset\(\) first"):
+        graph.graph_pool = other
+    with pytest.raises(GraphStateError, match="reset"):
+        graph.graph_pool = None
+    assert graph.pool() == captured_in and graph._pool is get_pool(captured_in)
+    graph.reset()
+    graph.graph_pool = other
+    assert graph.pool() == other
+
+
+def test_a_torch_graphs_pool_cannot_change_while_it_holds_a_capture(fake_torch):
+    from accelgraph_cli.cuda import torch_graph
+
+    torch_made = torch_graph.TorchGraph()
+    torch_made.capture_begin()
+    torch_made.capture_end()
+    captured_in = torch_made.pool()
+    with pytest.raises(GraphStateError, match=r"holds a captured graph; call reset\(\) first"):
+        torch_made.graph_pool = (0, 99)
+    assert torch_made.pool() == captured_in
+    torch_made.reset()
+    torch_made.graph_pool = (0, 99)
+    assert torch_made.pool() == (0, 99)

@@ -255,7 +255,8 @@ class Graph(GraphBase):
             them in this thread except those that conflict with capture directly.
 
     ``graph_pool`` and ``capture_error_mode`` are attributes: after :meth:`reset` they can be
-    changed before the next capture.
+    changed before the next capture (``graph_pool`` not while the graph holds a captured
+    graph, whose memory is in the pool :meth:`pool` names).
     """
 
     def __init__(self, keep_graph: bool = False, *, pool: tuple[int, int] | None = None,
@@ -282,7 +283,8 @@ class Graph(GraphBase):
 
     @property
     def graph_pool(self):
-        """The pool token the next capture allocates from (None: a private pool)."""
+        """The pool token the next capture allocates from (None: a private pool); set it
+        before a capture, or after reset(), not while this graph holds a captured graph."""
         return self._graph_pool
 
     @graph_pool.setter
@@ -290,6 +292,9 @@ class Graph(GraphBase):
         value, entry = _checked_pool(value)
         if getattr(self, "_capturing", False):
             raise GraphStateError("graph_pool cannot change during a capture")
+        if self._captured:  # (its memory is in the pool pool() names: that must stay true)
+            raise GraphStateError("graph_pool cannot change while this graph holds a captured "
+                                  "graph; call reset() first")
         self._graph_pool, self._pool_entry = value, entry
 
     @property

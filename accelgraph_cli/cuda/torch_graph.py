@@ -89,7 +89,8 @@ class TorchGraph(GraphBase):
 
     @property
     def graph_pool(self) -> tuple[int, int] | None:
-        """The torch pool token the next capture allocates from (None: one made for it)."""
+        """The torch pool token the next capture allocates from (None: one made for it); set
+        it before a capture, or after reset(), not while this graph holds a captured graph."""
         return self._graph_pool
 
     @graph_pool.setter
@@ -111,6 +112,9 @@ class TorchGraph(GraphBase):
                                  "torch.cuda.graph_pool_handle() or TorchGraph.pool()")
         if getattr(self, "_capturing", False):
             raise GraphStateError("graph_pool cannot change during a capture")
+        if getattr(self, "_captured", False):  # (pool() must name the pool its memory is in)
+            raise GraphStateError("graph_pool cannot change while this graph holds a captured "
+                                  "graph; call reset() first")
         self._graph_pool = token
 
     @property
