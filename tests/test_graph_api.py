@@ -569,6 +569,7 @@ def fake_torch(monkeypatch):
         cuda=types.SimpleNamespace(
             CUDAGraph=CUDAGraph, graph_pool_handle=lambda: (0, next(handles)),
             synchronize=lambda: None, current_stream=lambda: current[0],
+            is_current_stream_capturing=lambda: bool(getattr(current[0], "capturing", False)),
             current_device=lambda: 0, default_generators=[generator], stream=stream),
         _C=types.SimpleNamespace(_cuda_endAllocateToPool=note("end_pool")))
     monkeypatch.setattr(torch_graph, "_torch", lambda: fake)
@@ -993,14 +994,14 @@ def test_a_torch_capture_ends_on_the_stream_it_began_on(fake_torch):
 
 
 def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
-    # torch's capture_begin begins the RNG generators' capture and routes allocations to
-    # the pool before cudaStreamBeginCapture; when that fails, TorchGraph raised CaptureError
-    # and left both set (every later torch.randn failed). They are undone now, as after a
-    # failed capture_end, without touching the stream (it may capture for someone else).
+    # torch's capture_begin may begin the RNG generators' capture and route allocations to
+    # the pool before what fails; TorchGraph raised CaptureError and left both set (every
+    # later torch.randn failed). They are undone now, as after a failed capture_end, without
+    # touching the stream (it may capture for someone else).
     from accelgraph_cli.cuda import torch_graph
 
     fake, log, _ = fake_torch
-    refusals = ["CUDA error: operation not permitted when stream is capturing"]
+    refusals = ["CUDA error: out of memory"]
 
     class Refusing(fake.cuda.CUDAGraph):
         def capture_begin(self, pool=None, capture_error_mode="global"):
@@ -1023,6 +1024,26 @@ def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
     graph.capture_begin()  # the graph captures again
     graph.capture_end()
     assert graph.is_captured and "stream capture ended" not in log
+
+
+def test_a_torch_capture_on_a_stream_that_captures_already_is_refused_first(fake_torch):
+    # torch's own capture_begin on a capturing stream fails half-way through registering its
+    # RNG generators, and the torch graph object left so aborts the process as it is
+    # destroyed (torch 2.11, on the GPU). TorchGraph asks first and never calls it.
+    import types
+
+    from accelgraph_cli.cuda import torch_graph
+
+    _, log, current = fake_torch
+    graph = torch_graph.TorchGraph()
+    current[0] = types.SimpleNamespace(cuda_stream=9, capturing=True)
+    log.clear()
+    with pytest.raises(CaptureError, match="current stream is capturing already"):
+        graph.capture_begin()
+    assert log == [] and not graph.is_capturing
+    current[0] = types.SimpleNamespace(cuda_stream=9)
+    graph.capture_begin()  # once that capture has ended, this graph captures
+    assert graph.is_capturing
 
 
 @pytest.mark.parametrize("ending", ["capture_end", "abort_capture"])

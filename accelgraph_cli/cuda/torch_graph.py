@@ -153,6 +153,14 @@ class TorchGraph(GraphBase):
             raise CaptureError(
                 "cannot capture on the legacy default stream: CUDA forbids it; capture on a "
                 "stream of your own, e.g. `with torch.cuda.stream(torch.cuda.Stream()):`")
+        if torch.cuda.is_current_stream_capturing():
+            # Asked first: torch 2.11's capture_begin on a capturing stream fails half-way
+            # through registering its RNG generators, and the torch graph object it leaves
+            # aborts the process when it is destroyed.
+            raise CaptureError(
+                "cannot begin capture: the current stream is capturing already (a capture "
+                "this graph did not begin is in progress on it); end that capture first, or "
+                "capture on another stream")
         mode = self.capture_error_mode.resolved.value
         try:
             self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
@@ -243,9 +251,10 @@ class TorchGraph(GraphBase):
         torch's capture_end raises before it stops routing the thread's allocations to the
         graph pool and before it ends the RNG generators' capture, so every later
         torch.randn would fail with "Offset increment outside graph capture". When
-        cudaStreamBeginCapture fails (the stream is capturing already), torch's
-        capture_begin raises after it has begun both. Both are reset here, so the process
-        can run and capture again.
+        torch's capture_begin raises after it has begun both (its RNG prologue and the pool
+        routing may come before what failed), the same holds. Both are reset here, so the
+        process can run and capture again. (capture_begin refuses a stream that is capturing
+        already before torch is asked: see there.)
         """
         torch = _torch()
         device = torch.cuda.current_device()
