@@ -996,8 +996,9 @@ def test_a_torch_capture_ends_on_the_stream_it_began_on(fake_torch):
 def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
     # torch's capture_begin may begin the RNG generators' capture and route allocations to
     # the pool before what fails; TorchGraph raised CaptureError and left both set (every
-    # later torch.randn failed). They are undone now, as after a failed capture_end, without
-    # touching the stream (it may capture for someone else).
+    # later torch.randn failed). They are undone now, as after a failed capture_end, and a
+    # capture torch began on the stream is ended (the stream was not capturing before:
+    # capture_begin asks first).
     from accelgraph_cli.cuda import torch_graph
 
     fake, log, _ = fake_torch
@@ -1018,9 +1019,10 @@ def test_a_torch_capture_that_cannot_begin_is_undone(fake_torch, monkeypatch):
     with pytest.raises(CaptureError, match="CUDA refused to begin capture: RuntimeError"):
         graph.capture_begin()
     pool = graph.pool()
-    assert log == [("capture_begin", pool, "global", 5), ("end_pool", 0, pool),
-                   ("set_state", "state"), "new graph"]
+    assert log == [("capture_begin", pool, "global", 5), "stream capture ended",
+                   ("end_pool", 0, pool), ("set_state", "state"), "new graph"]
     assert graph._graph is not failed and not graph.is_capturing and not graph.is_captured
+    log.clear()
     graph.capture_begin()  # the graph captures again
     graph.capture_end()
     assert graph.is_captured and "stream capture ended" not in log
@@ -1051,9 +1053,10 @@ def test_a_failed_torch_capture_that_cannot_be_ended_still_leaves_the_graph_usab
         fake_torch, monkeypatch, ending):
     # After torch's capture_end fails, TorchGraph ends the stream's capture itself, through
     # cuda.bindings; without them that raises NoGPUError, and the graph stayed "capturing"
-    # for good: reset() and every new capture_begin failed the same way. The error still
-    # comes out, and the graph is reset (not capturing, a fresh torch graph, torch's setup
-    # undone) however that step fails.
+    # for good: reset() and every new capture_begin failed the same way. The graph is reset
+    # now (not capturing, a fresh torch graph, torch's setup undone) however that step fails,
+    # and the error still comes out: named in capture_end's CaptureError (the error a failed
+    # capture raises), raised itself by abort_capture.
     from accelgraph_cli import NoGPUError
     from accelgraph_cli.cuda import device, torch_graph
 
@@ -1076,7 +1079,9 @@ def test_a_failed_torch_capture_that_cannot_be_ended_still_leaves_the_graph_usab
     graph.capture_begin()
     failed = graph._graph
     log.clear()
-    with pytest.raises(NoGPUError, match="cuda.bindings"):
+    raised = (CaptureError, r"illegal.*could not be ended: NoGPUError: cuda.bindings") \
+        if ending == "capture_end" else (NoGPUError, "cuda.bindings")
+    with pytest.raises(raised[0], match=raised[1]):
         getattr(graph, ending)()
     assert not graph.is_capturing and not graph.is_captured and graph._graph is not failed
     assert ("end_pool", 0, graph.pool()) in log and ("set_state", "state") in log
@@ -1085,6 +1090,36 @@ def test_a_failed_torch_capture_that_cannot_be_ended_still_leaves_the_graph_usab
     graph.capture_begin()
     graph.capture_end()
     assert graph.is_captured
+
+
+@pytest.mark.parametrize("body", [KeyboardInterrupt, ValueError])
+def test_a_with_graph_whose_capture_cannot_be_discarded_still_reports_the_body(
+        fake_torch, monkeypatch, body):
+    # The body raised and abort_capture failed as well (the capture invalidated, no
+    # cuda.bindings to end it): that second error replaced the first, so a Ctrl-C came out
+    # as NoGPUError, which `except Exception` swallows. The interrupt now propagates as
+    # itself; an error of the body comes out as CaptureError naming both.
+    from accelgraph_cli import NoGPUError
+    from accelgraph_cli.cuda import device, torch_graph
+
+    fake, _, _ = fake_torch
+
+    class Invalidated(fake.cuda.CUDAGraph):
+        def capture_end(self):
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    def no_bindings():
+        raise NoGPUError("cuda.bindings is not installed (ModuleNotFoundError)")
+
+    fake.cuda.CUDAGraph = Invalidated
+    monkeypatch.setattr(device, "bindings", no_bindings)
+    graph = torch_graph.TorchGraph()
+    expected = (KeyboardInterrupt, "^bad$") if body is KeyboardInterrupt else \
+        (CaptureError, r"capture failed: ValueError: bad.*discarding it failed too: NoGPUError")
+    with pytest.raises(expected[0], match=expected[1]):
+        with graph:
+            raise body("bad")
+    assert not graph.is_capturing
 
 
 def test_a_pool_that_cannot_give_a_capture_its_allocator_is_let_go(stub_cuda, monkeypatch):

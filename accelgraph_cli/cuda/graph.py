@@ -204,7 +204,13 @@ class GraphBase:
         if exc is None:
             self.capture_end()
             return False
-        self.abort_capture()
+        try:
+            self.abort_capture()
+        except Exception as cleanup:
+            if not isinstance(exc, Exception):  # the interrupt, not the cleanup, is the news
+                return False
+            raise CaptureError(f"capture failed: {_describe(exc)}; discarding it failed too: "
+                               f"{_describe(cleanup)}", exc) from exc
         if isinstance(exc, CaptureError) or not isinstance(exc, Exception):
             return False
         raise CaptureError(f"capture failed and was discarded: {_describe(exc)}", exc) from exc

@@ -43,6 +43,14 @@ def _torch():
     return torch
 
 
+def _left_behind(error: Exception | None) -> str:
+    """The end of a refusal's message when undoing the failed capture failed too."""
+    if error is None:
+        return ""
+    return (f" (and its capture could not be ended: {_describe(error)}; this stream cannot "
+            "be used until it is)")
+
+
 def new_torch_pool() -> tuple[int, int]:
     """A fresh pool token for torch graphs (``torch.cuda.graph_pool_handle()``)."""
     return tuple(_torch().cuda.graph_pool_handle())
@@ -165,13 +173,14 @@ class TorchGraph(GraphBase):
         try:
             self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
         except Exception as exc:
-            # torch may have begun the RNG generators' capture and routed this thread's
-            # allocations to the pool before CUDA refused: both are undone, and a fresh torch
-            # graph object replaces the failed one. (The stream is left alone: it may be
-            # capturing for someone else.)
-            self._repair_after_failed_capture()
-            self._fresh_graph()
-            raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
+            # torch may have got part of the way: a capture it began on the stream (which was
+            # not capturing before: asked above) is ended, its RNG generators' capture and
+            # the pool routing are undone, and a fresh torch graph object replaces the failed
+            # one. What cannot be undone is named after the refusal.
+            self._stream = stream
+            left = self._discard_failed_capture()
+            raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}"
+                               + _left_behind(left), exc) from exc
         self._stream = stream
         self._capturing = True
 
@@ -183,41 +192,47 @@ class TorchGraph(GraphBase):
         try:
             self._end_torch_capture()
         except Exception as exc:
-            self._discard_failed_capture()
+            left = self._discard_failed_capture()
             raise CaptureError(
                 f"capture failed and was discarded: {_describe(exc)}; an operation during the "
-                "capture was illegal in this capture error mode", exc) from exc
+                "capture was illegal in this capture error mode" + _left_behind(left),
+                exc) from exc
         self._capturing = False
         self._captured = True
         if not self.keep_graph:
             self.instantiate()
 
     def abort_capture(self) -> None:
-        """End a capture in progress and discard it (no-op when not capturing)."""
+        """End a capture in progress and discard it (no-op when not capturing). The graph is
+        left not capturing whatever happens; where the stream's capture could not be ended
+        (that needs cuda.bindings), the first error of that is raised after."""
         if not self._capturing:
             return
         try:
             self._end_torch_capture()
-        except Exception:
-            self._discard_failed_capture()  # an invalidated capture
+        except Exception as exc:
+            left = self._discard_failed_capture()  # an invalidated capture
+            if left is not None:
+                raise left from exc
         else:
             self._capturing = False
             self._fresh_graph()
 
-    def _discard_failed_capture(self) -> None:
-        """After torch's capture_end failed: end the stream's capture where torch left it
-        running, undo torch's setup, and leave this object not capturing, with a fresh torch
-        graph, even where one of those steps fails (ending the stream's capture needs
-        cuda.bindings: NoGPUError without them); the first error then propagates, and
-        reset() or a new capture still works."""
-        try:
-            self._end_stream_capture()
-        finally:
+    def _discard_failed_capture(self) -> Exception | None:
+        """After torch's capture_begin or capture_end failed: end the stream's capture where
+        torch left it running, undo torch's setup, and leave this object not capturing, with
+        a fresh torch graph, even where one of those steps fails (ending the stream's capture
+        needs cuda.bindings: NoGPUError without them). Returns the first error of those steps
+        (None when all went through); reset() or a new capture works either way."""
+        first = None
+        for undo in (self._end_stream_capture, self._repair_after_failed_capture):
             try:
-                self._repair_after_failed_capture()
-            finally:
-                self._capturing = False
-                self._fresh_graph()
+                undo()
+            except Exception as exc:
+                first = first or exc
+        self._capturing = False
+        self._fresh_graph()
+        return first
 
     def _end_torch_capture(self) -> None:
         """torch's capture_end, with the capture's stream current: torch ends a capture only
@@ -254,7 +269,10 @@ class TorchGraph(GraphBase):
         torch's capture_begin raises after it has begun both (its RNG prologue and the pool
         routing may come before what failed), the same holds. Both are reset here, so the
         process can run and capture again. (capture_begin refuses a stream that is capturing
-        already before torch is asked: see there.)
+        already before torch is asked: see there.) The generators get fresh state objects
+        with the same seed and offset: graphs captured before keep the old ones, so their
+        replays no longer advance the offsets eager code draws from (as after any capture
+        torch could not finish).
         """
         torch = _torch()
         device = torch.cuda.current_device()
