@@ -19,11 +19,11 @@ def _is_array(obj):
 class FakeModule:
     """Shaped like torch.nn.Module for the walker: named parameters and buffers."""
 
-    def __init__(self, params, buffers):
-        self._params, self._buffers = params, buffers
+    def __init__(self, params, buffers):  # under torch's own names for its tables
+        self._parameters, self._buffers = params, buffers
 
     def named_parameters(self):
-        return list(self._params.items())
+        return list(self._parameters.items())
 
     def named_buffers(self):
         return list(self._buffers.items())
@@ -48,17 +48,17 @@ class FakeTorchModule(FakeModule):
 
     def __init__(self, params, buffers, children=()):
         super().__init__(params, buffers)
-        self._children = list(children)
+        self._modules = dict(children)
         self.training = True
 
     def named_parameters(self):  # with the submodules' own, as torch's does
         return super().named_parameters() + [
-            (f"{name}.{sub}", p) for name, child in self._children
+            (f"{name}.{sub}", p) for name, child in self._modules.items()
             for sub, p in child.named_parameters()]
 
     def named_modules(self):
         found = [("", self)]
-        for name, child in self._children:
+        for name, child in self._modules.items():
             found += [(f"{name}.{sub}" if sub else name, m) for sub, m in child.named_modules()]
         return found
 
@@ -86,24 +86,26 @@ def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
         def unset(self):
             raise RuntimeError("not to be read")
 
-    x, y, w, kv, inner_kv, q = (numpy.zeros(i + 1) for i in range(6))
+    x, y, w, kv, inner_kv, q, out = (numpy.zeros(i + 1) for i in range(7))
     inner = FakeTorchModule({"weight": w}, {})
     inner.kv = inner_kv
     model = FakeTorchModule({}, {}, children=[("block", inner)])
     model.kv = kv  # a cache kept as a plain attribute, not a registered buffer
+    model._out = out  # and one kept private: an output shared by every state went unseen
+    model._forward_hooks = {0: print}  # torch's own: functions, not searched
     model.config = {"layers": 1}
     state = {"step": Step(x), "slotted": Slotted(y), "model": model,
              "queue": collections.deque([q]), "guarded": Guarded(numpy.zeros(2))}
     found = find_arrays(state, _is_array)
     assert [path for path, _ in found] == [
         "state['step'].x", "state['slotted'].y", "state['model'].block.weight",
-        "state['model'].kv", "state['model'].block.kv", "state['queue'][0]",
-        "state['guarded'].y"]
+        "state['model'].kv", "state['model']._out", "state['model'].block.kv",
+        "state['queue'][0]", "state['guarded'].y"]
     hidden = Slotted(None)
     hidden.y, z = None, numpy.ones(3)
     hidden._Slotted__private = z
     assert find_arrays({"s": hidden}, _is_array) == [("state['s']._Slotted__private", z)]
-    assert [a is e for (_, a), e in zip(found, (x, y, w, kv, inner_kv, q))] == [True] * 6
+    assert [a is e for (_, a), e in zip(found, (x, y, w, kv, out, inner_kv, q))] == [True] * 7
 
 
 def test_dict_keys_that_are_not_plain_values_show_as_type_and_position():
@@ -129,15 +131,23 @@ def test_find_arrays_reports_an_array_once_ends_cycles_and_skips_code():
 
 
 def test_find_arrays_stops_at_the_depth_limit():
+    # 16 links down a linked list was past the limit of 12, and an output there was neither
+    # checksummed nor flipped nor restored; the limit only keeps a pathological state from
+    # exhausting the walk's recursion
+    from accelgraph_cli.run.statewalk import MAX_DEPTH
+
+    def chain(links):
+        state = cursor = {}
+        for _ in range(links):
+            cursor["next"] = {}
+            cursor = cursor["next"]
+        cursor["x"] = deep
+        return state
+
     deep = numpy.ones(1)
-    state = cursor = {}
-    for _ in range(20):
-        cursor["next"] = {}
-        cursor = cursor["next"]
-    cursor["x"] = deep
-    assert find_arrays(state, _is_array) == []
-    shallow = {"next": {"x": deep}}
-    assert find_arrays(shallow, _is_array) == [("state['next']['x']", deep)]
+    assert find_arrays(chain(16), _is_array) == [("state" + "['next']" * 16 + "['x']", deep)]
+    assert find_arrays(chain(MAX_DEPTH - 1), _is_array) != []
+    assert find_arrays(chain(MAX_DEPTH), _is_array) == []
 
 
 def test_stream_lines_finds_with_blocks_and_stream_calls():
@@ -282,6 +292,31 @@ def test_capture_flips_nothing_when_outputs_needs_what_the_step_stores():
     _flip_state_outputs(_outputs_to_flip(scenario, state), find_arrays(state, _is_array),
                         flipped, None)
     assert flipped == []
+
+
+def test_outputs_that_need_the_step_are_named_from_a_state_the_step_ran_on():
+    # outputs() naming an array only the step stores raised before capture, and then no
+    # output was flipped at all, also those the state held (stray work rewriting one with its
+    # own value went unseen). Their paths are now read from the warm-up's state, after its
+    # step; here as _output_paths reads them (views count; a new array is no state's).
+    from accelgraph_cli.cuda.snapshot import output_paths
+
+    def start(value):
+        base = value if value.base is None else value.base
+        return base.__array_interface__["data"][0]
+
+    z, y, x = numpy.zeros(8), numpy.zeros(8), numpy.ones(8)
+    warm = {"x": x, "y": y, "z": z, "tripled": x * 3}
+    values = [y[:4], z, warm["tripled"], x + 1, z[2:]]
+    arrays = [(f"state[{k!r}]", v) for k, v in warm.items()]
+    assert output_paths(values, arrays, start) == ["state['y']", "state['z']",
+                                                   "state['tripled']"]
+    # (the captured state, before its step, cannot name them itself; the GPU tier's
+    # lazy_output_side_stream checks that capture then flips y and z)
+    from accelgraph_cli.run import protocol
+
+    scenario = types.SimpleNamespace(outputs_fn=lambda s: {k: s[k] for k in ("y", "z", "tripled")})
+    assert protocol._outputs_to_flip(scenario, {"y": y, "z": z}) is None
 
 
 def test_an_allocation_is_flipped_by_its_smallest_float_and_only_when_aligned_to_it():

@@ -199,6 +199,32 @@ def test_unrolled_check_not_run_or_failed():
     assert printed(run.print_unrolled, failed).splitlines()[-2:] == ['check: FAILED', '  y: differs']
 
 
+def test_unrolled_shows_the_one_step_graphs_own_check():
+    # The one-step graph is timed and shown beside the unrolled one, but only the unrolled
+    # graph was checked: a one-step graph that froze a value two steps undo passed unseen.
+    report = unrolled(check())
+    report.one_step_check = check(ok=False, problems=["output 'y': 4 of 4 elements differ"])
+    assert printed(run.print_unrolled, report).splitlines()[-3:] == [
+        "check: ok — 2 output(s) equal: 12 eager step(s) vs 3 replay(s) of the 4-step graph",
+        "check of the one-step graph: FAILED", "  output 'y': 4 of 4 elements differ"]
+    report.one_step_check = check()
+    assert printed(run.print_unrolled, report).splitlines()[-1] == (
+        "check of the one-step graph: ok — 2 output(s) equal after 3 step(s)")
+
+
+def test_an_unroll_report_is_ok_only_when_both_graphs_checks_are():
+    from accelgraph_cli.run.protocol import UnrollReport
+
+    passed, failed = NS(ok=True), NS(ok=False)
+    report = UnrollReport(None, None, None, 2, passed, None, None, failed)
+    assert not report.ok
+    report.one_step_check = passed
+    assert report.ok
+    report.check = NS(ok=False)  # not run counts as not ok, as it did before
+    assert not report.ok
+    assert UnrollReport(None, None, None, 2, None, None, None).ok  # --no-check
+
+
 # -------------------------------------------------------------------------- smoke
 
 

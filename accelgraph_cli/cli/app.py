@@ -819,9 +819,11 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
 
     one_step = runner.capture(scen, values, pool=pool, error_mode=error_mode)
     unrolled = runner.capture(scen, values, pool=pool, error_mode=error_mode, unroll=unroll)
-    checked = None
+    checked = checked_one = None
     if check and scen.info.has_outputs:
         checked = runner.check(unrolled, steps=check_steps, rtol=rtol, atol=atol)
+        # the one-step graph is timed and shown beside it: checked as well
+        checked_one = runner.check(one_step, steps=check_steps, rtol=rtol, atol=atol)
     try:
         eager, graph, per_step = runner.time_unrolled(one_step, unrolled, iters=iters,
                                                       warmup=warmup, rounds=rounds)
@@ -829,12 +831,13 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
         verdict = "not run" if checked is None else checked.verdict
         raise interrupted_exit(
             exc, f"accelgraph: interrupted while timing; check: {verdict}") from None
-    report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step)
+    report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step,
+                                 checked_one)
     if json_out:
         echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_run.print_unrolled(_stdout(), report)
-    if checked is not None and not checked.ok:
+    if not report.ok:
         raise typer.Exit(ExitCode.FAILED)
 
 

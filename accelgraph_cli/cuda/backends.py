@@ -83,6 +83,10 @@ class Backend:
         |got - want| <= atol + rtol * |want| element by element."""
         raise NotImplementedError
 
+    def copy(self, value: Any) -> Any:
+        """A copy of an output, in memory of its own (queued on the current stream)."""
+        raise NotImplementedError
+
     def fill_complement(self, target: Any, reference: Any) -> bool:
         """Fill ``target`` with the bitwise complement of ``reference`` (see snapshot)."""
         raise NotImplementedError
@@ -164,6 +168,10 @@ class CupyBackend(Backend):
                 equal = (want == got) | (cupy.isnan(want) & cupy.isnan(got))
                 bits_only = bool(equal.all())
         return Difference(bad, int(want.size), largest, bits_only=bits_only)
+
+    def copy(self, value: Any) -> Any:
+        cupy = _cuda.require_cuda()
+        return cupy.array(cupy.asarray(value), copy=True)
 
     def fill_complement(self, target: Any, reference: Any) -> bool:
         from .snapshot import fill_complement
@@ -262,6 +270,9 @@ class TorchBackend(Backend):
         torch = self.torch
         return {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
             tensor.element_size())
+
+    def copy(self, value: Any) -> Any:
+        return self.torch.as_tensor(value).clone()
 
     def fill_complement(self, target: Any, reference: Any) -> bool:
         if target.shape != reference.shape or target.dtype != reference.dtype:

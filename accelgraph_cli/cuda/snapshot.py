@@ -463,6 +463,24 @@ def pick_allocations(values: list, state_pointers: set[int], describe) -> list[t
     return [tuple(a) for a in found.values() if a[0] % a[2] == 0]
 
 
+def output_paths(values: list, arrays: list[tuple[str, Any]], start) -> list[str]:
+    """The first path of each of ``arrays`` (``(path, array)`` pairs, as the state walk gives
+    them) whose allocation a value of ``values`` lies in, each once, in the order the values
+    come: ``start(x)`` is the address of the allocation ``x`` lies in (None to skip it)."""
+    by_start: dict[int, str] = {}
+    for path, array in arrays:
+        where = start(array)
+        if where is not None:
+            by_start.setdefault(where, path)
+    paths: list[str] = []
+    for value in values:
+        where = start(value)
+        path = by_start.get(where) if where is not None else None
+        if path is not None and path not in paths:
+            paths.append(path)
+    return paths
+
+
 def flip_low_bits(ptr: int, size: int, itemsize: int, owner: Any) -> Any:
     """Flip the lowest bit of every ``itemsize``-byte word of an allocation, in place, on
     the current stream; returns the view to flip it back with (:func:`flip_back`), or None

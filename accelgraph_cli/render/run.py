@@ -144,6 +144,18 @@ def print_unrolled(console: Console, report) -> None:
         console.print(Text.assemble("check: ", ("FAILED", "bold red")))
         for line in chk.problems():
             console.print(Text(f"  {line}"))
+    one = getattr(report, "one_step_check", None)
+    if chk is not None and one is not None:
+        label = "check of the one-step graph: "
+        if not one.ran:
+            console.print(Text.assemble(label, ("not run", "yellow"), f" ({one.note})"))
+        elif one.ok:
+            console.print(Text.assemble(label, ("ok", "green"), f" — {len(one.outputs)} "
+                                        f"output(s) equal after {one.steps} step(s)"))
+        else:
+            console.print(Text.assemble(label, ("FAILED", "bold red")))
+            for line in one.problems():
+                console.print(Text(f"  {line}"))
 
 
 def _per_graph_table(report) -> Table:

@@ -30,10 +30,12 @@ from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
 from ..cuda.snapshot import (
     StateSnapshot,
+    device_region,
     flip_back,
     flip_low_bits,
     float_allocation,
     is_device_array,
+    output_paths,
     pick_allocations,
     state_regions,
 )
@@ -166,13 +168,35 @@ def resolve_options(info, pool: PoolKind | str | None,
     return pool, error_mode
 
 
-def _warm_up(scenario, params, streams: Streams) -> None:
+def _warm_up(scenario, params, streams: Streams) -> list[str]:
     """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
-    cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it."""
+    cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it. Returns
+    the state paths of the allocations its outputs lie in once the steps have run (see
+    :func:`_output_paths`)."""
     state = scenario.make_state(params)
     for name, step in scenario.graph_steps(state).items():
         _call_step(scenario, name, step)
     streams.cupy.synchronize()
+    return _output_paths(scenario, state)
+
+
+def _output_paths(scenario, state) -> list[str]:
+    """The paths of ``state``'s allocations that ``outputs(state)`` values lie in (views
+    included), each once: what capture flips when outputs() cannot run before the step (it
+    names an array the step stores). Best effort: [] when outputs() fails here too."""
+    outputs = _outputs_to_flip(scenario, state)
+    if not outputs:
+        return []
+    try:
+        arrays = find_arrays(state, is_device_array)
+        return output_paths(list(outputs.values()), arrays, _allocation_start)
+    except Exception:  # an object CuPy cannot read: nothing is learned from it
+        return []
+
+
+def _allocation_start(value) -> int | None:
+    found = device_region(value)
+    return None if found is None else found[0]
 
 
 def _call_step(scenario, name, step) -> None:
@@ -212,19 +236,25 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         check_expect_empty(scenario.info, list(steps))
+        learned: list[str] = []
         if warmup:
             # After the captured state is made, not before: a setup() between the warm-up and
             # the capture leaves the host's caches cold for the step's code (gpt_decode
             # captured about 1.25x slower that way on the H200). Two states exist at once
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
-            _warm_up(scenario, params, streams)
+            learned = _warm_up(scenario, params, streams)
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
+        if outputs is None and learned:
+            # outputs() names something only the step stores: the outputs the state already
+            # holds are those at the paths where the warm-up's state held its outputs
+            by_path = dict(arrays)
+            outputs = {path: by_path[path] for path in learned if path in by_path}
         flipped: list = []
         graph = None
         try:
@@ -525,8 +555,15 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     names = [g.name for g in result.graphs]
     per_graph: dict[str, CheckResult] = {}
     if len(names) > 1:
-        for name in names:
-            per_graph[name] = _check_run(result, [name], steps, rtol, atol, alone=True)
+        for index, name in enumerate(names):
+            alone = _check_run(result, [name], steps, rtol, atol, alone=True)
+            if not alone.ran and index:
+                # a step that cannot run on a fresh state (a decode step needs its prefill):
+                # alone after the graphs before it, run once, so that a value it froze at
+                # capture still shows in its own repeated replays
+                alone = _check_run(result, [name], steps, rtol, atol, alone=True,
+                                   prefix=names[:index])
+            per_graph[name] = alone
     overall = _check_run(result, names, steps, rtol, atol, alone=False)
     overall.per_graph = per_graph
     overall.ok = overall.ok and all(c.ok for c in per_graph.values() if c.ran)
@@ -534,7 +571,9 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
 
 
 def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float, atol: float,
-               *, alone: bool) -> CheckResult:
+               *, alone: bool, prefix: list[str] = ()) -> CheckResult:
+    """``names`` run ``steps`` times, eagerly and replayed, from the same bytes; ``prefix``:
+    graphs run once first, both ways (for a graph whose step cannot run on a fresh state)."""
     scenario, backend = result.scenario, result.backend
 
     def not_run(note: str) -> CheckResult:
@@ -549,13 +588,18 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
         try:
+            for name in prefix:
+                for _ in range(result.unroll):  # as one replay of its graph
+                    _call_step(scenario, name, eager_steps[name])
             for _ in range(steps * result.unroll):  # one replay holds `unroll` steps
                 for name in names:
                     _call_step(scenario, name, eager_steps[name])
         except AccelgraphError as exc:
             if not alone:
                 raise
-            return not_run(f"this step cannot run alone ({exc}); checked with the others")
+            after = f" after {', '.join(prefix)}" if prefix else ""
+            return not_run(f"this step cannot run alone{after} ({exc}); checked with the "
+                           "others")
         # every stream, not only the capture's: an eager step may launch on a side stream it
         # never joins (the check must still be right about such a scenario), and eager's
         # outputs are read from here on, on this stream (to fill the graphs' outputs with
@@ -571,8 +615,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                   and result.snapshot.covers(expected[key])]
         if shared:
             return not_run(_shared_outputs_note(shared))
+        # Eager's results, copied before anything replays: a replay may write the memory
+        # eager's outputs lie in (an outputs() that hands back one buffer it keeps for every
+        # state; a block the step freed during capture, which the graph still writes and
+        # eager's output was then given), and would then rewrite what it is compared with.
+        expected = {key: backend.copy(value) for key, value in expected.items()}
         poisoned = _fill_outputs_graphs_allocated(result, expected)
         graphs = [result.graph(name).graph for name in names]
+        for name in prefix:
+            result.graph(name).graph.replay()
         for _ in range(steps):
             for graph in graphs:
                 graph.replay()
@@ -584,7 +635,10 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             if found and key in poisoned and backend.is_complement(got[key], expected[key]):
                 found[0].detail = NOT_WRITTEN
             mismatches.extend(found)
-    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names)
+    note = f"alone after {', '.join(prefix)} once: it cannot run on a fresh state" if prefix \
+        else ""
+    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names,
+                       note=note)
 
 
 def _shared_outputs_note(keys: list[str]) -> str:
@@ -742,6 +796,12 @@ class UnrollReport:
     check: CheckResult | None
     capture: CaptureResult  # of the unrolled graph
     one_step: CaptureResult
+    one_step_check: CheckResult | None = None  # the one-step graph's own (timed beside it)
+
+    @property
+    def ok(self) -> bool:
+        """Both graphs' checks passed (False when either was not run; True without checks)."""
+        return all(c.ok for c in (self.check, self.one_step_check) if c is not None)
 
     @property
     def speedup(self) -> float:
@@ -764,6 +824,7 @@ class UnrollReport:
             "speedup": self.speedup,
             "unrolled_over_one_step": self.over_one_step,
             "check": self.check.to_dict() if self.check else None,
+            "one_step_check": self.one_step_check.to_dict() if self.one_step_check else None,
         }
 
 

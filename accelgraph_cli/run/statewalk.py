@@ -15,8 +15,12 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
-MAX_DEPTH = 12
-"""Containers deeper than this are not searched (a state is not a deep object graph)."""
+MAX_DEPTH = 64
+"""Containers nested deeper than this are not searched (an array 16 links down a linked list
+is found; the limit keeps a pathological state from exhausting the walk's recursion)."""
+
+# A torch module's own bookkeeping: walked through named_parameters/named_buffers/named_modules
+_MODULE_TABLES = frozenset({"_parameters", "_buffers", "_modules"})
 
 # Objects with a __dict__ that are code or machinery, not data: never searched.
 _OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -59,13 +63,14 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
             for name, tensor in getattr(obj, kind)():
                 yield from _walk(tensor, f"{path}.{name}", depth + 1, is_array, seen)
         # then what the module and its submodules hold as plain attributes (a cache kept as
-        # self.kv = torch.zeros(...), not registered as a buffer); torch's own bookkeeping
-        # (_parameters, _modules, hooks) starts with an underscore
+        # self.kv = torch.zeros(...), or self._out, not registered as a buffer); torch's
+        # tables of parameters, buffers and submodules were walked above, and its hooks are
+        # functions, which are not searched
         named = getattr(obj, "named_modules", None)
         for prefix, module in (named() if callable(named) else [("", obj)]):
             where = f"{path}.{prefix}" if prefix else path
             for name, value in list(getattr(module, "__dict__", {}).items()):
-                if not name.startswith("_"):
+                if name not in _MODULE_TABLES and not name.startswith("__"):
                     yield from _walk(value, f"{where}.{name}", depth + 1, is_array, seen)
         return
     if isinstance(obj, dict):

@@ -1,0 +1,64 @@
+"""Graphs that are wrong on purpose (tests/wrong_graphs/) must never earn "check: ok".
+
+Each file builds a graph that computes something other than its eager steps, in a way that
+once got past the check: an outputs() that hands both states one buffer, a graph writing a
+block the step released (and eager's output was then given), a torch module's private output
+tensor, an output 16 links deep under an async pool, a decode step that cannot run alone, and
+a one-step graph shown beside an unrolled one.
+"""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from accelgraph_cli import CaptureError
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run.scenario import load_scenario, parse_params
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+WRONG = ROOT / "tests" / "wrong_graphs"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+# stem -> (capture options, "refused" or "failed")
+CASES = {
+    "staging_outputs": ({}, "failed"),
+    "dangling_scratch": ({}, "failed"),
+    "deep_state": ({"pool": "async"}, "refused"),
+    "decode_needs_prefill": ({}, "failed"),
+    "torch_private_shared_out": ({}, "failed"),
+    "torch_dangling_scratch": ({}, "failed"),
+}
+
+
+@pytest.mark.parametrize("stem", sorted(CASES))
+def test_a_wrong_graph_never_earns_check_ok(stem):
+    if stem.startswith("torch_") and not HAS_TORCH:
+        pytest.skip("torch is not installed")
+    options, outcome = CASES[stem]
+    scen = load_scenario(WRONG / f"{stem}.py")
+    params = parse_params(scen.info.params, [])
+    if outcome == "refused":
+        with pytest.raises(CaptureError, match="ran work outside the graph"):
+            runner.capture(scen, params, **options)
+        return
+    checked = runner.check(runner.capture(scen, params, **options))
+    assert not checked.ok, checked.to_dict()
+    if stem == "decode_needs_prefill":  # in order it is right; decode alone, after prefill, not
+        decode = checked.per_graph["decode"]
+        assert decode.ran and not decode.ok and not checked.mismatches, checked.to_dict()
+        assert "after prefill" in decode.note
+
+
+def test_replay_unroll_checks_the_one_step_graph_it_shows(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "accelgraph_cli", "replay", str(WRONG / "unroll_one_step.py"),
+         "--unroll", "2", "--iters", "4", "--rounds", "1"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "check: ok" in proc.stdout  # the 2-step graph is right...
+    assert "check of the one-step graph: FAILED" in proc.stdout  # ...the one shown beside it not
