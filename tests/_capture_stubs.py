@@ -40,4 +40,4 @@ def stub_cuda(monkeypatch, protocol, backend, device_synchronize=lambda: None) -
     monkeypatch.setattr(protocol._cuda, "require_cuda",
                         lambda: types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime)))
     monkeypatch.setattr(protocol, "backend_for", lambda name: backend)
-    monkeypatch.setattr(protocol, "_warm_up", lambda *args: None)
+    monkeypatch.setattr(protocol, "_warm_up", lambda *args: None)  # (no warm state)

@@ -92,7 +92,8 @@ def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
     model = FakeTorchModule({}, {}, children=[("block", inner)])
     model.kv = kv  # a cache kept as a plain attribute, not a registered buffer
     model._out = out  # and one kept private: an output shared by every state went unseen
-    model._forward_hooks = {0: print}  # torch's own: functions, not searched
+    model._forward_hooks = {7: Step(numpy.zeros(9))}  # torch's own table, keyed by a counter
+    # torch shares across modules: not searched (the path would differ between two states)
     model.config = {"layers": 1}
     state = {"step": Step(x), "slotted": Slotted(y), "model": model,
              "queue": collections.deque([q]), "guarded": Guarded(numpy.zeros(2))}

@@ -759,7 +759,8 @@ def replay(
     unroll: int = typer.Option(1, "--unroll", min=1, metavar="K", help="Also capture K "
                                "consecutive steps into one graph and report its time per step "
                                "beside the one-step graph and eager; the check then compares "
-                               "K eager steps with one unrolled replay. 1: off."),
+                               "K eager steps with one unrolled replay, and checks the one-step "
+                               "graph too. 1: off."),
 ) -> None:
     """Time graph replay against eager execution, and check replay computes what eager does.
 
@@ -828,7 +829,9 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
         eager, graph, per_step = runner.time_unrolled(one_step, unrolled, iters=iters,
                                                       warmup=warmup, rounds=rounds)
     except KeyboardInterrupt as exc:
-        verdict = "not run" if checked is None else checked.verdict
+        verdicts = [c.verdict for c in (checked, checked_one) if c is not None]
+        verdict = next((v for v in verdicts if v != "ok"), verdicts[0] if verdicts else
+                       "not run")
         raise interrupted_exit(
             exc, f"accelgraph: interrupted while timing; check: {verdict}") from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step,

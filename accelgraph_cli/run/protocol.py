@@ -168,16 +168,16 @@ def resolve_options(info, pool: PoolKind | str | None,
     return pool, error_mode
 
 
-def _warm_up(scenario, params, streams: Streams) -> list[str]:
+def _warm_up(scenario, params, streams: Streams):
     """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
-    cuBLAS workspaces, lazy initialisation: none of it is capturable), then drop it. Returns
-    the state paths of the allocations its outputs lie in once the steps have run (see
-    :func:`_output_paths`)."""
+    cuBLAS workspaces, lazy initialisation: none of it is capturable). Returns that state, for
+    :func:`_output_paths` where the captured state cannot name its outputs; the caller drops
+    it before capturing."""
     state = scenario.make_state(params)
     for name, step in scenario.graph_steps(state).items():
         _call_step(scenario, name, step)
     streams.cupy.synchronize()
-    return _output_paths(scenario, state)
+    return state
 
 
 def _output_paths(scenario, state) -> list[str]:
@@ -236,17 +236,19 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         check_expect_empty(scenario.info, list(steps))
-        learned: list[str] = []
+        warm_state = None
         if warmup:
             # After the captured state is made, not before: a setup() between the warm-up and
             # the capture leaves the host's caches cold for the step's code (gpt_decode
             # captured about 1.25x slower that way on the H200). Two states exist at once
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
-            learned = _warm_up(scenario, params, streams)
+            warm_state = _warm_up(scenario, params, streams)
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
+        learned = _output_paths(scenario, warm_state) if outputs is None and warm_state else []
+        warm_state = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
@@ -367,9 +369,10 @@ def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, strea
     stray work reads the flipped values, and they differ from the true ones in the last
     place only. Whole allocations, each once, so two outputs that overlap (bucket views of one
     buffer) cannot flip a word back. Integer outputs (perhaps indices) are not flipped,
-    unless they share an allocation with a float output. An outputs() that cannot run before
-    the step (it reads what the step stores) flips nothing: those outputs are the graphs'
-    own allocations, which the check fills itself. The flips run on ``stream``, the one
+    unless they share an allocation with a float output. Where outputs() cannot run before
+    the step (it reads what the step stores), ``outputs`` holds the state's arrays at the
+    paths the warm-up's outputs lay at (capture's fallback); an output only the step creates
+    is a graph allocation, which the check fills itself. The flips run on ``stream``, the one
     :func:`_flip_back` waits for. ``outputs``: what :func:`_outputs_to_flip` returned (asked
     before the device was synchronized, so that covers any work outputs() queues)."""
     if not outputs:
@@ -507,6 +510,7 @@ class CheckResult:
     per_graph: dict[str, CheckResult] = field(default_factory=dict)
     ran: bool = True
     note: str = ""
+    cannot_run_alone: bool = False  # not run because the eager step raised on its own
 
     @property
     def verdict(self) -> str:
@@ -557,7 +561,7 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     if len(names) > 1:
         for index, name in enumerate(names):
             alone = _check_run(result, [name], steps, rtol, atol, alone=True)
-            if not alone.ran and index:
+            if alone.cannot_run_alone and index:
                 # a step that cannot run on a fresh state (a decode step needs its prefill):
                 # alone after the graphs before it, run once, so that a value it froze at
                 # capture still shows in its own repeated replays
@@ -598,8 +602,10 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             if not alone:
                 raise
             after = f" after {', '.join(prefix)}" if prefix else ""
-            return not_run(f"this step cannot run alone{after} ({exc}); checked with the "
-                           "others")
+            skipped = not_run(f"this step cannot run alone{after} ({exc}); checked with the "
+                              "others")
+            skipped.cannot_run_alone = True
+            return skipped
         # every stream, not only the capture's: an eager step may launch on a side stream it
         # never joins (the check must still be right about such a scenario), and eager's
         # outputs are read from here on, on this stream (to fill the graphs' outputs with

@@ -19,8 +19,17 @@ MAX_DEPTH = 64
 """Containers nested deeper than this are not searched (an array 16 links down a linked list
 is found; the limit keeps a pathological state from exhausting the walk's recursion)."""
 
-# A torch module's own bookkeeping: walked through named_parameters/named_buffers/named_modules
+# A torch module's own tables: walked through named_parameters/named_buffers/named_modules
 _MODULE_TABLES = frozenset({"_parameters", "_buffers", "_modules"})
+
+
+def _module_attribute(name: str) -> bool:
+    """Whether a module attribute is searched: not torch's tables of parameters, buffers and
+    submodules (walked above), nor its hook tables (keyed by a counter torch shares across
+    modules, so the same hook's path would differ between two states built alike), nor
+    dunders."""
+    return not (name in _MODULE_TABLES or name.startswith("__")
+                or (name.startswith("_") and "hook" in name))
 
 # Objects with a __dict__ that are code or machinery, not data: never searched.
 _OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -63,14 +72,13 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
             for name, tensor in getattr(obj, kind)():
                 yield from _walk(tensor, f"{path}.{name}", depth + 1, is_array, seen)
         # then what the module and its submodules hold as plain attributes (a cache kept as
-        # self.kv = torch.zeros(...), or self._out, not registered as a buffer); torch's
-        # tables of parameters, buffers and submodules were walked above, and its hooks are
-        # functions, which are not searched
+        # self.kv = torch.zeros(...), or self._out, not registered as a buffer), not torch's
+        # own tables (_module_attribute)
         named = getattr(obj, "named_modules", None)
         for prefix, module in (named() if callable(named) else [("", obj)]):
             where = f"{path}.{prefix}" if prefix else path
             for name, value in list(getattr(module, "__dict__", {}).items()):
-                if name not in _MODULE_TABLES and not name.startswith("__"):
+                if _module_attribute(name):
                     yield from _walk(value, f"{where}.{name}", depth + 1, is_array, seen)
         return
     if isinstance(obj, dict):

@@ -24,13 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 WRONG = ROOT / "tests" / "wrong_graphs"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
-# stem -> (capture options, "refused" or "failed")
+# stem -> (capture options, "refused", "failed" or "not run")
 CASES = {
     "staging_outputs": ({}, "failed"),
     "dangling_scratch": ({}, "failed"),
     "deep_state": ({"pool": "async"}, "refused"),
     "decode_needs_prefill": ({}, "failed"),
-    "torch_private_shared_out": ({}, "failed"),
+    "torch_private_shared_out": ({}, "not run"),  # an output both states share
     "torch_dangling_scratch": ({}, "failed"),
 }
 
@@ -48,6 +48,7 @@ def test_a_wrong_graph_never_earns_check_ok(stem):
         return
     checked = runner.check(runner.capture(scen, params, **options))
     assert not checked.ok, checked.to_dict()
+    assert checked.verdict == ("not run" if outcome == "not run" else "FAILED"), checked.to_dict()
     if stem == "decode_needs_prefill":  # in order it is right; decode alone, after prefill, not
         decode = checked.per_graph["decode"]
         assert decode.ran and not decode.ok and not checked.mismatches, checked.to_dict()

@@ -3,8 +3,8 @@
 
 The module scales x by a host call counter (frozen at capture: the graph always multiplies
 by 1.0, eager's second step by 2.0). The state walk must find `_out` (a plain tensor
-attribute, private by name); the check then sees an output both states share and is not run
-(or, comparing a copy of eager's result, fails). Expected: check not ok."""
+attribute, private by name); the check then sees an output both states share and is not
+run. Expected: check not run (exit 1)."""
 import torch
 from torch import nn
 
