@@ -390,6 +390,18 @@ def _helper_name() -> str:
     return f"helper_{uuid.uuid4().hex}"
 
 
+def test_an_outputs_the_file_only_imports_still_gets_the_check(tmp_path, monkeypatch):
+    # `from helpers import *` brings outputs() in where the text does not show it: the CLI
+    # read has_outputs from the text, skipped the check and exited 0 with "check: not run".
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    helper = _helper_name()
+    (tmp_path / f"{helper}.py").write_text("def outputs(state):\n    return {}\n")
+    path = write(tmp_path, f"from {helper} import *  # noqa: F403\n" + TAIL)
+    assert not inspect_scenario(path).has_outputs  # the text alone cannot tell
+    scenario = load_scenario(path)
+    assert scenario.info.has_outputs and scenario.outputs_fn is not None
+
+
 def test_load_puts_the_scenario_folder_first_on_sys_path(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "path", list(sys.path))
     helper = _helper_name()

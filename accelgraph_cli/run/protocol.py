@@ -591,60 +591,89 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
-        try:
-            for name in prefix:
-                for _ in range(result.unroll):  # as one replay of its graph
-                    _call_step(scenario, name, eager_steps[name])
-            for _ in range(steps * result.unroll):  # one replay holds `unroll` steps
+
+        def eager_round() -> None:  # as one replay of the graphs: `unroll` steps each
+            for _ in range(result.unroll):
                 for name in names:
                     _call_step(scenario, name, eager_steps[name])
-        except AccelgraphError as exc:
-            if not alone:
-                raise
-            after = f" after {', '.join(prefix)}" if prefix else ""
-            skipped = not_run(f"this step cannot run alone{after} ({exc}); checked with the "
-                              "others")
-            skipped.cannot_run_alone = True
-            return skipped
-        # every stream, not only the capture's: an eager step may launch on a side stream it
-        # never joins (the check must still be right about such a scenario), and eager's
-        # outputs are read from here on, on this stream (to fill the graphs' outputs with
-        # their complement, then to compare)
-        _cuda.require_cuda().cuda.runtime.deviceSynchronize()
-        expected = scenario.outputs(eager_state)
-        if not expected:
-            return not_run("outputs() returned no array to compare")
-        # an output of the fresh state that lies in the captured state's memory: one buffer
-        # (asked of the snapshot, not of outputs(): the captured state's outputs may be memory
-        # a graph allocated, mapped only during a launch, and none has run yet)
-        shared = [key for key in expected if result.snapshot is not None
-                  and result.snapshot.covers(expected[key])]
-        if shared:
-            return not_run(_shared_outputs_note(shared))
-        # Eager's results, copied before anything replays: a replay may write the memory
-        # eager's outputs lie in (an outputs() that hands back one buffer it keeps for every
-        # state; a block the step freed during capture, which the graph still writes and
-        # eager's output was then given), and would then rewrite what it is compared with.
-        expected = {key: backend.copy(value) for key, value in expected.items()}
-        poisoned = _fill_outputs_graphs_allocated(result, expected)
+
+        # Eager's outputs after each round, copied as it ends, to be compared with the
+        # replays' after each replay: the final state alone can agree where a step did not
+        # (the next step overwrites it; a host value the warm-up moved on lines the graph's
+        # frozen copy up with eager's last step).
+        rounds: list[dict] = []
+        for index in range(steps):
+            try:
+                if not index:
+                    for name in prefix:
+                        for _ in range(result.unroll):  # as one replay of its graph
+                            _call_step(scenario, name, eager_steps[name])
+                eager_round()
+            except AccelgraphError as exc:
+                if not alone:
+                    raise
+                after = f" after {', '.join(prefix)}" if prefix else ""
+                skipped = not_run(f"this step cannot run alone{after} ({exc}); checked with "
+                                  "the others")
+                skipped.cannot_run_alone = True
+                return skipped
+            # every stream, not only the capture's: an eager step may launch on a side stream
+            # it never joins (the check must still be right about such a scenario), and
+            # eager's outputs are read from here on, on this stream
+            _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+            expected = scenario.outputs(eager_state)
+            if not index:
+                if not expected:
+                    return not_run("outputs() returned no array to compare")
+                if not any(_elements(value) for value in expected.values()):
+                    return not_run("every array outputs() returned is empty: nothing to "
+                                   "compare")
+                # an output of the fresh state that lies in the captured state's memory: one
+                # buffer (asked of the snapshot, not of outputs(): the captured state's
+                # outputs may be memory a graph allocated, mapped only during a launch, and
+                # none has run yet)
+                shared = [key for key in expected if result.snapshot is not None
+                          and result.snapshot.covers(expected[key])]
+                if shared:
+                    return not_run(_shared_outputs_note(shared))
+            # Copied before anything replays: a replay may write the memory eager's outputs
+            # lie in (an outputs() that hands back one buffer it keeps for every state; a
+            # block the step freed during capture, which the graph still writes and eager's
+            # output was then given), and would then rewrite what it is compared with.
+            rounds.append({key: backend.copy(value) for key, value in expected.items()})
+        poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
         graphs = [result.graph(name).graph for name in names]
         for name in prefix:
             result.graph(name).graph.replay()
-        for _ in range(steps):
+        mismatches: list[Mismatch] = []
+        for index, expected in enumerate(rounds):
             for graph in graphs:
                 graph.replay()
-        result.stream.synchronize()
-        got = scenario.outputs(result.state)
-        mismatches = []
-        for key in expected:
-            found = _compare(backend, key, expected[key], got.get(key), rtol, atol)
-            if found and key in poisoned and backend.is_complement(got[key], expected[key]):
-                found[0].detail = NOT_WRITTEN
-            mismatches.extend(found)
+            result.stream.synchronize()
+            got = scenario.outputs(result.state)
+            for key in expected:
+                found = _compare(backend, key, expected[key], got.get(key), rtol, atol)
+                if (found and not index and key in poisoned
+                        and backend.is_complement(got[key], expected[key])):
+                    found[0].detail = NOT_WRITTEN
+                if found and index + 1 < steps and found[0].detail != NOT_WRITTEN:
+                    where = f"after replay {index + 1} of {steps}"
+                    found[0].detail = f"{found[0].detail}; {where}" if found[0].detail else where
+                mismatches.extend(found)
+            if mismatches:  # the first round that differs
+                break
     note = f"alone after {', '.join(prefix)} once: it cannot run on a fresh state" if prefix \
         else ""
-    return CheckResult(not mismatches, list(expected), steps, mismatches, rtol, atol, names,
+    return CheckResult(not mismatches, list(rounds[-1]), steps, mismatches, rtol, atol, names,
                        note=note)
+
+
+def _elements(value) -> int:
+    """How many elements an output holds (a torch tensor's numel(), an array's size)."""
+    numel = getattr(value, "numel", None)
+    if callable(numel):
+        return int(numel())
+    return int(getattr(value, "size", 1))
 
 
 def _shared_outputs_note(keys: list[str]) -> str:

@@ -832,13 +832,18 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
             f"written", path=where, line=line)
     if info.multi_graph != (steps is not None):
         info = dataclasses.replace(info, multi_graph=steps is not None)
+    outputs = member("outputs")
+    if info.has_outputs != (outputs is not None):
+        # an outputs() the file imports or makes, which the text alone does not show: the
+        # check must run (the CLI skips it for a scenario with none)
+        info = dataclasses.replace(info, has_outputs=outputs is not None)
     return Scenario(
         info=info,
         module=module,
         setup=setup,
         step=step,
         steps=steps,
-        outputs_fn=member("outputs"),
+        outputs_fn=outputs,
     )
 
 

@@ -1,10 +1,12 @@
 """Graphs that are wrong on purpose (tests/wrong_graphs/) must never earn "check: ok".
 
-Each file builds a graph that computes something other than its eager steps, in a way that
-once got past the check: an outputs() that hands both states one buffer, a graph writing a
-block the step released (and eager's output was then given), a torch module's private output
-tensor, an output 16 links deep under an async pool, a decode step that cannot run alone, and
-a one-step graph shown beside an unrolled one.
+Each file builds a graph that computes something other than its eager steps (or a check that
+would compare nothing), in a way that once got past the check: an outputs() that hands both
+states one buffer, a graph writing a block the step released (and eager's output was then
+given), a torch module's private output tensor, an output 16 links deep under an async pool,
+a decode step that cannot run alone, a one-step graph shown beside an unrolled one, host
+random numbers and counters whose frozen values agree with eager's last step, int64 outputs
+under a tolerance, and outputs that are all empty.
 """
 
 import importlib.util
@@ -24,14 +26,19 @@ ROOT = Path(__file__).resolve().parents[2]
 WRONG = ROOT / "tests" / "wrong_graphs"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
-# stem -> (capture options, "refused", "failed" or "not run")
+# stem -> (capture options, check options, "refused", "failed" or "not run")
 CASES = {
-    "staging_outputs": ({}, "failed"),
-    "dangling_scratch": ({}, "failed"),
-    "deep_state": ({"pool": "async"}, "refused"),
-    "decode_needs_prefill": ({}, "failed"),
-    "torch_private_shared_out": ({}, "not run"),  # an output both states share
-    "torch_dangling_scratch": ({}, "failed"),
+    "staging_outputs": ({}, {}, "failed"),
+    "dangling_scratch": ({}, {}, "failed"),
+    "deep_state": ({"pool": "async"}, {}, "refused"),
+    "decode_needs_prefill": ({}, {}, "failed"),
+    "torch_private_shared_out": ({}, {}, "not run"),  # an output both states share
+    "torch_dangling_scratch": ({}, {}, "failed"),
+    "global_rng_dropout": ({}, {}, "failed"),
+    "torch_cpu_rng_noise": ({}, {}, "failed"),
+    "every_third_step": ({}, {"steps": 4}, "failed"),
+    "int64_keys_atol": ({}, {"atol": 1e-6}, "failed"),
+    "finished_rows_empty": ({}, {}, "not run"),
 }
 
 
@@ -39,14 +46,14 @@ CASES = {
 def test_a_wrong_graph_never_earns_check_ok(stem):
     if stem.startswith("torch_") and not HAS_TORCH:
         pytest.skip("torch is not installed")
-    options, outcome = CASES[stem]
+    options, check_options, outcome = CASES[stem]
     scen = load_scenario(WRONG / f"{stem}.py")
     params = parse_params(scen.info.params, [])
     if outcome == "refused":
         with pytest.raises(CaptureError, match="ran work outside the graph"):
             runner.capture(scen, params, **options)
         return
-    checked = runner.check(runner.capture(scen, params, **options))
+    checked = runner.check(runner.capture(scen, params, **options), **check_options)
     assert not checked.ok, checked.to_dict()
     assert checked.verdict == ("not run" if outcome == "not run" else "FAILED"), checked.to_dict()
     if stem == "decode_needs_prefill":  # in order it is right; decode alone, after prefill, not
