@@ -200,6 +200,17 @@ def test_the_library_check_refuses_a_tolerance_that_would_pass_anything(toleranc
         protocol.check(None, **tolerance)
 
 
+@pytest.mark.parametrize("steps", [0, -1, True, 1.5])
+def test_the_library_check_refuses_fewer_than_one_step(steps):
+    # with no round to compare, the check's copies of eager's outputs were indexed empty
+    # (IndexError); the CLI's --check-steps has min=1, library callers had no guard
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run import protocol
+
+    with pytest.raises(AccelgraphError, match="steps must be an int >= 1"):
+        protocol.check(None, steps=steps)
+
+
 @pytest.mark.parametrize("args", [["replay"], ["dump", "-o", "g.dot"]])
 def test_a_verb_with_no_capture_recorded_says_capture_needs_a_gpu(cli, args):
     # The message sent people to `accelgraph capture`, which on a machine without a GPU

@@ -400,6 +400,13 @@ def test_an_outputs_the_file_only_imports_still_gets_the_check(tmp_path, monkeyp
     assert not inspect_scenario(path).has_outputs  # the text alone cannot tell
     scenario = load_scenario(path)
     assert scenario.info.has_outputs and scenario.outputs_fn is not None
+    # and never the other way: a def outputs the text shows stays known, so a file that
+    # leaves it undefined once run gets "check: not run" (exit 1), not a skipped check
+    hidden = write(tmp_path, "if False:\n    def outputs(state):\n        return {}\n" + TAIL,
+                   name="hidden.py")
+    assert inspect_scenario(hidden).has_outputs
+    loaded = load_scenario(hidden)
+    assert loaded.info.has_outputs and loaded.outputs_fn is None
 
 
 def test_load_puts_the_scenario_folder_first_on_sys_path(tmp_path, monkeypatch):

@@ -748,7 +748,8 @@ def replay(
                                help="Compare replay's outputs with eager's (needs outputs())."),
     check_steps: int = typer.Option(2, "--check-steps", min=1, metavar="K",
                                     help="Steps run eagerly and replayed; the outputs are "
-                                    "compared after each."),
+                                    "compared after each (a copy of eager's outputs is kept "
+                                    "on the GPU per step)."),
     rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", callback=_finite,
                                help="Relative tolerance (0: bitwise)."),
     atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", callback=_finite,

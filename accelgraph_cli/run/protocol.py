@@ -549,10 +549,15 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     bytes, whatever capture or earlier replays left there), every output that the graphs
     allocated is filled with the bitwise complement of eager's value (so an output the graph
     never writes cannot match by luck), and the graphs are replayed ``steps`` times. Outputs
-    are compared bitwise by default; with rtol/atol, |a - b| <= atol + rtol * |b|.
+    are compared after each replay with eager's after the same round (a copy of each is kept
+    on the device: ``steps`` copies of the outputs), bitwise by default; with rtol/atol,
+    |a - b| <= atol + rtol * |b| for floating-point outputs, integers exactly.
     Several graphs: each alone, then all in order. May be called at any time after capture.
-    AccelgraphError for a tolerance that is negative or not finite (inf would pass anything).
+    AccelgraphError for a tolerance that is negative or not finite (inf would pass anything),
+    or fewer than one step.
     """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise AccelgraphError(f"steps must be an int >= 1, not {steps!r}")
     for name, value in (("rtol", rtol), ("atol", atol)):
         if not (math.isfinite(value) and value >= 0):
             raise AccelgraphError(f"{name} must be a finite number >= 0, not {value}")

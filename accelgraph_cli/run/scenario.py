@@ -833,10 +833,12 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
     if info.multi_graph != (steps is not None):
         info = dataclasses.replace(info, multi_graph=steps is not None)
     outputs = member("outputs")
-    if info.has_outputs != (outputs is not None):
+    if outputs is not None and not info.has_outputs:
         # an outputs() the file imports or makes, which the text alone does not show: the
-        # check must run (the CLI skips it for a scenario with none)
-        info = dataclasses.replace(info, has_outputs=outputs is not None)
+        # check must run (the CLI skips it for a scenario with none). Never the other way: a
+        # def outputs the text shows that is not there once the file has run is left to the
+        # check, which then says it was not run.
+        info = dataclasses.replace(info, has_outputs=True)
     return Scenario(
         info=info,
         module=module,
