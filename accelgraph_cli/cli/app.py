@@ -749,7 +749,7 @@ def replay(
     check_steps: int = typer.Option(2, "--check-steps", min=1, metavar="K",
                                     help="Steps run eagerly and replayed; the outputs are "
                                     "compared after each (a copy of eager's outputs is kept "
-                                    "on the GPU per step)."),
+                                    "on the GPU per replay)."),
     rtol: float = typer.Option(0.0, "--rtol", min=0.0, metavar="X", callback=_finite,
                                help="Relative tolerance (0: bitwise)."),
     atol: float = typer.Option(0.0, "--atol", min=0.0, metavar="Y", callback=_finite,
