@@ -831,9 +831,8 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
         eager, graph, per_step = runner.time_unrolled(one_step, unrolled, iters=iters,
                                                       warmup=warmup, rounds=rounds)
     except KeyboardInterrupt as exc:
-        verdicts = [c.verdict for c in (checked, checked_one) if c is not None]
-        verdict = next((v for v in verdicts if v != "ok"), verdicts[0] if verdicts else
-                       "not run")
+        verdict = "not run" if checked is None else next(
+            (c.verdict for c in (checked, checked_one) if c.verdict != "ok"), "ok")
         raise interrupted_exit(
             exc, f"accelgraph: interrupted while timing; check: {verdict}") from None
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step,

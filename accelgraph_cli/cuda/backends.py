@@ -99,9 +99,11 @@ class Backend:
 def _same_bits(cupy, want, got):
     """Element by element: whether the two arrays hold the same bits, as "bitwise" promises
     (so +0 and -0 differ, and NaNs differ unless their payloads agree). Same shape and dtype."""
+    from .snapshot import _unsigned_words
+
     size = want.dtype.itemsize
     want, got = cupy.ascontiguousarray(want), cupy.ascontiguousarray(got)
-    words = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}.get(size)
+    words = _unsigned_words(cupy, size)
     if words is not None:
         return want.view(words) == got.view(words)
     shape = want.shape + (size // 8,)  # complex128: two words an element

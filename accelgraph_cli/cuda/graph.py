@@ -196,6 +196,16 @@ class GraphBase:
             raise GraphStateError("capture_error_mode cannot change during a capture")
         self._capture_error_mode = mode
 
+    def _refuse_pool_change(self) -> None:
+        """GraphStateError where graph_pool may not change: during a capture, and while the
+        graph holds a captured graph (its memory is in the pool pool() names: that must stay
+        true). Read with getattr: a setter may run before __init__ has set them."""
+        if getattr(self, "_capturing", False):
+            raise GraphStateError("graph_pool cannot change during a capture")
+        if getattr(self, "_captured", False):
+            raise GraphStateError("graph_pool cannot change while this graph holds a captured "
+                                  "graph; call reset() first")
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool:
         """End the capture. If the body raised, discard the capture and raise CaptureError;
@@ -296,11 +306,7 @@ class Graph(GraphBase):
     @graph_pool.setter
     def graph_pool(self, value) -> None:
         value, entry = _checked_pool(value)
-        if getattr(self, "_capturing", False):
-            raise GraphStateError("graph_pool cannot change during a capture")
-        if self._captured:  # (its memory is in the pool pool() names: that must stay true)
-            raise GraphStateError("graph_pool cannot change while this graph holds a captured "
-                                  "graph; call reset() first")
+        self._refuse_pool_change()
         self._graph_pool, self._pool_entry = value, entry
 
     @property

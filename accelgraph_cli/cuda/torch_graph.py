@@ -118,11 +118,7 @@ class TorchGraph(GraphBase):
                 raise ValueError(f"pool {token!r} is an accelgraph pool token (Graph.pool(), "
                                  "graph_pool_handle()): TorchGraph takes tokens from "
                                  "torch.cuda.graph_pool_handle() or TorchGraph.pool()")
-        if getattr(self, "_capturing", False):
-            raise GraphStateError("graph_pool cannot change during a capture")
-        if getattr(self, "_captured", False):  # (pool() must name the pool its memory is in)
-            raise GraphStateError("graph_pool cannot change while this graph holds a captured "
-                                  "graph; call reset() first")
+        self._refuse_pool_change()
         self._graph_pool = token
 
     @property
@@ -170,6 +166,7 @@ class TorchGraph(GraphBase):
                 "this graph did not begin is in progress on it); end that capture first, or "
                 "capture on another stream")
         mode = self.capture_error_mode.resolved.value
+        self._stream = stream  # (a failed begin's discard reads it, then clears it)
         try:
             self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
         except Exception as exc:
@@ -177,11 +174,9 @@ class TorchGraph(GraphBase):
             # not capturing before: asked above) is ended, its RNG generators' capture and
             # the pool routing are undone, and a fresh torch graph object replaces the failed
             # one. What cannot be undone is named after the refusal.
-            self._stream = stream
             left = self._discard_failed_capture()
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}"
                                + _left_behind(left), exc) from exc
-        self._stream = stream
         self._capturing = True
 
     def capture_end(self) -> None:

@@ -85,18 +85,28 @@ def print_replay(console: Console, report) -> None:
     how = ""
     if chk is not None:
         how = "bitwise" if chk.rtol == 0 and chk.atol == 0 else f"rtol={chk.rtol}, atol={chk.atol}"
+    alone = ""
+    if chk is not None and chk.per_graph:
+        alone = f", each graph alone and all {len(chk.graphs)} in order"
+    _print_check(console, "check: ", chk,
+                 None if chk is None else
+                 f" — {len(chk.outputs)} output(s) equal after {chk.steps} step(s) from the "
+                 f"pre-capture state{alone}, {how}", f" ({how})")
+
+
+def _print_check(console: Console, label: str, chk, ok_tail: str | None,
+                 failed_tail: str = "") -> None:
+    """One check's verdict line ("not run" and why, "ok" and ``ok_tail``, "FAILED" and
+    ``failed_tail``), then each problem of a failed one on a line of its own."""
     if chk is None:
-        console.print(Text.assemble("check: ", ("not run", "yellow"),
+        console.print(Text.assemble(label, ("not run", "yellow"),
                                     " (no outputs() in the scenario, or --no-check)"))
     elif not chk.ran:
-        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
+        console.print(Text.assemble(label, ("not run", "yellow"), f" ({chk.note})"))
     elif chk.ok:
-        alone = f", each graph alone and all {len(chk.graphs)} in order" if chk.per_graph else ""
-        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
-                                    f"equal after {chk.steps} step(s) from the pre-capture "
-                                    f"state{alone}, {how}"))
+        console.print(Text.assemble(label, ("ok", "green"), ok_tail))
     else:
-        console.print(Text.assemble("check: ", ("FAILED", "bold red"), f" ({how})"))
+        console.print(Text.assemble(label, ("FAILED", "bold red"), failed_tail))
         for line in chk.problems():
             console.print(Text(f"  {line}"))
 
@@ -131,31 +141,14 @@ def print_unrolled(console: Console, report) -> None:
         (f"{report.speedup:.2f}x", "bold"),
     ))
     chk = report.check
-    if chk is None:
-        console.print(Text.assemble("check: ", ("not run", "yellow"),
-                                    " (no outputs() in the scenario, or --no-check)"))
-    elif not chk.ran:
-        console.print(Text.assemble("check: ", ("not run", "yellow"), f" ({chk.note})"))
-    elif chk.ok:
-        console.print(Text.assemble("check: ", ("ok", "green"), f" — {len(chk.outputs)} output(s) "
-                                    f"equal: {chk.steps * k} eager step(s) vs {chk.steps} "
-                                    f"replay(s) of the {k}-step graph"))
-    else:
-        console.print(Text.assemble("check: ", ("FAILED", "bold red")))
-        for line in chk.problems():
-            console.print(Text(f"  {line}"))
-    one = getattr(report, "one_step_check", None)
+    _print_check(console, "check: ", chk,
+                 None if chk is None else
+                 f" — {len(chk.outputs)} output(s) equal: {chk.steps * k} eager step(s) vs "
+                 f"{chk.steps} replay(s) of the {k}-step graph")
+    one = report.one_step_check
     if chk is not None and one is not None:
-        label = "check of the one-step graph: "
-        if not one.ran:
-            console.print(Text.assemble(label, ("not run", "yellow"), f" ({one.note})"))
-        elif one.ok:
-            console.print(Text.assemble(label, ("ok", "green"), f" — {len(one.outputs)} "
-                                        f"output(s) equal after {one.steps} step(s)"))
-        else:
-            console.print(Text.assemble(label, ("FAILED", "bold red")))
-            for line in one.problems():
-                console.print(Text(f"  {line}"))
+        _print_check(console, "check of the one-step graph: ", one,
+                     f" — {len(one.outputs)} output(s) equal after {one.steps} step(s)")
 
 
 def _per_graph_table(report) -> Table:
