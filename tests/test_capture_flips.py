@@ -189,3 +189,20 @@ def test_stray_work_found_by_the_guard_still_flips_everything_back(rig):
         rig.run(lambda state: rig.log.append("step"))
     assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS,
                                "sync"]
+
+
+def test_a_state_that_is_one_array_is_not_asked_for_its_truth(rig, monkeypatch):
+    # setup() may return one array as the state; capture asked `... and warm_state`, and the
+    # truth of an array of several elements raises (CuPy, torch and NumPy alike), so capture
+    # crashed where outputs() could not run before the step.
+    from accelgraph_cli.run import protocol
+
+    class OneArray:
+        def __bool__(self):
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous")
+
+    monkeypatch.setattr(protocol, "_warm_up", lambda *args: OneArray())
+    monkeypatch.setattr(protocol, "_outputs_to_flip", lambda scenario, state: None)
+    rig.run(lambda state: rig.log.append("step"))
+    assert _steps(rig.log) == ["capture_begin", "step", "capture_end", "compare"]

@@ -247,7 +247,8 @@ def capture(
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
-        learned = _output_paths(scenario, warm_state) if outputs is None and warm_state else []
+        learned = (_output_paths(scenario, warm_state)
+                   if outputs is None and warm_state is not None else [])
         warm_state = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
