@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 import types
 
+from accelgraph_cli.cuda.backends import Backend
 
-class StubBackend:
-    """A Backend whose graphs come from ``new_graph`` and whose stream is ``stream``."""
+
+class StubBackend(Backend):
+    """A Backend whose graphs come from ``new_graph`` and whose stream is ``stream`` (what
+    it does not override is the base class's: no random generators)."""
 
     def __init__(self, new_graph, stream):
         self._new_graph, self._stream = new_graph, stream

@@ -206,3 +206,81 @@ def test_a_state_that_is_one_array_is_not_asked_for_its_truth(rig, monkeypatch):
     monkeypatch.setattr(protocol, "_outputs_to_flip", lambda scenario, state: None)
     rig.run(lambda state: rig.log.append("step"))
     assert _steps(rig.log) == ["capture_begin", "step", "capture_end", "compare"]
+
+
+RESULTS_SCENARIO = '''
+"""outputs() returns the dict the step publishes: empty before the first step."""
+PARAMS = {}
+
+
+def setup():
+    return {"y": 256, "acc": 512, "results": {}}
+
+
+def step(state):
+    state["results"]["y"] = state["y"]
+
+
+def outputs(state):
+    return dict(state["results"])
+'''
+
+
+def test_outputs_named_only_after_the_step_are_flipped_where_the_warm_up_held_them(
+        rig, monkeypatch, tmp_path):
+    # outputs() ran before capture and named nothing ({}), so nothing was flipped, and stray
+    # work rewriting y with the value it held went unseen. The warm-up's state, after its
+    # step, names y; the captured state's array at that path is flipped too.
+    from accelgraph_cli.run import protocol
+    from accelgraph_cli.run import scenario as scenario_mod
+
+    warm = {"y": 1256, "acc": 1512, "results": {"y": 1256}}
+    monkeypatch.setattr(protocol, "_warm_up", lambda *args: warm)
+    monkeypatch.setattr(protocol, "_allocation_start",
+                        lambda value: value if isinstance(value, int) else None)
+    monkeypatch.setattr(protocol, "find_arrays", lambda state, test: [
+        (k, v) for k, v in state.items() if isinstance(v, int)])
+    path = tmp_path / "results_dict.py"
+    path.write_text(RESULTS_SCENARIO)
+    protocol.capture(scenario_mod.load_scenario(path), {})
+    assert _steps(rig.log) == ["flip 256", "capture_begin", "capture_end", "compare",
+                               "flip_back 256", "sync"]
+
+
+def _check_with(monkeypatch, verdicts):
+    """check() of graphs a, b, c with _check_run answering from ``verdicts``: (names,
+    prefix) -> "ok", "FAILED" or "raised" (the eager step could not run alone)."""
+    from accelgraph_cli.run import protocol
+
+    calls = []
+
+    def fake_run(result, names, steps, rtol, atol, *, alone, prefix=()):
+        key = (tuple(names), tuple(prefix))
+        calls.append(key)
+        verdict = verdicts.get(key, "ok")
+        found = protocol.CheckResult(verdict == "ok", list(names), steps, [], rtol, atol, names,
+                                     ran=verdict != "raised", note=f"{key}")
+        found.cannot_run_alone = verdict == "raised"
+        return found
+
+    monkeypatch.setattr(protocol, "_check_run", fake_run)
+    result = types.SimpleNamespace(graphs=[types.SimpleNamespace(name=n) for n in "abc"])
+    return protocol.check(result), calls
+
+
+def test_a_graph_that_differs_alone_is_checked_again_after_the_graphs_before_it(monkeypatch):
+    # head reads what encode's graph allocated (no fresh state has it): alone it differs,
+    # after encode it is right, and so it was in the run in order; it failed the whole check
+    found, calls = _check_with(monkeypatch, {(("b",), ()): "FAILED"})
+    assert found.ok and found.per_graph["b"].ok
+    assert (("b",), ("a",)) in calls and "on a fresh state its replay differs" in \
+        found.per_graph["b"].note
+    # the first graph has no graphs before it; one wrong both ways keeps its own failure
+    found, calls = _check_with(monkeypatch, {(("a",), ()): "FAILED", (("c",), ()): "FAILED",
+                                             (("c",), ("a", "b")): "FAILED"})
+    assert not found.ok
+    assert (("a",), ()) in calls and not any(k[0] == ("a",) and k[1] for k in calls)
+    assert found.per_graph["c"].note == "(('c',), ())"
+    # one that cannot run alone is checked after them whatever that gives
+    found, _ = _check_with(monkeypatch, {(("c",), ()): "raised", (("c",), ("a", "b")): "FAILED"})
+    assert not found.ok and found.per_graph["c"].note == "(('c',), ('a', 'b'))"

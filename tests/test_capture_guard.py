@@ -122,6 +122,29 @@ def test_dict_keys_that_are_not_plain_values_show_as_type_and_position():
         "state['opt'][<Parameter #0>]['exp_avg']", "state[<str #1>]", "state[3]"]
 
 
+class _Leaf(numpy.ndarray):
+    """An array with torch's autograd attributes: ``is_leaf`` and a ``.grad``."""
+
+    is_leaf = True
+    grad = None
+
+
+def test_find_arrays_reaches_the_gradients_that_leaf_tensors_hold():
+    # .grad was never walked (an array is not searched further), so a training step's
+    # gradients, accumulated in place, were neither checksummed nor restored: a correct
+    # gradient-accumulation graph failed the check, and stray work on them went unseen
+    weight = numpy.zeros(4).view(_Leaf)
+    weight.grad = numpy.ones(4)
+    bias = numpy.zeros(2).view(_Leaf)  # no gradient yet
+    inner = numpy.zeros(3).view(_Leaf)
+    inner.is_leaf = False  # a non-leaf: torch warns when its .grad is read
+    inner.grad = numpy.ones(3)
+    state = {"w": weight, "b": bias, "h": inner, "same": weight.grad}
+    assert find_arrays(state, _is_array) == [
+        ("state['w']", weight), ("state['w'].grad", weight.grad), ("state['b']", bias),
+        ("state['h']", inner)]
+
+
 def test_find_arrays_reports_an_array_once_ends_cycles_and_skips_code():
     a = numpy.ones(3)
     state = {"a": a, "again": a}
@@ -328,10 +351,44 @@ def test_an_allocation_is_flipped_by_its_smallest_float_and_only_when_aligned_to
     picked = pick_allocations([wide, buf], {_allocation(buf)[0]}, _allocation)
     assert [p[2] for p in picked] == [4]
     # a start not aligned to the item size: left out (a misaligned word access faults)
-    odd = (1002, 64, 4, None), (1000, 64, 2, None)
+    odd = (2002, 64, 4, None), (1000, 64, 2, None)
     described = {id(v): d for v, d in zip(("odd4", "even2"), odd)}
     values = ["odd4", "even2"]
-    assert pick_allocations(values, {1002, 1000}, lambda v: described[id(v)]) == [(1000, 64, 2, None)]
+    assert pick_allocations(values, {2002, 1000}, lambda v: described[id(v)]) == [(1000, 64, 2, None)]
+
+
+def test_windows_of_one_buffer_wrapped_apart_are_flipped_once_as_one_allocation():
+    # cupy.asarray of two __cuda_array_interface__ windows of one buffer gives each its own
+    # allocation, starting where the window starts: flipped apart, the bytes they share were
+    # flipped twice, back to what they held, and stray work rewriting exactly those bytes
+    # with their own value went unseen (the guard passed a graph missing that work)
+    from accelgraph_cli.cuda.snapshot import pick_allocations
+
+    a, b, c, d = object(), object(), object(), object()
+    described = {"z": (1000, 4096, 4, a), "tail": (1000 + 4096 - 256, 256, 4, b),
+                 "apart": (8192, 64, 8, c), "next": (8192 + 64, 64, 4, d)}
+    picked = pick_allocations(["apart", "z", "tail", "next", "tail"], set(
+        v[0] for v in described.values()), lambda v: described[v])
+    # z and its tail: one allocation (z's span, both owners kept alive); allocations that
+    # only touch stay apart; first-seen order
+    assert picked == [(8192, 64, 8, c), (1000, 4096, 4, (a, b)), (8256, 64, 4, d)]
+    # a window reaching past the one it starts in widens the merge; the smallest item size
+    described = {"z": (1000, 128, 8, a), "mid": (1064, 128, 2, b), "last": (1180, 40, 4, c)}
+    picked = pick_allocations(["z", "mid", "last"], {1000, 1064, 1180}, lambda v: described[v])
+    assert picked == [(1000, 220, 2, (a, b, c))]
+
+
+def test_an_array_extent_is_the_bytes_its_strides_reach_as_numpy_counts_them():
+    from accelgraph_cli.cuda.snapshot import extent
+
+    base = numpy.zeros((6, 8), dtype=numpy.float32)
+    views = [base, base[1:4, 2:7], base[::-1], base[:, ::-2], base.T, base[2:3, 5:6],
+             numpy.broadcast_to(base[0], (5, 8)), base[:, 3][None, :]]
+    bounds = getattr(numpy.lib, "array_utils", numpy).byte_bounds
+    for view in views:
+        ptr = view.__array_interface__["data"][0]
+        assert extent(ptr, view.shape, view.strides, view.itemsize) == bounds(view)
+    assert extent(4096, (0, 8), (32, 4), 4) == (4096, 4096)  # empty: no bytes
 
 
 def test_expect_empty_naming_a_graph_steps_does_not_return_is_refused(tmp_path):

@@ -95,6 +95,26 @@ class Backend:
         """Whether ``got`` still holds exactly the complement of ``want``."""
         raise NotImplementedError
 
+    # Random number generators that graphs draw from (torch's CUDA generators): their seed
+    # and offset are host state, which the check sets back to where eager started before
+    # the replays, as it restores the state's arrays.
+    has_generators = False
+
+    def is_generator(self, obj: Any) -> bool:
+        """Whether ``obj`` is a device random generator a graph must register."""
+        return False
+
+    def register_generators(self, graph: Any, generators: list[tuple[str, Any]]) -> None:
+        """Register the state's own generators (path, generator) with ``graph``."""
+
+    def rng_state(self, generators: list[tuple[str, Any]]) -> Any:
+        """Where the default generator and the state's own stand now."""
+        return None
+
+    def set_rng_state(self, saved: Any, generators: list[tuple[str, Any]]) -> None:
+        """Put the default generator and another state's generators (same paths) back where
+        :meth:`rng_state` found them."""
+
 
 def _same_bits(cupy, want, got):
     """Element by element: whether the two arrays hold the same bits, as "bitwise" promises
@@ -278,9 +298,30 @@ class TorchBackend(Backend):
     def copy(self, value: Any) -> Any:
         return self.torch.as_tensor(value).clone()
 
+    has_generators = True
+
+    def is_generator(self, obj: Any) -> bool:
+        return isinstance(obj, self.torch.Generator) and obj.device.type == "cuda"
+
+    def register_generators(self, graph: Any, generators: list[tuple[str, Any]]) -> None:
+        for _, generator in generators:
+            graph.register_generator(generator)
+
+    def rng_state(self, generators: list[tuple[str, Any]]) -> Any:
+        return (self.torch.cuda.get_rng_state(),
+                {path: generator.get_state() for path, generator in generators})
+
+    def set_rng_state(self, saved: Any, generators: list[tuple[str, Any]]) -> None:
+        default, own = saved
+        self.torch.cuda.set_rng_state(default)
+        for path, generator in generators:
+            if path in own:
+                generator.set_state(own[path])
+
     def fill_complement(self, target: Any, reference: Any) -> bool:
         if target.shape != reference.shape or target.dtype != reference.dtype:
             return False
+        target, reference = _one_of_each_broadcast(target, reference)
         if target.dtype == self.torch.bool:
             target.copy_(reference.logical_not())
             return True
@@ -299,6 +340,20 @@ class TorchBackend(Backend):
         if words is None or want.is_complex():
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
+
+
+def _one_of_each_broadcast(target, reference):
+    """``target`` and ``reference`` narrowed to one element along every dimension in which
+    ``target`` repeats one element (stride 0: an expanded or broadcast view): its memory
+    holds one value there, which cannot take a different complement per position (torch
+    refuses to write such a view at all). CuPy arrays and torch tensors alike."""
+    stride = getattr(target, "stride", None)
+    strides = stride() if callable(stride) else target.strides
+    for dim, (size, step) in enumerate(zip(target.shape, strides)):
+        if step == 0 and size > 1:
+            first = (slice(None),) * dim + (slice(0, 1),)
+            target, reference = target[first], reference[first]
+    return target, reference
 
 
 def _external(cupy, torch_stream):

@@ -28,6 +28,7 @@ checked. CuPy arrays and CUDA torch tensors are read alike, as raw device memory
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -157,9 +158,46 @@ def device_region(obj: Any) -> tuple[int, int, Any] | None:
     return None
 
 
+def extent(ptr: int, shape, strides, itemsize: int) -> tuple[int, int]:
+    """[first byte, last byte + 1) of an array with data pointer ``ptr``, ``shape``,
+    ``strides`` in bytes (negative and zero ones too) and ``itemsize``; an empty array
+    spans nothing."""
+    lo = hi = ptr
+    for n, stride in zip(shape, strides):
+        if not n:
+            return ptr, ptr
+        if stride > 0:
+            hi += stride * (n - 1)
+        else:
+            lo += stride * (n - 1)
+    return lo, hi + itemsize
+
+
+def array_extent(obj: Any) -> tuple[int, int] | None:
+    """The bytes a CuPy array or CUDA tensor (a view too) reaches, as :func:`extent`; None
+    for anything else and for an empty one."""
+    cupy = _cuda.require_cuda()
+    if isinstance(obj, cupy.ndarray):
+        if not obj.size:
+            return None
+        return extent(int(obj.data.ptr), obj.shape, obj.strides, obj.itemsize)
+    if _is_cuda_tensor(obj):
+        if not obj.numel():
+            return None
+        size = obj.element_size()
+        return extent(int(obj.data_ptr()), tuple(obj.shape), [s * size for s in obj.stride()],
+                      size)
+    return None
+
+
 def _is_cuda_tensor(obj: Any) -> bool:
-    return (type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True
-            and callable(getattr(obj, "untyped_storage", None)))
+    """A CUDA torch tensor, a subclass of torch.Tensor too (a quantized weight class, a
+    scenario's own), asked without importing torch: a process that never imported it holds
+    no tensor."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None) if torch is not None else None
+    return (tensor is not None and isinstance(obj, tensor)
+            and getattr(obj, "is_cuda", False) is True)
 
 
 def is_device_array(obj: Any) -> bool:
@@ -247,8 +285,11 @@ class StateSnapshot:
     device maps host memory (a copy each way where it does not).
     """
 
-    def __init__(self, regions: list[Region], stream: Any):
+    def __init__(self, regions: list[Region], stream: Any,
+                 arrays: list[tuple[str, Any]] | None = None):
         self.regions = regions
+        # the (path, array) pairs the regions came from, as they were before capture
+        self.arrays = list(arrays) if arrays is not None else []
         self.stream = stream
         self.take_ms = 0.0
         self.compare_ms = 0.0
@@ -293,7 +334,7 @@ class StateSnapshot:
         """
         cupy = _cuda.require_cuda()
         t0 = time.perf_counter()
-        snapshot = cls(state_regions(arrays), stream)
+        snapshot = cls(state_regions(arrays), stream, arrays)
         if not synchronized:
             cupy.cuda.runtime.deviceSynchronize()
         n = len(snapshot.regions)
@@ -404,10 +445,14 @@ class StateSnapshot:
 
         ``fresh_arrays`` are the ``(path, array)`` pairs of a state from the same setup with
         the same parameters: the same paths reach allocations of the same sizes.
-        AccelgraphError when they do not.
+        AccelgraphError when they do not. An allocation both states hold (one buffer that
+        every setup() takes a slot of, as a paged KV cache hands blocks out) is copied array
+        by array, each of the fresh state's into the captured state's at its path; an array
+        both states hold, the same bytes, is left as it is.
         """
         cupy = _cuda.require_cuda()
         fresh = dict(fresh_arrays)
+        mine = None
         for region in self.regions:
             source = fresh.get(region.paths[0])
             found = device_region(source) if source is not None else None
@@ -417,8 +462,35 @@ class StateSnapshot:
                     f"missing or has another size; setup must build the same arrays for the "
                     f"same parameters"
                 )
-            cupy.cuda.runtime.memcpyAsync(region.ptr, found[0], region.size, _D2D,
-                                          self.stream.ptr)
+            if found[0] != region.ptr:
+                cupy.cuda.runtime.memcpyAsync(region.ptr, found[0], region.size, _D2D,
+                                              self.stream.ptr)
+                continue
+            if mine is None:
+                mine = dict(self.arrays)
+            for path in region.paths:
+                target, source = mine.get(path), fresh.get(path)
+                if target is None or source is None or target is source:
+                    continue
+                if array_extent(target) == array_extent(source):
+                    continue  # the same bytes: nothing to copy
+                self._copy_array(target, source, path)
+
+    def _copy_array(self, target: Any, source: Any, path: str) -> None:
+        """``source``'s elements into ``target`` (same shape and dtype), on the snapshot's
+        stream."""
+        cupy = _cuda.require_cuda()
+        if tuple(target.shape) != tuple(source.shape) or target.dtype != source.dtype:
+            raise AccelgraphError(
+                f"setup() built a different state the second time: {path} has another shape "
+                f"or dtype; setup must build the same arrays for the same parameters")
+        if isinstance(target, cupy.ndarray):
+            with self.stream:
+                cupy.copyto(target, source)
+        else:
+            torch = sys.modules["torch"]
+            with torch.cuda.stream(torch.cuda.ExternalStream(self.stream.ptr)):
+                target.copy_(source)
 
     def covers(self, array: Any) -> bool:
         """Whether ``array``'s memory lies in one of the snapshot's allocations."""
@@ -426,6 +498,19 @@ class StateSnapshot:
             return False
         ptr = int(array.data_ptr()) if hasattr(array, "data_ptr") else int(array.data.ptr)
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
+
+    def shares(self, array: Any) -> bool:
+        """Whether ``array`` reaches a byte that an array of the snapshot's state reached
+        before capture (not only its allocation: two slots of one buffer share none)."""
+        found = array_extent(array)
+        if found is None:
+            return False
+        lo, hi = found
+        for _, mine in self.arrays:
+            other = array_extent(mine)
+            if other is not None and lo < other[1] and other[0] < hi:
+                return True
+        return False
 
 
 def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
@@ -448,8 +533,12 @@ def pick_allocations(values: list, state_pointers: set[int], describe) -> list[t
     """The allocations (``describe(value)``: pointer, bytes, item size, owner; None to skip)
     behind ``values`` that the state holds (pointer in ``state_pointers``), each once, in
     the order first seen, with the smallest item size of the values in it (a float64 view
-    and float32 data in one buffer: every float32 word is then flipped). An allocation whose
-    start is not aligned to that size is left out."""
+    and float32 data in one buffer: every float32 word is then flipped). Allocations whose
+    bytes overlap are merged into one (their owners kept as a tuple): two windows of one
+    buffer that were wrapped apart (``cupy.asarray`` of two ``__cuda_array_interface__``
+    objects gives each its own allocation, starting where the window does) must not flip
+    the bytes they share twice, which would leave those bytes as they were. An allocation
+    whose start is not aligned to its item size is left out."""
     found: dict[int, list] = {}
     for value in values:
         described = describe(value)
@@ -457,10 +546,25 @@ def pick_allocations(values: list, state_pointers: set[int], describe) -> list[t
             continue
         seen = found.get(described[0])
         if seen is None:
-            found[described[0]] = list(described)
-        elif described[2] < seen[2]:
-            seen[2] = described[2]
-    return [tuple(a) for a in found.values() if a[0] % a[2] == 0]
+            found[described[0]] = [*described[:3], [described[3]], len(found)]
+        else:
+            seen[1] = max(seen[1], described[1])
+            seen[2] = min(seen[2], described[2])
+            if described[3] is not seen[3][0]:
+                seen[3].append(described[3])
+    merged: list[list] = []
+    for item in sorted(found.values(), key=lambda a: a[0]):
+        last = merged[-1] if merged else None
+        if last is not None and item[0] < last[0] + last[1]:  # overlaps the one before
+            last[1] = max(last[1], item[0] + item[1] - last[0])
+            last[2] = min(last[2], item[2])
+            last[3].extend(o for o in item[3] if not any(o is kept for kept in last[3]))
+            last[4] = min(last[4], item[4])
+        else:
+            merged.append(item)
+    merged.sort(key=lambda a: a[4])
+    return [(a[0], a[1], a[2], a[3][0] if len(a[3]) == 1 else tuple(a[3]))
+            for a in merged if a[0] % a[2] == 0]
 
 
 def output_paths(values: list, arrays: list[tuple[str, Any]], start) -> list[str]:
@@ -516,6 +620,9 @@ def fill_complement(target: Any, reference: Any) -> bool:
     reference = cupy.asarray(reference)
     if target.shape != reference.shape or target.dtype != reference.dtype:
         return False
+    from .backends import _one_of_each_broadcast
+
+    target, reference = _one_of_each_broadcast(target, reference)
     if target.dtype == cupy.bool_:
         target[...] = ~reference
         return True

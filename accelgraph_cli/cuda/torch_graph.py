@@ -94,6 +94,23 @@ class TorchGraph(GraphBase):
         self._captured = False
         self._instantiated = False
         self._stream: Any = None
+        self._generators: list = []  # registered with every torch graph object this one makes
+
+    def register_generator(self, generator) -> None:
+        """Let the graph draw from ``generator``, a CUDA ``torch.Generator`` of the
+        scenario's own (torch's default generators need no registering): torch then keeps
+        its seed and offset for each replay as for the default one. Before capture_begin;
+        it holds for every later capture of this object (reset() included)."""
+        if self._capturing:
+            raise GraphStateError("register_generator called during capture; register "
+                                  "generators before capture_begin")
+        register = getattr(self._graph, "register_generator_state", None)
+        if register is None:
+            raise NoGPUError("this torch cannot register a generator with a graph "
+                             "(torch.cuda.CUDAGraph.register_generator_state); pip install "
+                             "'torch>=2.8'")
+        register(generator)
+        self._generators.append(generator)
 
     @property
     def graph_pool(self) -> tuple[int, int] | None:
@@ -279,7 +296,7 @@ class TorchGraph(GraphBase):
                 end_pool(device, pool)
             except Exception:
                 pass  # routing already ended (capture_end got that far)
-        for generator in torch.cuda.default_generators:
+        for generator in [*torch.cuda.default_generators, *self._generators]:
             try:
                 # a fresh generator state with the same seed and offset, not capturing
                 generator.graphsafe_set_state(generator.clone_state())
@@ -288,6 +305,8 @@ class TorchGraph(GraphBase):
 
     def _fresh_graph(self) -> None:
         self._graph = _torch().cuda.CUDAGraph(keep_graph=True)
+        for generator in self._generators:
+            self._graph.register_generator_state(generator)
         self._captured = False
         self._instantiated = False
         self._stream = None

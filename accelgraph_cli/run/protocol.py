@@ -247,17 +247,21 @@ def capture(
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
-        learned = (_output_paths(scenario, warm_state)
-                   if outputs is None and warm_state is not None else [])
+        # and where the warm-up's outputs lay, after its step: outputs() may name only some
+        # of them before the step (an array the step stores; a dict the step fills)
+        learned = _output_paths(scenario, warm_state) if warm_state is not None else []
         warm_state = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
-        if outputs is None and learned:
-            # outputs() names something only the step stores: the outputs the state already
-            # holds are those at the paths where the warm-up's state held its outputs
+        if learned:
+            # the outputs the state already holds are also those at the paths where the
+            # warm-up's state held its outputs (flipped once each, whatever names them)
             by_path = dict(arrays)
-            outputs = {path: by_path[path] for path in learned if path in by_path}
+            outputs = {**{path: by_path[path] for path in learned if path in by_path},
+                       **(outputs or {})}
+        generators = (find_arrays(state, backend.is_generator) if backend.has_generators
+                      else [])
         flipped: list = []
         graph = None
         try:
@@ -277,6 +281,7 @@ def capture(
                 graph = backend.new_graph(keep_graph=keep_graph, pool=token,
                                           capture_error_mode=error_mode)
                 graph.enable_debug_mode()
+                backend.register_generators(graph, generators)
                 held_before = backend.pools_bytes([token], pool)
                 snapshot.wait()  # the before-capture checksums are done before any step runs
                 t0 = time.perf_counter()
@@ -443,6 +448,8 @@ def _off_stream_lines(scenario, params, name, backend, streams) -> list[str]:
             streams.cupy.synchronize()
             graph = backend.new_graph(keep_graph=False, pool=backend.new_pool(PoolKind.PRIVATE),
                                       capture_error_mode=CaptureErrorMode.RELAXED)
+            if backend.has_generators:
+                backend.register_generators(graph, find_arrays(state, backend.is_generator))
             graph.capture_begin()
             try:
                 with guard.trace_off_stream_lines(path, streams.handle,
@@ -567,12 +574,20 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     if len(names) > 1:
         for index, name in enumerate(names):
             alone = _check_run(result, [name], steps, rtol, atol, alone=True)
-            if alone.cannot_run_alone and index:
-                # a step that cannot run on a fresh state (a decode step needs its prefill):
-                # alone after the graphs before it, run once, so that a value it froze at
-                # capture still shows in its own repeated replays
-                alone = _check_run(result, [name], steps, rtol, atol, alone=True,
+            if index and (alone.cannot_run_alone or not alone.ok):
+                # a step that cannot run on a fresh state (a decode step needs its prefill),
+                # or whose graph reads what the graphs before it leave (memory they
+                # allocated, which no fresh state has): alone after the graphs before it,
+                # run once, so that a value it froze at capture still shows in its own
+                # repeated replays. A graph wrong both ways keeps its own failure.
+                after = _check_run(result, [name], steps, rtol, atol, alone=True,
                                    prefix=names[:index])
+                if alone.cannot_run_alone or after.ok:
+                    if not alone.cannot_run_alone:
+                        after.note = (f"alone after {', '.join(names[:index])} once: on a "
+                                      f"fresh state its replay differs, as it reads what they "
+                                      f"leave")
+                    alone = after
             per_graph[name] = alone
     overall = _check_run(result, names, steps, rtol, atol, alone=False)
     overall.per_graph = per_graph
@@ -597,6 +612,11 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
         eager_steps = scenario.graph_steps(eager_state)
+        # where eager starts drawing random numbers (torch's CUDA generators): the replays
+        # start there too, as from eager's starting bytes
+        generators = (find_arrays(eager_state, backend.is_generator)
+                      if backend.has_generators else [])
+        rng = backend.rng_state(generators)
 
         def eager_round() -> None:  # as one replay of the graphs: `unroll` steps each
             for _ in range(result.unroll):
@@ -639,7 +659,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 # outputs may be memory a graph allocated, mapped only during a launch, and
                 # none has run yet)
                 shared = [key for key in expected if result.snapshot is not None
-                          and result.snapshot.covers(expected[key])]
+                          and result.snapshot.shares(expected[key])]
                 if shared:
                     return not_run(_shared_outputs_note(shared))
             # Copied before anything replays: a replay may write the memory eager's outputs
@@ -648,6 +668,8 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             # output was then given), and would then rewrite what it is compared with.
             rounds.append({key: backend.copy(value) for key, value in expected.items()})
         poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
+        if generators or rng is not None:
+            backend.set_rng_state(rng, find_arrays(result.state, backend.is_generator))
         graphs = [result.graph(name).graph for name in names]
         for name in prefix:
             result.graph(name).graph.replay()

@@ -44,7 +44,8 @@ def find_arrays(state: Any, is_array: Callable[[Any], bool], root: str = "state"
     (anything with ``named_parameters()`` and ``named_buffers()``, as torch.nn.Module has),
     then the plain attributes of it and its submodules, and the attributes of other objects
     (``vars(obj)`` and ``__slots__``; callable ones too; functions, methods, classes and
-    modules are not searched). An array is not searched further. Each object
+    modules are not searched). An array is not searched further, except for its gradient
+    (``.grad`` of a leaf tensor, as ``state.fc1.weight.grad``). Each object
     is reported once, under the first path that reaches it (dict order, then list order), so
     an array held under two keys is one entry; cycles end.
     """
@@ -64,6 +65,12 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
     seen.add(id(obj))
     if is_array(obj):
         yield path, obj
+        # a leaf tensor's gradient (torch's .grad, which training steps accumulate into in
+        # place); not asked of a non-leaf tensor, where torch warns that it holds none
+        if getattr(obj, "is_leaf", False) is True:
+            grad = getattr(obj, "grad", None)
+            if grad is not None:
+                yield from _walk(grad, f"{path}.grad", depth + 1, is_array, seen)
         return
     if depth >= MAX_DEPTH or isinstance(obj, _OPAQUE):
         return

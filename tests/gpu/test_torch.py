@@ -256,3 +256,39 @@ def test_dropout_under_capture_draws_new_numbers_each_replay(tmp_path):
     torch.cuda.synchronize()
     assert 0 < int((first == 0).sum()) < 4096
     assert not torch.equal(first, second)
+
+
+def test_a_registered_generator_draws_in_replays_what_it_draws_eagerly():
+    # torch 2.11 refuses a generator of one's own inside a capture ("Attempt to increase
+    # offset for a CUDA generator not in capture mode") unless it is registered with the graph
+    side = torch.cuda.Stream()
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(7)
+    out = torch.empty(4096, device="cuda")
+    with torch.cuda.stream(side):
+        out.copy_(torch.rand(4096, device="cuda", generator=gen))  # warm the kernels
+    torch.cuda.synchronize()
+    graph = TorchGraph()
+    graph.register_generator(gen)
+    with torch.cuda.stream(side):
+        graph.capture_begin()
+        with pytest.raises(GraphStateError, match="before capture_begin"):
+            graph.register_generator(gen)
+        out.copy_(torch.rand(4096, device="cuda", generator=gen))
+        graph.capture_end()
+    start = gen.get_state()
+    with torch.cuda.stream(side):
+        eager = [torch.rand(4096, device="cuda", generator=gen) for _ in range(2)]
+        gen.set_state(start)
+        replays = []
+        for _ in range(2):
+            graph.replay()
+            replays.append(out.clone())
+    torch.cuda.synchronize()
+    assert not torch.equal(replays[0], replays[1])  # the offset advances per replay
+    assert all(torch.equal(a, b) for a, b in zip(eager, replays))
+    graph.reset()  # the registration holds for the next capture of this object
+    with torch.cuda.stream(side):
+        graph.capture_begin()
+        out.copy_(torch.rand(4096, device="cuda", generator=gen))
+        graph.capture_end()

@@ -6,7 +6,8 @@ states one buffer, a graph writing a block the step released (and eager's output
 given), a torch module's private output tensor, an output 16 links deep under an async pool,
 a decode step that cannot run alone, a one-step graph shown beside an unrolled one, host
 random numbers and counters whose frozen values agree with eager's last step, int64 outputs
-under a tolerance, and outputs that are all empty.
+under a tolerance, outputs that are all empty, an outputs() that names nothing before the
+first step, and two windows of one buffer that another library handed out.
 """
 
 import importlib.util
@@ -39,6 +40,8 @@ CASES = {
     "every_third_step": ({}, {"steps": 4}, "failed"),
     "int64_keys_atol": ({}, {"atol": 1e-6}, "failed"),
     "finished_rows_empty": ({}, {}, "not run"),
+    "results_dict_outputs": ({}, {}, "refused"),  # outputs() names nothing before the step
+    "overlapping_windows": ({}, {}, "refused"),  # two windows of one buffer, wrapped apart
 }
 
 

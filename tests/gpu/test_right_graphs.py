@@ -1,0 +1,49 @@
+"""Graphs that are right (tests/right_graphs/) must earn "check: ok", and not be refused.
+
+Each file is a correct graph that the check once failed or crashed on: dropout drawn from
+torch's CUDA generators (the default one, and one the state keeps), gradient accumulation in
+.grad across two graphs, a cache that is one slot of a process-wide pool, a running total
+kept in a torch.Tensor subclass, an output that is an expanded view, and a graph that reads
+what the graph before it allocated. A false alarm costs users' trust as a false pass does.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from accelgraph_cli.run import protocol as runner
+from accelgraph_cli.run.scenario import load_scenario, parse_params
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.gpu
+
+RIGHT = ROOT / "tests" / "right_graphs"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+CASES = [
+    ("torch_dropout_seeded", []),
+    ("torch_dropout_seeded", ["own_generator=true"]),
+    ("torch_grad_accum", []),
+    ("torch_grad_accum", ["grads_in_outputs=true"]),
+    ("kv_pool_views", []),
+    ("kv_pool_views", ["in_pool=false"]),
+    ("torch_subclass_total", []),
+    ("torch_expanded_mask", []),
+    ("encode_then_head", []),
+]
+
+
+@pytest.mark.parametrize("stem, params", CASES, ids=[" ".join([s, *p]) for s, p in CASES])
+def test_a_right_graph_earns_check_ok(stem, params):
+    if stem.startswith("torch_") and not HAS_TORCH:
+        pytest.skip("torch is not installed")
+    scen = load_scenario(RIGHT / f"{stem}.py")
+    result = runner.capture(scen, parse_params(scen.info.params, params))
+    for _ in range(2):  # a second check starts from the same bytes and generator positions
+        checked = runner.check(result)
+        assert checked.ok and checked.verdict == "ok", checked.to_dict()
+        assert all(c.ok and c.ran for c in checked.per_graph.values()), checked.to_dict()
+    if stem == "encode_then_head":  # head reads what encode's graph allocated
+        assert "after encode" in checked.per_graph["head"].note, checked.to_dict()
