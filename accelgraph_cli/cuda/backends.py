@@ -319,6 +319,12 @@ class TorchBackend(Backend):
                 generator.set_state(own[path])
 
     def fill_complement(self, target: Any, reference: Any) -> bool:
+        # in inference mode: torch refuses an in-place write to an inference tensor outside
+        # it, and allows one to a leaf that requires grad under it (no autograd applies)
+        with self.torch.inference_mode():
+            return self._fill_complement(target, reference)
+
+    def _fill_complement(self, target: Any, reference: Any) -> bool:
         if target.shape != reference.shape or target.dtype != reference.dtype:
             return False
         target, reference = _one_of_each_broadcast(target, reference)

@@ -191,13 +191,32 @@ def array_extent(obj: Any) -> tuple[int, int] | None:
 
 
 def _is_cuda_tensor(obj: Any) -> bool:
-    """A CUDA torch tensor, a subclass of torch.Tensor too (a quantized weight class, a
-    scenario's own), asked without importing torch: a process that never imported it holds
-    no tensor."""
+    """A CUDA torch tensor with memory of its own, a subclass of torch.Tensor too (a
+    scenario's own, a quantized weight class that keeps its data in the tensor), asked
+    without importing torch: a process that never imported it holds no tensor. A wrapper
+    subclass (``_make_wrapper_subclass``: its data is in the tensors it holds, and it has no
+    storage to read) is not one: the walk goes on into what it holds. Nor is a sparse or
+    nested tensor (no storage of one piece: not guarded)."""
     torch = sys.modules.get("torch")
     tensor = getattr(torch, "Tensor", None) if torch is not None else None
-    return (tensor is not None and isinstance(obj, tensor)
-            and getattr(obj, "is_cuda", False) is True)
+    if tensor is None or not isinstance(obj, tensor) or getattr(obj, "is_cuda", False) is not True:
+        return False
+    if obj.layout is not torch.strided:  # sparse, nested: no storage of one piece to read
+        return False
+    if type(obj) is tensor or type(obj) is torch.nn.Parameter:
+        return True
+    try:
+        storage = obj.untyped_storage()
+        return storage.data_ptr() != 0 and storage.nbytes() > 0
+    except Exception:
+        return False
+
+
+def _as_cupy(cupy, array: Any) -> Any:
+    """A CuPy view of a CuPy array or a CUDA tensor (detached: no autograd rule applies)."""
+    if isinstance(array, cupy.ndarray):
+        return array
+    return cupy.asarray(array.detach())
 
 
 def is_device_array(obj: Any) -> bool:
@@ -470,27 +489,28 @@ class StateSnapshot:
                 mine = dict(self.arrays)
             for path in region.paths:
                 target, source = mine.get(path), fresh.get(path)
-                if target is None or source is None or target is source:
+                if source is None:
+                    raise AccelgraphError(
+                        f"setup() built a different state the second time: {path} is missing; "
+                        f"setup must build the same arrays for the same parameters")
+                if target is None or target is source:
                     continue
-                if array_extent(target) == array_extent(source):
-                    continue  # the same bytes: nothing to copy
+                there, here = array_extent(target), array_extent(source)
+                if there is None or here is None or (here[0] < there[1] and there[0] < here[1]):
+                    continue  # bytes both states hold: nothing to copy them from
                 self._copy_array(target, source, path)
 
     def _copy_array(self, target: Any, source: Any, path: str) -> None:
         """``source``'s elements into ``target`` (same shape and dtype), on the snapshot's
-        stream."""
+        stream, as raw device memory: a torch tensor is read through a CuPy view of it, so
+        no autograd rule (a leaf that requires grad, an inference-mode tensor) applies."""
         cupy = _cuda.require_cuda()
         if tuple(target.shape) != tuple(source.shape) or target.dtype != source.dtype:
             raise AccelgraphError(
                 f"setup() built a different state the second time: {path} has another shape "
                 f"or dtype; setup must build the same arrays for the same parameters")
-        if isinstance(target, cupy.ndarray):
-            with self.stream:
-                cupy.copyto(target, source)
-        else:
-            torch = sys.modules["torch"]
-            with torch.cuda.stream(torch.cuda.ExternalStream(self.stream.ptr)):
-                target.copy_(source)
+        with self.stream:
+            cupy.copyto(_as_cupy(cupy, target), _as_cupy(cupy, source))
 
     def covers(self, array: Any) -> bool:
         """Whether ``array``'s memory lies in one of the snapshot's allocations."""
@@ -499,15 +519,19 @@ class StateSnapshot:
         ptr = int(array.data_ptr()) if hasattr(array, "data_ptr") else int(array.data.ptr)
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
 
-    def shares(self, array: Any) -> bool:
+    def shares(self, array: Any, also: list | tuple = ()) -> bool:
         """Whether ``array`` reaches a byte that an array of the snapshot's state reached
-        before capture (not only its allocation: two slots of one buffer share none)."""
+        before capture, or one of ``also`` reaches (the captured state's outputs now) — the
+        bytes, not only the allocation: two slots of one buffer share none."""
         found = array_extent(array)
         if found is None:
             return False
         lo, hi = found
-        for _, mine in self.arrays:
-            other = array_extent(mine)
+        for mine in [a for _, a in self.arrays] + list(also):
+            try:
+                other = array_extent(mine)
+            except Exception:  # an object that is no array: it shares nothing
+                other = None
             if other is not None and lo < other[1] and other[0] < hi:
                 return True
         return False
@@ -568,20 +592,22 @@ def pick_allocations(values: list, state_pointers: set[int], describe) -> list[t
 
 
 def output_paths(values: list, arrays: list[tuple[str, Any]], start) -> list[str]:
-    """The first path of each of ``arrays`` (``(path, array)`` pairs, as the state walk gives
-    them) whose allocation a value of ``values`` lies in, each once, in the order the values
-    come: ``start(x)`` is the address of the allocation ``x`` lies in (None to skip it)."""
-    by_start: dict[int, str] = {}
+    """The paths of ``arrays`` (``(path, array)`` pairs, as the state walk gives them) whose
+    allocation a value of ``values`` lies in, each once, in the order the values come (and
+    for one allocation, the walk's order): every path, not only the first, since another
+    state may hold something else at the first (a placeholder the step replaces).
+    ``start(x)`` is the address of the allocation ``x`` lies in (None to skip it)."""
+    by_start: dict[int, list[str]] = {}
     for path, array in arrays:
         where = start(array)
         if where is not None:
-            by_start.setdefault(where, path)
+            by_start.setdefault(where, []).append(path)
     paths: list[str] = []
     for value in values:
         where = start(value)
-        path = by_start.get(where) if where is not None else None
-        if path is not None and path not in paths:
-            paths.append(path)
+        for path in (by_start.get(where, []) if where is not None else []):
+            if path not in paths:
+                paths.append(path)
     return paths
 
 

@@ -80,6 +80,9 @@ class TorchGraph(GraphBase):
         torch = _torch()
         self.keep_graph = bool(keep_graph)
         self.graph_pool = pool
+        # the pool token was made by this graph for its own capture and never handed out
+        # (by pool() or graph_pool): reset() then drops it, see there
+        self._pool_private_to_us = False
         self.capture_error_mode = capture_error_mode
         self._debug = False
         try:
@@ -137,6 +140,7 @@ class TorchGraph(GraphBase):
                                  "torch.cuda.graph_pool_handle() or TorchGraph.pool()")
         self._refuse_pool_change()
         self._graph_pool = token
+        self._pool_private_to_us = False
 
     @property
     def is_capturing(self) -> bool:
@@ -156,9 +160,16 @@ class TorchGraph(GraphBase):
     def pool(self) -> tuple[int, int]:
         """The token of this graph's pool (made now if none was given): pass it as ``pool=``
         to another TorchGraph to share the pool."""
-        if self.graph_pool is None:
-            self.graph_pool = new_torch_pool()
-        return self.graph_pool
+        token = self._capture_pool()
+        self._pool_private_to_us = False  # handed out: others may capture into it
+        return token
+
+    def _capture_pool(self) -> tuple[int, int]:
+        """The token the next capture allocates from, made now (this graph's own) if none."""
+        if self._graph_pool is None:
+            self._graph_pool = new_torch_pool()
+            self._pool_private_to_us = True
+        return self._graph_pool
 
     def capture_begin(self) -> None:
         """Start capturing the work enqueued on torch's current stream, allocating from this
@@ -185,13 +196,19 @@ class TorchGraph(GraphBase):
         mode = self.capture_error_mode.resolved.value
         self._stream = stream  # (a failed begin's discard reads it, then clears it)
         try:
-            self._graph.capture_begin(pool=self.pool(), capture_error_mode=mode)
+            self._graph.capture_begin(pool=self._capture_pool(), capture_error_mode=mode)
         except Exception as exc:
             # torch may have got part of the way: a capture it began on the stream (which was
             # not capturing before: asked above) is ended, its RNG generators' capture and
             # the pool routing are undone, and a fresh torch graph object replaces the failed
             # one. What cannot be undone is named after the refusal.
             left = self._discard_failed_capture()
+            if "use_count > 0" in str(exc):  # torch's allocator: the pool was released
+                raise CaptureError(
+                    f"cannot capture into pool {self._graph_pool}: every graph that used it "
+                    f"was reset, so torch released it, and tensors its captures allocated "
+                    f"still hold its memory; give this graph a new pool token "
+                    f"(torch.cuda.graph_pool_handle())" + _left_behind(left), exc) from exc
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}"
                                + _left_behind(left), exc) from exc
         self._capturing = True
@@ -338,12 +355,18 @@ class TorchGraph(GraphBase):
         self.replay()
 
     def reset(self) -> None:
-        """Delete the graph held by this object; it can then capture again."""
+        """Delete the graph held by this object; it can then capture again. A pool token this
+        graph made for itself and never handed out (``pool()`` not called, none given) is
+        dropped, and the next capture makes a new one: torch releases a pool once no graph
+        uses it, and refuses to capture into a released pool while its memory is still
+        held (by tensors a capture allocated)."""
         if self._capturing:
             self.abort_capture()
         self.__dict__.pop("replay", None)
         self._graph.reset()
         self._fresh_graph()
+        if self._pool_private_to_us:
+            self._graph_pool, self._pool_private_to_us = None, False
 
     def pool_bytes(self) -> int:
         """Bytes torch's allocator holds in this graph's pool (shared pools count once for

@@ -170,25 +170,28 @@ def resolve_options(info, pool: PoolKind | str | None,
 
 def _warm_up(scenario, params, streams: Streams):
     """Run every step once eagerly on a throwaway state (kernel compilation, module loading,
-    cuBLAS workspaces, lazy initialisation: none of it is capturable). Returns that state, for
-    :func:`_output_paths` where the captured state cannot name its outputs; the caller drops
-    it before capturing."""
+    cuBLAS workspaces, lazy initialisation: none of it is capturable). Returns that state and
+    the ``(path, array)`` pairs it held before its steps ran, for :func:`_output_paths`;
+    the caller drops them before capturing."""
     state = scenario.make_state(params)
+    before = find_arrays(state, is_device_array)
     for name, step in scenario.graph_steps(state).items():
         _call_step(scenario, name, step)
     streams.cupy.synchronize()
-    return state
+    return state, before
 
 
-def _output_paths(scenario, state) -> list[str]:
-    """The paths of ``state``'s allocations that ``outputs(state)`` values lie in (views
-    included), each once: what capture flips when outputs() cannot run before the step (it
-    names an array the step stores). Best effort: [] when outputs() fails here too."""
+def _output_paths(scenario, state, before: list | tuple = ()) -> list[str]:
+    """The paths at which ``state``'s allocations that ``outputs(state)`` values lie in (views
+    included) were held before the step ran (``before``: a state that has not run its step,
+    as the captured one, holds them there) and are held now, each once: what capture
+    flips besides what outputs() names before the step (an array the step stores, or
+    publishes under another key). Best effort: [] when outputs() fails here too."""
     outputs = _outputs_to_flip(scenario, state)
     if not outputs:
         return []
     try:
-        arrays = find_arrays(state, is_device_array)
+        arrays = list(before) + find_arrays(state, is_device_array)
         return output_paths(list(outputs.values()), arrays, _allocation_start)
     except Exception:  # an object CuPy cannot read: nothing is learned from it
         return []
@@ -236,21 +239,21 @@ def capture(
         state = scenario.make_state(params)
         steps = scenario.graph_steps(state)
         check_expect_empty(scenario.info, list(steps))
-        warm_state = None
+        warm = None
         if warmup:
             # After the captured state is made, not before: a setup() between the warm-up and
             # the capture leaves the host's caches cold for the step's code (gpt_decode
             # captured about 1.25x slower that way on the H200). Two states exist at once
             # while it runs, as when the check replays; the throwaway's memory then stays in
             # the allocator's cache (CuPy's pool, torch's caching allocator).
-            warm_state = _warm_up(scenario, params, streams)
+            warm = _warm_up(scenario, params, streams)
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
         # and where the warm-up's outputs lay, after its step: outputs() may name only some
         # of them before the step (an array the step stores; a dict the step fills)
-        learned = _output_paths(scenario, warm_state) if warm_state is not None else []
-        warm_state = None  # dropped before capture
+        learned = _output_paths(scenario, *warm) if warm is not None else []
+        warm = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
@@ -574,7 +577,7 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
     if len(names) > 1:
         for index, name in enumerate(names):
             alone = _check_run(result, [name], steps, rtol, atol, alone=True)
-            if index and (alone.cannot_run_alone or not alone.ok):
+            if index and not alone.ok:
                 # a step that cannot run on a fresh state (a decode step needs its prefill),
                 # or whose graph reads what the graphs before it leave (memory they
                 # allocated, which no fresh state has): alone after the graphs before it,
@@ -582,11 +585,17 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
                 # repeated replays. A graph wrong both ways keeps its own failure.
                 after = _check_run(result, [name], steps, rtol, atol, alone=True,
                                    prefix=names[:index])
-                if alone.cannot_run_alone or after.ok:
-                    if not alone.cannot_run_alone:
-                        after.note = (f"alone after {', '.join(names[:index])} once: on a "
-                                      f"fresh state its replay differs, as it reads what they "
-                                      f"leave")
+                # a graph that failed alone keeps that failure unless it passes after
+                # them; one not run alone (no output to compare, or its step raised) takes
+                # whatever the check after them gives, a failure included
+                if after.ok or not alone.ran:
+                    first = f"alone after {', '.join(names[:index])} once: on a fresh state"
+                    if alone.ran:
+                        after.note = (f"{first} its replay differs from its step (it may "
+                                      f"read what they leave, as memory their graphs "
+                                      f"allocated)")
+                    elif not alone.cannot_run_alone:
+                        after.note = f"{first} the check was not run ({alone.note})"
                     alone = after
             per_graph[name] = alone
     overall = _check_run(result, names, steps, rtol, atol, alone=False)
@@ -658,8 +667,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 # buffer (asked of the snapshot, not of outputs(): the captured state's
                 # outputs may be memory a graph allocated, mapped only during a launch, and
                 # none has run yet)
-                shared = [key for key in expected if result.snapshot is not None
-                          and result.snapshot.shares(expected[key])]
+                # (or, in an allocation the captured state holds, one of its outputs now:
+                # bytes no state array reaches, as the tail of a workspace both states use,
+                # which the restore does not reach and the fill leaves alone)
+                shared = []
+                if result.snapshot is not None:
+                    theirs = list(_outputs_quietly(scenario, result.state).values())
+                    snap = result.snapshot
+                    shared = [key for key in expected if snap.shares(
+                        expected[key], theirs if snap.covers(expected[key]) else ())]
                 if shared:
                     return not_run(_shared_outputs_note(shared))
             # Copied before anything replays: a replay may write the memory eager's outputs
@@ -694,6 +710,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         else ""
     return CheckResult(not mismatches, list(rounds[-1]), steps, mismatches, rtol, atol, names,
                        note=note)
+
+
+def _outputs_quietly(scenario, state) -> dict:
+    """``outputs(state)``, or {} where it raises (the check reports its errors itself)."""
+    try:
+        found = scenario.outputs(state)
+    except Exception:
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _elements(value) -> int:

@@ -3,8 +3,9 @@
 Each file is a correct graph that the check once failed or crashed on: dropout drawn from
 torch's CUDA generators (the default one, and one the state keeps), gradient accumulation in
 .grad across two graphs, a cache that is one slot of a process-wide pool, a running total
-kept in a torch.Tensor subclass, an output that is an expanded view, and a graph that reads
-what the graph before it allocated. A false alarm costs users' trust as a false pass does.
+kept in a torch.Tensor subclass, an int8 weight in a wrapper subclass (no storage of its own),
+an output that is an expanded view, and a graph that reads what the graph before it
+allocated. A false alarm costs users' trust as a false pass does.
 """
 
 import importlib.util
@@ -32,6 +33,9 @@ CASES = [
     ("torch_subclass_total", []),
     ("torch_expanded_mask", []),
     ("encode_then_head", []),
+    ("torch_wrapper_weight", []),
+    ("torch_kv_slots_inference", []),  # restore into inference-mode slots of one pool
+    ("torch_inference_logits", []),  # the complement fill of an inference-mode output
 ]
 
 
@@ -47,3 +51,6 @@ def test_a_right_graph_earns_check_ok(stem, params):
         assert all(c.ok and c.ran for c in checked.per_graph.values()), checked.to_dict()
     if stem == "encode_then_head":  # head reads what encode's graph allocated
         assert "after encode" in checked.per_graph["head"].note, checked.to_dict()
+    if stem == "torch_wrapper_weight":  # the guard reads what the wrapper holds
+        paths = {p for r in result.snapshot.regions for p in r.paths}
+        assert {"state['w'].q", "state['w'].scale"} <= paths, paths

@@ -292,3 +292,37 @@ def test_a_registered_generator_draws_in_replays_what_it_draws_eagerly():
         graph.capture_begin()
         out.copy_(torch.rand(4096, device="cuda", generator=gen))
         graph.capture_end()
+
+
+def test_a_reset_graph_captures_again_into_a_pool_of_its_own_and_a_released_pool_is_named():
+    # torch releases a pool once no graph uses it; capturing into it again while a tensor a
+    # capture allocated still holds its memory trips an internal assert in torch's allocator
+    side = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    with torch.cuda.stream(side):
+        (x * 2).add_(1)  # warm the kernels
+    torch.cuda.synchronize()
+    graph = TorchGraph()
+    with torch.cuda.stream(side):
+        with graph:
+            y = x * 2 + 1  # allocated in the graph's pool, kept alive here
+        first = graph.graph_pool
+        graph.reset()
+        assert graph.graph_pool is None  # its own token, never handed out: dropped
+        with graph:
+            z = x * 3
+        assert graph.graph_pool != first
+        graph.replay()
+        token = graph.pool()  # handed out: kept across reset
+        graph.reset()
+        assert graph.graph_pool == token
+        with pytest.raises(CaptureError, match="every graph that used it was reset"):
+            graph.capture_begin()
+        assert not graph.is_capturing
+        graph.graph_pool = torch.cuda.graph_pool_handle()
+        with graph:
+            w = x + 5
+        graph.replay()
+    torch.cuda.synchronize()
+    assert y.numel() == 1024  # (kept alive: its memory holds the first pool; never replayed)
+    assert float(z[0]) == 3.0 and float(w[0]) == 6.0

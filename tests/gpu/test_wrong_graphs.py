@@ -29,7 +29,7 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 # stem -> (capture options, check options, "refused", "failed" or "not run")
 CASES = {
-    "staging_outputs": ({}, {}, "failed"),
+    "staging_outputs": ({}, {}, "failed"),  # a module-level buffer, outside every state
     "dangling_scratch": ({}, {}, "failed"),
     "deep_state": ({"pool": "async"}, {}, "refused"),
     "decode_needs_prefill": ({}, {}, "failed"),
@@ -42,6 +42,9 @@ CASES = {
     "finished_rows_empty": ({}, {}, "not run"),
     "results_dict_outputs": ({}, {}, "refused"),  # outputs() names nothing before the step
     "overlapping_windows": ({}, {}, "refused"),  # two windows of one buffer, wrapped apart
+    "workspace_tail": ({}, {}, "not run"),  # both states' output: bytes no state array reaches
+    "decode_active_rows": ({}, {}, "failed"),  # decode: not run alone, FAILED after prefill
+    "published_output": ({}, {}, "refused"),  # a placeholder at the output's first path
 }
 
 
