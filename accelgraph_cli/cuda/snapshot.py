@@ -201,7 +201,7 @@ def _is_cuda_tensor(obj: Any) -> bool:
     tensor = getattr(torch, "Tensor", None) if torch is not None else None
     if tensor is None or not isinstance(obj, tensor) or getattr(obj, "is_cuda", False) is not True:
         return False
-    if obj.layout is not torch.strided:  # sparse, nested: no storage of one piece to read
+    if obj.layout is not torch.strided or obj.is_nested:  # no storage of one piece to read
         return False
     if type(obj) is tensor or type(obj) is torch.nn.Parameter:
         return True
@@ -213,10 +213,18 @@ def _is_cuda_tensor(obj: Any) -> bool:
 
 
 def _as_cupy(cupy, array: Any) -> Any:
-    """A CuPy view of a CuPy array or a CUDA tensor (detached: no autograd rule applies)."""
+    """A CuPy view of a CuPy array or a CUDA tensor, as words of its element size (bfloat16
+    and the float8s have no CuPy dtype; a complex tensor is read as its real and imaginary
+    parts), detached: no autograd rule applies."""
     if isinstance(array, cupy.ndarray):
         return array
-    return cupy.asarray(array.detach())
+    torch = sys.modules["torch"]
+    tensor = array.detach()
+    if tensor.is_complex():
+        tensor = torch.view_as_real(tensor)
+    words = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[
+        tensor.element_size()]
+    return cupy.asarray(tensor.view(words))
 
 
 def is_device_array(obj: Any) -> bool:
@@ -489,12 +497,8 @@ class StateSnapshot:
                 mine = dict(self.arrays)
             for path in region.paths:
                 target, source = mine.get(path), fresh.get(path)
-                if source is None:
-                    raise AccelgraphError(
-                        f"setup() built a different state the second time: {path} is missing; "
-                        f"setup must build the same arrays for the same parameters")
-                if target is None or target is source:
-                    continue
+                if source is None or target is None or target is source:
+                    continue  # (a slot the fresh state does not hold: nothing to copy)
                 there, here = array_extent(target), array_extent(source)
                 if there is None or here is None or (here[0] < there[1] and there[0] < here[1]):
                     continue  # bytes both states hold: nothing to copy them from

@@ -118,7 +118,9 @@ class TorchGraph(GraphBase):
     @property
     def graph_pool(self) -> tuple[int, int] | None:
         """The torch pool token the next capture allocates from (None: one made for it); set
-        it before a capture, or after reset(), not while this graph holds a captured graph."""
+        it before a capture, or after reset(), not while this graph holds a captured graph.
+        Read, the token counts as handed out, as from pool(): reset() keeps it."""
+        self._pool_private_to_us = False
         return self._graph_pool
 
     @graph_pool.setter
@@ -305,7 +307,7 @@ class TorchGraph(GraphBase):
         """
         torch = _torch()
         device = torch.cuda.current_device()
-        pool = self.graph_pool
+        pool = self._graph_pool
         end_pool = getattr(torch._C, "_cuda_endAllocateToPool", None) or getattr(
             torch._C, "_cuda_endAllocateCurrentStreamToPool", None)
         if end_pool is not None and pool is not None:
@@ -371,7 +373,7 @@ class TorchGraph(GraphBase):
     def pool_bytes(self) -> int:
         """Bytes torch's allocator holds in this graph's pool (shared pools count once for
         every sharer)."""
-        return torch_pool_bytes(self.graph_pool) if self.graph_pool is not None else 0
+        return torch_pool_bytes(self._graph_pool) if self._graph_pool is not None else 0
 
     def enable_debug_mode(self) -> None:
         """Recorded for API parity: a TorchGraph always keeps its cudaGraph_t (torch's

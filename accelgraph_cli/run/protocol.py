@@ -663,26 +663,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 if not any(_elements(value) for value in expected.values()):
                     return not_run("every array outputs() returned is empty: nothing to "
                                    "compare")
-                # an output of the fresh state that lies in the captured state's memory: one
-                # buffer (asked of the snapshot, not of outputs(): the captured state's
-                # outputs may be memory a graph allocated, mapped only during a launch, and
-                # none has run yet)
-                # (or, in an allocation the captured state holds, one of its outputs now:
-                # bytes no state array reaches, as the tail of a workspace both states use,
-                # which the restore does not reach and the fill leaves alone)
-                shared = []
-                if result.snapshot is not None:
-                    theirs = list(_outputs_quietly(scenario, result.state).values())
-                    snap = result.snapshot
-                    shared = [key for key in expected if snap.shares(
-                        expected[key], theirs if snap.covers(expected[key]) else ())]
-                if shared:
-                    return not_run(_shared_outputs_note(shared))
             # Copied before anything replays: a replay may write the memory eager's outputs
             # lie in (an outputs() that hands back one buffer it keeps for every state; a
             # block the step freed during capture, which the graph still writes and eager's
             # output was then given), and would then rewrite what it is compared with.
             rounds.append({key: backend.copy(value) for key, value in expected.items()})
+            if not index:
+                shared = _shared_outputs(result, expected)
+                if shared:
+                    return not_run(_shared_outputs_note(shared))
         poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
         if generators or rng is not None:
             backend.set_rng_state(rng, find_arrays(result.state, backend.is_generator))
@@ -710,6 +699,25 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         else ""
     return CheckResult(not mismatches, list(rounds[-1]), steps, mismatches, rtol, atol, names,
                        note=note)
+
+
+def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
+    """The outputs of a fresh state (``expected``, eager's after its first round, already
+    copied) that lie in the captured state's memory: one buffer for both. Asked of the
+    snapshot, not of outputs(): the captured state's outputs may be memory a graph
+    allocated, mapped only during a launch (an async pool), and none has run yet. Only for
+    an output that lies in an allocation the captured state holds are the captured state's
+    outputs asked for too, where no async pool is used: bytes no array of the state reaches
+    (the tail of a workspace both states use), which the restore does not reach and the
+    fill leaves alone."""
+    snap = result.snapshot
+    if snap is None:
+        return []
+    covered = [key for key in expected if snap.covers(expected[key])]
+    theirs = (list(_outputs_quietly(result.scenario, result.state).values())
+              if covered and result.pool is not PoolKind.ASYNC else [])
+    return [key for key in expected
+            if snap.shares(expected[key], theirs if key in covered else ())]
 
 
 def _outputs_quietly(scenario, state) -> dict:

@@ -35,7 +35,9 @@ CASES = [
     ("encode_then_head", []),
     ("torch_wrapper_weight", []),
     ("torch_kv_slots_inference", []),  # restore into inference-mode slots of one pool
+    ("torch_kv_slots_inference", ["bf16=true"]),  # bfloat16, which CuPy has no dtype for
     ("torch_inference_logits", []),  # the complement fill of an inference-mode output
+    ("staging_copy", []),  # outputs() copies into one module-level buffer
 ]
 
 
