@@ -250,8 +250,9 @@ def capture(
         # the outputs to flip are asked for first, so that the synchronization after covers
         # any work outputs() itself queues, whatever its stream
         outputs = _outputs_to_flip(scenario, state)
-        # and where the warm-up's outputs lay, after its step: outputs() may name only some
-        # of them before the step (an array the step stores; a dict the step fills)
+        # and where the warm-up's outputs lay, before its step and after it: outputs() may
+        # name only some of them before the step (an array the step stores or publishes
+        # under another key; a dict the step fills)
         learned = _output_paths(scenario, *warm) if warm is not None else []
         warm = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
