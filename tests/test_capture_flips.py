@@ -317,3 +317,58 @@ def test_an_output_published_under_a_placeholder_key_is_named_where_the_state_he
     assert protocol._output_paths(scenario, warm) == ["state['y']", "state['z']"]
     assert protocol._output_paths(scenario, warm, before) == [
         "state['y']", "state['z_buf']", "state['z']"]
+
+
+def test_the_fill_of_a_broadcast_output_narrows_its_repeated_dimensions():
+    # An expanded output (stride 0) has one value where it shows many: torch refuses to
+    # write it whole ("more than one element of the written-to tensor refers to a single
+    # memory location"), which ended the check in an internal error.
+    import numpy
+
+    from accelgraph_cli.cuda.backends import _one_of_each_broadcast
+
+    keep = numpy.array([True, False, True])
+    mask = numpy.broadcast_to(keep[:, None, None], (3, 4, 5))  # strides (1, 0, 0)
+    want = numpy.ascontiguousarray(mask)
+    target, reference = _one_of_each_broadcast(mask, want)
+    assert target.shape == reference.shape == (3, 1, 1)
+    assert numpy.shares_memory(target, mask) and (reference == keep[:, None, None]).all()
+    plain = numpy.zeros((2, 3))
+    assert _one_of_each_broadcast(plain, plain)[0].shape == (2, 3)  # nothing repeated
+    scalar = numpy.zeros(())
+    assert _one_of_each_broadcast(scalar, scalar)[0].shape == ()
+
+
+def test_shared_outputs_ask_the_captured_state_only_inside_its_allocations(monkeypatch):
+    # The captured state's outputs() was asked before eager's outputs were copied; an
+    # outputs() staging into one module-level buffer then overwrote eager's first result.
+    # It is asked only for an output inside an allocation the captured state holds, never
+    # under an async pool (graph memory is mapped only during a launch).
+    from accelgraph_cli.enums import PoolKind
+    from accelgraph_cli.run import protocol
+
+    asked = []
+
+    class Snapshot:
+        def covers(self, value):
+            return value == "in_state_allocation"
+
+        def shares(self, value, also=()):
+            return value == "same_bytes" or (value == "in_state_allocation" and "tail" in also)
+
+    def outputs(state):
+        asked.append(state)
+        return {"y": "tail"}
+
+    def result(pool):
+        return types.SimpleNamespace(snapshot=Snapshot(), pool=pool, state="captured",
+                                     scenario=types.SimpleNamespace(outputs=outputs))
+
+    staged = {"y": "module_buffer"}
+    assert protocol._shared_outputs(result(PoolKind.PRIVATE), staged) == [] and asked == []
+    assert protocol._shared_outputs(result(PoolKind.PRIVATE), {"a": "same_bytes"}) == ["a"]
+    assert asked == []
+    tail = {"y": "in_state_allocation", "z": "module_buffer"}
+    assert protocol._shared_outputs(result(PoolKind.PRIVATE), tail) == ["y"]
+    assert asked == ["captured"]
+    assert protocol._shared_outputs(result(PoolKind.ASYNC), tail) == [] and asked == ["captured"]
