@@ -376,6 +376,10 @@ def test_windows_of_one_buffer_wrapped_apart_are_flipped_once_as_one_allocation(
     described = {"z": (1000, 128, 8, a), "mid": (1064, 128, 2, b), "last": (1180, 40, 4, c)}
     picked = pick_allocations(["z", "mid", "last"], {1000, 1064, 1180}, lambda v: described[v])
     assert picked == [(1000, 220, 2, (a, b, c))]
+    # windows starting together keep each owner once
+    described = {"one": (1000, 64, 4, a), "two": (1000, 128, 4, b), "again": (1000, 32, 4, b)}
+    picked = pick_allocations(["one", "two", "again"], {1000}, lambda v: described[v])
+    assert picked == [(1000, 128, 4, (a, b))]
 
 
 def test_an_array_extent_is_the_bytes_its_strides_reach_as_numpy_counts_them():

@@ -578,7 +578,7 @@ def pick_allocations(values: list, state_pointers: set[int], describe) -> list[t
         else:
             seen[1] = max(seen[1], described[1])
             seen[2] = min(seen[2], described[2])
-            if described[3] is not seen[3][0]:
+            if not any(described[3] is kept for kept in seen[3]):
                 seen[3].append(described[3])
     merged: list[list] = []
     for item in sorted(found.values(), key=lambda a: a[0]):

@@ -358,10 +358,10 @@ class TorchGraph(GraphBase):
 
     def reset(self) -> None:
         """Delete the graph held by this object; it can then capture again. A pool token this
-        graph made for itself and never handed out (``pool()`` not called, none given) is
-        dropped, and the next capture makes a new one: torch releases a pool once no graph
-        uses it, and refuses to capture into a released pool while its memory is still
-        held (by tensors a capture allocated)."""
+        graph made for itself and never handed out (``pool()`` not called, ``graph_pool``
+        not read, none given) is dropped, and the next capture makes a new one: torch
+        releases a pool once no graph uses it, and refuses to capture into a released pool
+        while its memory is still held (by tensors a capture allocated)."""
         if self._capturing:
             self.abort_capture()
         self.__dict__.pop("replay", None)

@@ -595,7 +595,7 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
                         after.note = (f"{first} its replay differs from its step (it may "
                                       f"read what they leave, as memory their graphs "
                                       f"allocated)")
-                    elif not alone.cannot_run_alone:
+                    elif not alone.cannot_run_alone and after.ran:
                         after.note = f"{first} the check was not run ({alone.note})"
                     alone = after
             per_graph[name] = alone
@@ -608,7 +608,9 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
 def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float, atol: float,
                *, alone: bool, prefix: list[str] = ()) -> CheckResult:
     """``names`` run ``steps`` times, eagerly and replayed, from the same bytes; ``prefix``:
-    graphs run once first, both ways (for a graph whose step cannot run on a fresh state)."""
+    graphs run once first, both ways (for a graph checked alone that cannot run, or was not
+    run or failed, on a fresh state: check() says which in the note where it was not the
+    first)."""
     scenario, backend = result.scenario, result.backend
 
     def not_run(note: str) -> CheckResult:
@@ -674,7 +676,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 if shared:
                     return not_run(_shared_outputs_note(shared))
         poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
-        if generators or rng is not None:
+        if backend.has_generators:
             backend.set_rng_state(rng, find_arrays(result.state, backend.is_generator))
         graphs = [result.graph(name).graph for name in names]
         for name in prefix:

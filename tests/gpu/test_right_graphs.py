@@ -4,8 +4,10 @@ Each file is a correct graph that the check once failed or crashed on: dropout d
 torch's CUDA generators (the default one, and one the state keeps), gradient accumulation in
 .grad across two graphs, a cache that is one slot of a process-wide pool, a running total
 kept in a torch.Tensor subclass, an int8 weight in a wrapper subclass (no storage of its own),
-an output that is an expanded view, and a graph that reads what the graph before it
-allocated. A false alarm costs users' trust as a false pass does.
+an output that is an expanded view, a graph that reads what the graph before it allocated,
+inference-mode slots of one pool (in float32 and bfloat16), an inference-mode output the
+graph allocates, and an outputs() that copies into one module-level buffer. A false alarm
+costs users' trust as a false pass does.
 """
 
 import importlib.util

@@ -7,7 +7,9 @@ given), a torch module's private output tensor, an output 16 links deep under an
 a decode step that cannot run alone, a one-step graph shown beside an unrolled one, host
 random numbers and counters whose frozen values agree with eager's last step, int64 outputs
 under a tolerance, outputs that are all empty, an outputs() that names nothing before the
-first step, and two windows of one buffer that another library handed out.
+first step, two windows of one buffer that another library handed out, an output at
+workspace bytes no state array reaches, a decode step with no output on a fresh state, and
+an output published under a key setup() declares as None.
 """
 
 import importlib.util
