@@ -325,7 +325,7 @@ def test_the_fill_of_a_broadcast_output_narrows_its_repeated_dimensions():
     # memory location"), which ended the check in an internal error.
     import numpy
 
-    from accelgraph_cli.cuda.backends import _one_of_each_broadcast
+    from accelgraph_cli.cuda.snapshot import one_of_each_broadcast as _one_of_each_broadcast
 
     keep = numpy.array([True, False, True])
     mask = numpy.broadcast_to(keep[:, None, None], (3, 4, 5))  # strides (1, 0, 0)

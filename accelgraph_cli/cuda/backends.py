@@ -291,9 +291,9 @@ class TorchBackend(Backend):
         return same.all(dim=-1) if pairs else same
 
     def _words(self, tensor):
-        torch = self.torch
-        return {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(
-            tensor.element_size())
+        from .snapshot import torch_words
+
+        return torch_words(self.torch, tensor.element_size())
 
     def copy(self, value: Any) -> Any:
         return self.torch.as_tensor(value).clone()
@@ -327,7 +327,9 @@ class TorchBackend(Backend):
     def _fill_complement(self, target: Any, reference: Any) -> bool:
         if target.shape != reference.shape or target.dtype != reference.dtype:
             return False
-        target, reference = _one_of_each_broadcast(target, reference)
+        from .snapshot import one_of_each_broadcast
+
+        target, reference = one_of_each_broadcast(target, reference)
         if target.dtype == self.torch.bool:
             target.copy_(reference.logical_not())
             return True
@@ -346,20 +348,6 @@ class TorchBackend(Backend):
         if words is None or want.is_complex():
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
-
-
-def _one_of_each_broadcast(target, reference):
-    """``target`` and ``reference`` narrowed to one element along every dimension in which
-    ``target`` repeats one element (stride 0: an expanded or broadcast view): its memory
-    holds one value there, which cannot take a different complement per position (torch
-    refuses to write such a view at all). CuPy arrays and torch tensors alike."""
-    stride = getattr(target, "stride", None)
-    strides = stride() if callable(stride) else target.strides
-    for dim, (size, step) in enumerate(zip(target.shape, strides)):
-        if step == 0 and size > 1:
-            first = (slice(None),) * dim + (slice(0, 1),)
-            target, reference = target[first], reference[first]
-    return target, reference
 
 
 def _external(cupy, torch_stream):

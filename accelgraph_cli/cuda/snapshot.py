@@ -190,6 +190,14 @@ def array_extent(obj: Any) -> tuple[int, int] | None:
     return None
 
 
+def _extent_quietly(obj: Any) -> tuple[int, int] | None:
+    """:func:`array_extent`, None for an object it cannot read."""
+    try:
+        return array_extent(obj)
+    except Exception:
+        return None
+
+
 def _is_cuda_tensor(obj: Any) -> bool:
     """A CUDA torch tensor with memory of its own, a subclass of torch.Tensor too (a
     scenario's own, a quantized weight class that keeps its data in the tensor), asked
@@ -222,9 +230,7 @@ def _as_cupy(cupy, array: Any) -> Any:
     tensor = array.detach()
     if tensor.is_complex():
         tensor = torch.view_as_real(tensor)
-    words = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[
-        tensor.element_size()]
-    return cupy.asarray(tensor.view(words))
+    return cupy.asarray(tensor.view(torch_words(torch, tensor.element_size())))
 
 
 def is_device_array(obj: Any) -> bool:
@@ -317,6 +323,7 @@ class StateSnapshot:
         self.regions = regions
         # the (path, array) pairs the regions came from, as they were before capture
         self.arrays = list(arrays) if arrays is not None else []
+        self._extents: list | None = None  # their byte extents, when shares() first asks
         self.stream = stream
         self.take_ms = 0.0
         self.compare_ms = 0.0
@@ -531,11 +538,9 @@ class StateSnapshot:
         if found is None:
             return False
         lo, hi = found
-        for mine in [a for _, a in self.arrays] + list(also):
-            try:
-                other = array_extent(mine)
-            except Exception:  # an object that is no array: it shares nothing
-                other = None
+        if self._extents is None:  # the state's, once: they do not change
+            self._extents = [e for e in map(_extent_quietly, (a for _, a in self.arrays)) if e]
+        for other in self._extents + [_extent_quietly(a) for a in also]:
             if other is not None and lo < other[1] and other[0] < hi:
                 return True
         return False
@@ -650,9 +655,7 @@ def fill_complement(target: Any, reference: Any) -> bool:
     reference = cupy.asarray(reference)
     if target.shape != reference.shape or target.dtype != reference.dtype:
         return False
-    from .backends import _one_of_each_broadcast
-
-    target, reference = _one_of_each_broadcast(target, reference)
+    target, reference = one_of_each_broadcast(target, reference)
     if target.dtype == cupy.bool_:
         target[...] = ~reference
         return True
@@ -676,6 +679,26 @@ def is_complement(got: Any, want: Any) -> bool:
     if words is None:
         return False
     return bool((got.view(words) == ~want.view(words)).all())
+
+
+def one_of_each_broadcast(target, reference):
+    """``target`` and ``reference`` narrowed to one element along every dimension in which
+    ``target`` repeats one element (stride 0: an expanded or broadcast view): its memory
+    holds one value there, which cannot take a different complement per position (torch
+    refuses to write such a view at all). CuPy arrays and torch tensors alike."""
+    stride = getattr(target, "stride", None)
+    strides = stride() if callable(stride) else target.strides
+    for dim, (size, step) in enumerate(zip(target.shape, strides)):
+        if step == 0 and size > 1:
+            first = (slice(None),) * dim + (slice(0, 1),)
+            target, reference = target[first], reference[first]
+    return target, reference
+
+
+def torch_words(torch, itemsize: int):
+    """The torch integer dtype of ``itemsize`` bytes, to read a tensor's elements as words
+    (None for other sizes)."""
+    return {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(itemsize)
 
 
 def _unsigned_words(cupy, itemsize: int):

@@ -202,6 +202,13 @@ def _allocation_start(value) -> int | None:
     return None if found is None else found[0]
 
 
+def _generators(backend: Backend, state) -> list:
+    """The (path, generator) pairs of the device random generators ``state`` holds (torch's
+    CUDA ones), for the backend to register with a graph or set back; [] where the backend
+    has none."""
+    return find_arrays(state, backend.is_generator) if backend.has_generators else []
+
+
 def _call_step(scenario, name, step) -> None:
     try:
         step()
@@ -264,8 +271,7 @@ def capture(
             by_path = dict(arrays)
             outputs = {**{path: by_path[path] for path in learned if path in by_path},
                        **(outputs or {})}
-        generators = (find_arrays(state, backend.is_generator) if backend.has_generators
-                      else [])
+        generators = _generators(backend, state)
         flipped: list = []
         graph = None
         try:
@@ -452,8 +458,7 @@ def _off_stream_lines(scenario, params, name, backend, streams) -> list[str]:
             streams.cupy.synchronize()
             graph = backend.new_graph(keep_graph=False, pool=backend.new_pool(PoolKind.PRIVATE),
                                       capture_error_mode=CaptureErrorMode.RELAXED)
-            if backend.has_generators:
-                backend.register_generators(graph, find_arrays(state, backend.is_generator))
+            backend.register_generators(graph, _generators(backend, state))
             graph.capture_begin()
             try:
                 with guard.trace_off_stream_lines(path, streams.handle,
@@ -626,8 +631,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         eager_steps = scenario.graph_steps(eager_state)
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
-        generators = (find_arrays(eager_state, backend.is_generator)
-                      if backend.has_generators else [])
+        generators = _generators(backend, eager_state)
         rng = backend.rng_state(generators)
 
         def eager_round() -> None:  # as one replay of the graphs: `unroll` steps each
@@ -677,7 +681,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                     return not_run(_shared_outputs_note(shared))
         poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
         if backend.has_generators:
-            backend.set_rng_state(rng, find_arrays(result.state, backend.is_generator))
+            backend.set_rng_state(rng, _generators(backend, result.state))
         graphs = [result.graph(name).graph for name in names]
         for name in prefix:
             result.graph(name).graph.replay()
@@ -724,12 +728,12 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
 
 
 def _outputs_quietly(scenario, state) -> dict:
-    """``outputs(state)``, or {} where it raises (the check reports its errors itself)."""
+    """``outputs(state)`` as the check reads it (checked to be a dict of arrays), or {} where
+    that raises (the check reports its errors itself)."""
     try:
-        found = scenario.outputs(state)
+        return scenario.outputs(state)
     except Exception:
         return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _elements(value) -> int:

@@ -29,6 +29,16 @@ def _capture(path, *overrides, **options):
     return runner.capture(scen, parse_params(scen.info.params, list(overrides)), **options)
 
 
+def _warmed_side_stream():
+    """A torch side stream and x = ones(1024) on the GPU, with x * 2 + 1's kernels warmed."""
+    side = torch.cuda.Stream()
+    x = torch.ones(1024, device="cuda")
+    with torch.cuda.stream(side):
+        (x * 2).add_(1)  # warm the kernels
+    torch.cuda.synchronize()
+    return side, x
+
+
 def _write(tmp_path, name, body):
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(body))
@@ -140,11 +150,7 @@ def test_torch_graph_capture_ends_on_the_stream_it_began_on():
     # capture_end called after `with torch.cuda.stream(s):` has exited: torch refused to end
     # the capture on the now-current stream ("Capture must end on the same stream it began
     # on"), and the valid capture was discarded as a failed one.
-    side = torch.cuda.Stream()
-    x = torch.ones(1024, device="cuda")
-    with torch.cuda.stream(side):
-        (x * 2).add_(1)  # warm the kernels
-    torch.cuda.synchronize()
+    side, x = _warmed_side_stream()
     graph = TorchGraph()
     with torch.cuda.stream(side):
         graph.capture_begin()
@@ -297,11 +303,7 @@ def test_a_registered_generator_draws_in_replays_what_it_draws_eagerly():
 def test_a_reset_graph_captures_again_into_a_pool_of_its_own_and_a_released_pool_is_named():
     # torch releases a pool once no graph uses it; capturing into it again while a tensor a
     # capture allocated still holds its memory trips an internal assert in torch's allocator
-    side = torch.cuda.Stream()
-    x = torch.ones(1024, device="cuda")
-    with torch.cuda.stream(side):
-        (x * 2).add_(1)  # warm the kernels
-    torch.cuda.synchronize()
+    side, x = _warmed_side_stream()
     graph = TorchGraph()
     with torch.cuda.stream(side):
         with graph:
