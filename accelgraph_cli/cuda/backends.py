@@ -257,6 +257,8 @@ class TorchBackend(Backend):
     def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
         torch = self.torch
         want, got = torch.as_tensor(want), torch.as_tensor(got, device=want.device)
+        if want.layout is not torch.strided and got.layout is want.layout:
+            want, got = want.to_dense(), got.to_dense()  # sparse: compared element by element
         if want.shape != got.shape or want.dtype != got.dtype:
             return Difference(-1, int(want.numel()), 0.0,
                               f"shape/dtype {tuple(got.shape)}/{got.dtype} != eager "
@@ -327,6 +329,11 @@ class TorchBackend(Backend):
     def _fill_complement(self, target: Any, reference: Any) -> bool:
         if target.shape != reference.shape or target.dtype != reference.dtype:
             return False
+        if not self._plain(target) or not self._plain(reference):
+            return False  # sparse or nested: no one block of elements to fill
+        if target.is_complex():  # its real and imaginary parts, each a word
+            target, reference = (self.torch.view_as_real(target),
+                                 self.torch.view_as_real(reference))
         from .snapshot import one_of_each_broadcast
 
         target, reference = one_of_each_broadcast(target, reference)
@@ -334,7 +341,7 @@ class TorchBackend(Backend):
             target.copy_(reference.logical_not())
             return True
         words = self._words(target)
-        if words is None or target.is_complex():
+        if words is None:
             return False
         target.view(words).copy_(reference.view(words).bitwise_not())
         return True
@@ -342,12 +349,20 @@ class TorchBackend(Backend):
     def is_complement(self, got: Any, want: Any) -> bool:
         if got.shape != want.shape or got.dtype != want.dtype:
             return False
+        if not self._plain(got) or not self._plain(want):
+            return False
         if want.dtype == self.torch.bool:
             return bool((got == want.logical_not()).all())
+        if want.is_complex():
+            got, want = self.torch.view_as_real(got), self.torch.view_as_real(want)
         words = self._words(want)
-        if words is None or want.is_complex():
+        if words is None:
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
+
+    def _plain(self, tensor) -> bool:
+        """A strided, not nested tensor: elements in one block of memory."""
+        return tensor.layout is self.torch.strided and not tensor.is_nested
 
 
 def _external(cupy, torch_stream):

@@ -547,15 +547,16 @@ class StateSnapshot:
 
 
 def float_allocation(value: Any) -> tuple[int, int, int, Any] | None:
-    """(pointer, bytes, item size, owner) of the allocation behind a floating-point CuPy
-    array or CUDA tensor (a view too: its whole allocation); None for anything else."""
+    """(pointer, bytes, item size, owner) of the allocation behind a floating-point or
+    complex CuPy array or CUDA tensor (a view too: its whole allocation; a complex one's item
+    is each part, a float); None for anything else."""
     cupy = _cuda.require_cuda()
     if isinstance(value, cupy.ndarray):
-        if value.dtype.kind != "f":
+        if value.dtype.kind not in "fc":
             return None
-        itemsize = value.dtype.itemsize
-    elif _is_cuda_tensor(value) and value.is_floating_point():
-        itemsize = value.element_size()
+        itemsize = value.dtype.itemsize // (2 if value.dtype.kind == "c" else 1)
+    elif _is_cuda_tensor(value) and (value.is_floating_point() or value.is_complex()):
+        itemsize = value.element_size() // (2 if value.is_complex() else 1)
     else:
         return None
     found = device_region(value)
@@ -647,19 +648,33 @@ def fill_complement(target: Any, reference: Any) -> bool:
     """Fill ``target`` with the bitwise complement of ``reference`` (same shape and dtype).
 
     Every element then differs from the reference, so an output the graph does not write
-    cannot match eager by luck. Returns False (nothing written) when the arrays differ in
-    shape or dtype or the dtype has no same-sized integer view (complex128).
+    cannot match eager by luck. A NumPy target (host memory a graph's copy writes) is filled
+    in place; a complex one part by part. Returns False (nothing written) when the arrays
+    differ in shape or dtype or the dtype has no same-sized integer view.
     """
     cupy = _cuda.require_cuda()
-    target = cupy.asarray(target)
-    reference = cupy.asarray(reference)
+    import numpy
+
+    if isinstance(target, numpy.ndarray):  # host memory (pinned, as a copy node writes): here
+        if not target.flags.writeable:
+            return False
+        xp, reference = numpy, cupy.asnumpy(reference)
+    else:
+        xp, target, reference = cupy, cupy.asarray(target), cupy.asarray(reference)
     if target.shape != reference.shape or target.dtype != reference.dtype:
         return False
     target, reference = one_of_each_broadcast(target, reference)
-    if target.dtype == cupy.bool_:
+    if target.dtype.kind == "c":  # its real and imaginary parts, each a word
+        return (_fill_words(xp, target.real, reference.real)
+                and _fill_words(xp, target.imag, reference.imag))
+    return _fill_words(xp, target, reference)
+
+
+def _fill_words(xp, target: Any, reference: Any) -> bool:
+    if target.dtype == xp.bool_:
         target[...] = ~reference
         return True
-    words = _unsigned_words(cupy, target.dtype.itemsize)
+    words = _unsigned_words(xp, target.dtype.itemsize)
     if words is None:
         return False
     target.view(words)[...] = ~reference.view(words)
@@ -673,6 +688,13 @@ def is_complement(got: Any, want: Any) -> bool:
     got, want = cupy.asarray(got), cupy.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return False
+    if want.dtype.kind == "c":
+        return (_complement_words(cupy, got.real, want.real)
+                and _complement_words(cupy, got.imag, want.imag))
+    return _complement_words(cupy, got, want)
+
+
+def _complement_words(cupy, got: Any, want: Any) -> bool:
     if want.dtype == cupy.bool_:
         return bool((got == ~want).all())
     words = _unsigned_words(cupy, want.dtype.itemsize)

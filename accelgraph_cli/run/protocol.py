@@ -375,8 +375,9 @@ def _outputs_to_flip(scenario, state) -> dict | None:
 
 def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, stream) -> None:
     """Flip the lowest bit of every word of each state allocation that a floating-point
-    output lies in (``outputs(state)`` values, views included), appending to ``flipped`` the
-    views to flip back with (:func:`_flip_back`) as each is done.
+    or complex output (each part a word) lies in (``outputs(state)`` values, views
+    included), appending to ``flipped`` the views to flip back with (:func:`_flip_back`) as
+    each is done.
 
     Stray work that writes an output with the value it already holds would leave the state's
     bytes as they were, and the guard blind: a setup that runs the step once (a warm-up) and

@@ -40,6 +40,7 @@ CASES = [
     ("torch_kv_slots_inference", ["bf16=true"]),  # bfloat16, which CuPy has no dtype for
     ("torch_inference_logits", []),  # the complement fill of an inference-mode output
     ("staging_copy", []),  # outputs() copies into one module-level buffer
+    ("torch_sparse_edge_weights", []),  # a sparse CSR output
 ]
 
 

@@ -47,6 +47,8 @@ CASES = {
     "workspace_tail": ({}, {}, "not run"),  # both states' output: bytes no state array reaches
     "decode_active_rows": ({}, {}, "failed"),  # decode: not run alone, FAILED after prefill
     "published_output": ({}, {}, "refused"),  # a placeholder at the output's first path
+    "torch_rope_side_complex": ({}, {}, "failed"),  # a complex output, never filled before
+    "host_stop_flags": ({}, {}, "failed"),  # a host output, filled on a device copy before
 }
 
 
