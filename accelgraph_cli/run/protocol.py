@@ -44,6 +44,7 @@ from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
+from .hostarrays import held_by, host_arrays, host_extent, is_host_array, restore_host_arrays
 from .scenario import check_expect_empty
 from .statewalk import find_arrays
 
@@ -629,6 +630,9 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             # setup's work on any stream is done (as capture waits for it before the flips)
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
+            # and its host arrays (pinned buffers a graph's copy writes), which stray work
+            # during capture may have left holding what eager's first step writes there
+            restore_host_arrays(host_arrays(result.state), host_arrays(eager_state))
         eager_steps = scenario.graph_steps(eager_state)
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
@@ -724,8 +728,20 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
     covered = [key for key in expected if snap.covers(expected[key])]
     theirs = (list(_outputs_quietly(result.scenario, result.state).values())
               if covered and result.pool is not PoolKind.ASYNC else [])
-    return [key for key in expected
-            if snap.shares(expected[key], theirs if key in covered else ())]
+    shared = [key for key in expected
+              if snap.shares(expected[key], theirs if key in covered else ())]
+    # a host output (a pinned buffer, a NumPy view of one): shared where it reaches a byte of
+    # a host array the captured state holds (one buffer every setup() hands out)
+    on_host = [key for key in expected if is_host_array(expected[key])]
+    if on_host:
+        held = _host_extents(result.state)
+        shared += [key for key in on_host if held_by(held, expected[key])]
+    return shared
+
+
+def _host_extents(state) -> list[tuple[int, int]]:
+    """The bytes each host array ``state`` holds reaches (an empty one none)."""
+    return [e for e in (host_extent(a) for _, a in host_arrays(state)) if e]
 
 
 def _outputs_quietly(scenario, state) -> dict:
@@ -763,9 +779,12 @@ def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set
         # it from outside the graph is not safe, so async-pool outputs are not filled.
         return poisoned
     current = result.scenario.outputs(result.state)
+    # host arrays the captured state holds: restored as its device arrays are, and a graph
+    # may read them (covers() is about device memory only)
+    held = _host_extents(result.state)
     for key, want in expected.items():
         target = current.get(key)
-        if (target is not None and not snapshot.covers(target)
+        if (target is not None and not snapshot.covers(target) and not held_by(held, target)
                 and result.backend.fill_complement(target, want)):
             poisoned.add(key)
     return poisoned

@@ -41,6 +41,7 @@ CASES = [
     ("torch_inference_logits", []),  # the complement fill of an inference-mode output
     ("staging_copy", []),  # outputs() copies into one module-level buffer
     ("torch_sparse_edge_weights", []),  # a sparse CSR output
+    ("host_running_total", []),  # host arrays a graph's copy and host node write and read
 ]
 
 

@@ -49,6 +49,7 @@ CASES = {
     "published_output": ({}, {}, "refused"),  # a placeholder at the output's first path
     "torch_rope_side_complex": ({}, {}, "failed"),  # a complex output, never filled before
     "host_stop_flags": ({}, {}, "failed"),  # a host output, filled on a device copy before
+    "host_flags_one_buffer": ({}, {}, "not run"),  # one pinned buffer every setup() hands out
 }
 
 

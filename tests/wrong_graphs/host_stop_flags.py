@@ -7,17 +7,16 @@ the device-to-host copy with the model, the step computes done = (ids == eos) an
 to a pinned host buffer that outputs() returns (a NumPy view, as memory_ops.py keeps one).
 During capture that runs once, eagerly, and the graph never refreshes the flags.
 
-The guard reads device memory only. The check's complement fill is asked to poison the
-output (snapshot.covers() is False for a host array) and reports it filled, but CuPy's
-fill_complement writes the complement into cupy.asarray(target), a device copy: the host
-buffer keeps the flags the stray copy wrote at capture, which equal eager's every step. (A
-torch pinned CPU tensor would be filled in place, and caught.)
+The guard reads device memory only, and the check once restored only device arrays: the
+pinned buffer kept the flags the stray copy wrote at capture, which equal eager's every step.
+The check's complement fill could not stand in (it wrote a device copy of a NumPy output).
 
 --param host=false copies the flags into a device array the step allocates instead: the fill
 poisons it and the check says the replays never wrote it (exit 1).
 
-Expected: not "check: ok": the fill now writes a host output in place, so the check says
-the replays never wrote done_host (FAILED, exit 1). It once earned "check: ok" (exit 0).
+Expected: not "check: ok": the check gives the captured state's host arrays the fresh
+state's bytes before the replays, so done_host keeps its zeros where eager's step wrote flags
+(FAILED, exit 1). It once earned "check: ok" (exit 0).
 """
 import cupy
 import numpy
