@@ -6,7 +6,9 @@ torch's CUDA generators (the default one, and one the state keeps), gradient acc
 kept in a torch.Tensor subclass, an int8 weight in a wrapper subclass (no storage of its own),
 an output that is an expanded view, a graph that reads what the graph before it allocated,
 inference-mode slots of one pool (in float32 and bfloat16), an inference-mode output the
-graph allocates, and an outputs() that copies into one module-level buffer. A false alarm
+graph allocates, an outputs() that copies into one module-level buffer, a sparse output,
+and host arrays a graph's copies and host node write and read (a running count, tokens fed
+back through pinned memory). A false alarm
 costs users' trust as a false pass does.
 """
 
@@ -42,6 +44,7 @@ CASES = [
     ("staging_copy", []),  # outputs() copies into one module-level buffer
     ("torch_sparse_edge_weights", []),  # a sparse CSR output
     ("host_running_total", []),  # host arrays a graph's copy and host node write and read
+    ("host_token_feedback", []),  # tokens through pinned memory, checked alone first
 ]
 
 

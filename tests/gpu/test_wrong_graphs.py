@@ -9,7 +9,8 @@ random numbers and counters whose frozen values agree with eager's last step, in
 under a tolerance, outputs that are all empty, an outputs() that names nothing before the
 first step, two windows of one buffer that another library handed out, an output at
 workspace bytes no state array reaches, a decode step with no output on a fresh state, and
-an output published under a key setup() declares as None.
+an output published under a key setup() declares as None, a complex output and a pinned
+host output that stray work wrote once, and one pinned buffer every setup() hands out.
 """
 
 import importlib.util
