@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import types
 
+import numpy
 import pytest
 from _capture_stubs import StubBackend, stub_cuda
 
@@ -372,3 +373,28 @@ def test_shared_outputs_ask_the_captured_state_only_inside_its_allocations(monke
     assert protocol._shared_outputs(result(PoolKind.PRIVATE), tail) == ["y"]
     assert asked == ["captured"]
     assert protocol._shared_outputs(result(PoolKind.ASYNC), tail) == [] and asked == ["captured"]
+
+
+class _NumpyBackend:
+    """difference() as the backends answer it, on NumPy arrays (bitwise when rtol = atol = 0)."""
+
+    def difference(self, want, got, rtol, atol):
+        from accelgraph_cli.cuda.backends import Difference
+
+        if want.shape != got.shape or want.dtype != got.dtype:
+            return Difference(-1, want.size, 0.0, "shape/dtype")
+        bad = int((want.view(numpy.uint8) != got.view(numpy.uint8)).sum())
+        return Difference(bad, want.size, 0.0)
+
+
+def test_an_output_is_left_as_it_was_only_where_every_round_holds_its_bits():
+    from accelgraph_cli.run.protocol import _left_as_it_was
+
+    start = {"logits": numpy.zeros(4), "cache": numpy.zeros(4), "sign": numpy.zeros(2)}
+    rounds = [{"logits": numpy.zeros(4), "cache": numpy.ones(4), "sign": numpy.zeros(2)},
+              {"logits": numpy.zeros(4), "cache": numpy.ones(4), "sign": -numpy.zeros(2)}]
+    # cache changed; sign holds -0.0 in its second round (equal values, other bits)
+    assert _left_as_it_was(_NumpyBackend(), start, rounds) == {"logits"}
+    # an output with nothing before the steps (outputs() had none yet) is never left
+    assert _left_as_it_was(_NumpyBackend(), {}, rounds) == set()
+    assert _left_as_it_was(_NumpyBackend(), {"logits": numpy.zeros(3)}, rounds) == set()

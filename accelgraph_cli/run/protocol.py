@@ -649,12 +649,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         # (the next step overwrites it; a host value the warm-up moved on lines the graph's
         # frozen copy up with eager's last step).
         rounds: list[dict] = []
+        start: dict = {}  # checked alone: eager's outputs before its steps, where it has them
         for index in range(steps):
             try:
                 if not index:
                     for name in prefix:
                         for _ in range(result.unroll):  # as one replay of its graph
                             _call_step(scenario, name, eager_steps[name])
+                    if alone:
+                        start = _outputs_copied(backend, scenario, eager_state)
                 eager_round()
             except AccelgraphError as exc:
                 if not alone:
@@ -685,12 +688,18 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 if shared:
                     return not_run(_shared_outputs_note(shared))
         poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
+        # Checked alone, an output eager's steps leave as it was (one only a later graph
+        # writes, as decode's logits after prefill) and that the replays never write either
+        # (still the complement the fill put there) is one both runs leave: not a mismatch.
+        # Only alone: the run of all graphs in order compares every output.
+        untouched = _left_as_it_was(backend, start, rounds) & poisoned
         if backend.has_generators:
             backend.set_rng_state(rng, _generators(backend, result.state))
         graphs = [result.graph(name).graph for name in names]
         for name in prefix:
             result.graph(name).graph.replay()
         mismatches: list[Mismatch] = []
+        left: set[str] = set()  # outputs both runs left as they were
         for index, expected in enumerate(rounds):
             for graph in graphs:
                 graph.replay()
@@ -698,6 +707,10 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             got = scenario.outputs(result.state)
             for key in expected:
                 found = _compare(backend, key, expected[key], got.get(key), rtol, atol)
+                if (found and key in untouched
+                        and backend.is_complement(got[key], expected[key])):
+                    left.add(key)
+                    continue
                 if (found and not index and key in poisoned
                         and backend.is_complement(got[key], expected[key])):
                     found[0].detail = NOT_WRITTEN
@@ -709,8 +722,32 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 break
     note = f"alone after {', '.join(prefix)} once: it cannot run on a fresh state" if prefix \
         else ""
+    if left and not mismatches:
+        if left == set(rounds[-1]):
+            return not_run("its steps write no output (each left as it was, eagerly and "
+                           "replayed): checked with the others")
+        names_left = ", ".join(repr(key) for key in sorted(left))
+        note = "; ".join(filter(None, [note, f"{names_left} left as it was by its steps, "
+                                             f"eagerly and replayed: compared with the others"]))
     return CheckResult(not mismatches, list(rounds[-1]), steps, mismatches, rtol, atol, names,
                        note=note)
+
+
+def _outputs_copied(backend: Backend, scenario, state) -> dict:
+    """A copy of each of ``outputs(state)`` now, once the device's work is done; {} where
+    outputs() raises or gives what cannot be copied (a state that has no outputs yet)."""
+    try:
+        _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+        return {key: backend.copy(value) for key, value in scenario.outputs(state).items()}
+    except Exception:
+        return {}
+
+
+def _left_as_it_was(backend: Backend, start: dict, rounds: list[dict]) -> set[str]:
+    """The outputs whose every round (``rounds``) holds, bit for bit, what ``start`` held
+    before the steps: outputs the steps never changed."""
+    return {key for key in rounds[0] if key in start
+            and all(not _compare(backend, key, start[key], r[key], 0.0, 0.0) for r in rounds)}
 
 
 def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
