@@ -13,6 +13,7 @@ torch is imported only by the torch backend, when a torch scenario is run.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -257,6 +258,8 @@ class TorchBackend(Backend):
     def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
         torch = self.torch
         want, got = torch.as_tensor(want), torch.as_tensor(got, device=want.device)
+        if want.is_nested or got.is_nested:
+            return self._nested_difference(want, got, rtol, atol)
         if want.layout is not torch.strided and got.layout is want.layout:
             want, got = want.to_dense(), got.to_dense()  # sparse: compared element by element
         if want.shape != got.shape or want.dtype != got.dtype:
@@ -279,6 +282,29 @@ class TorchBackend(Backend):
                 equal = (want == got) | (want.isnan() & got.isnan())
                 bits_only = bool(equal.all())
         return Difference(bad, int(want.numel()), largest, bits_only=bits_only)
+
+    def _nested_difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
+        """Two nested tensors, entry by entry: a jagged one's ragged size is tied to its
+        offsets tensor, so two states built alike give shapes that never compare equal."""
+        if not (want.is_nested and got.is_nested):
+            return Difference(-1, 0, 0.0, f"nested {got.is_nested} != eager {want.is_nested}")
+        wants, gots = want.unbind(), got.unbind()
+        if len(wants) != len(gots):
+            return Difference(-1, 0, 0.0, f"{len(gots)} entries != eager {len(wants)}")
+        bad = total = 0
+        largest, bits_only = 0.0, True
+        for index, (w, g) in enumerate(zip(wants, gots)):
+            found = self.difference(w, g, rtol, atol)
+            if found.detail:
+                return Difference(-1, total + found.total, 0.0,
+                                  f"entry {index}: {found.detail}")
+            bad, total = bad + found.bad, total + found.total
+            if found.bad:
+                # NaN (booleans: no distance) stays; max() keeps a NaN it is given first
+                largest = found.largest if math.isnan(found.largest) else max(largest,
+                                                                              found.largest)
+                bits_only = bits_only and found.bits_only
+        return Difference(bad, total, largest, bits_only=bool(bad) and bits_only)
 
     def _same_bits(self, want, got):
         """Element by element: whether the two hold the same bits (see _same_bits)."""

@@ -792,6 +792,8 @@ def _outputs_quietly(scenario, state) -> dict:
 
 def _elements(value) -> int:
     """How many elements an output holds (a torch tensor's numel(), an array's size)."""
+    if getattr(value, "is_nested", False):  # a jagged tensor: its entries' elements
+        return sum(int(entry.numel()) for entry in value.unbind())
     numel = getattr(value, "numel", None)
     if callable(numel):
         return int(numel())

@@ -47,6 +47,7 @@ CASES = [
     ("host_token_feedback", []),  # tokens through pinned memory, checked alone first
     ("torch_prefill_decode_logits", []),  # prefill alone writes no output: decode's logits
     ("torch_prefill_decode_logits", ["cache_out=true"]),  # ... and the cache it does write
+    ("torch_jagged_outputs", []),  # a jagged nested output: ragged sizes of two states differ
 ]
 # graphs whose steps write no output when checked alone: not run alone, checked with the others
 WRITES_NO_OUTPUT = {("torch_prefill_decode_logits", ()): "prefill"}
