@@ -3,11 +3,11 @@
 import numpy
 
 from accelgraph_cli.run.hostarrays import (
+    HostSave,
     held_by,
     host_arrays,
     host_extent,
     is_host_array,
-    restore_host_arrays,
 )
 
 
@@ -29,26 +29,36 @@ def test_a_host_extent_is_the_bytes_a_view_reaches():
     assert host_extent(base[:0]) is None
 
 
-def test_restore_copies_each_fresh_array_over_the_captured_one_at_its_path():
-    captured = {"flags": numpy.full(4, 7, numpy.uint8), "total": numpy.arange(3.0)}
-    fresh = {"flags": numpy.zeros(4, numpy.uint8), "total": numpy.zeros(3)}
-    kept = captured["flags"]
-    assert restore_host_arrays(host_arrays(captured), host_arrays(fresh)) == [
-        "state['flags']", "state['total']"]
-    assert kept is captured["flags"] and not kept.any() and not captured["total"].any()
+def test_a_host_save_gives_back_the_bytes_each_array_held_when_it_was_taken():
+    state = {"flags": numpy.zeros(4, numpy.uint8), "table": numpy.arange(3, dtype=numpy.uint64)}
+    saved = HostSave(state)
+    kept = state["flags"]
+    state["flags"][:] = 7  # what stray work or an earlier check's replays leave there
+    state["table"][1] = 99
+    done, refused = saved.restore()
+    assert kept is state["flags"] and not kept.any()
+    assert state["table"].tolist() == [0, 1, 2]  # its own values, not a fresh state's
+    assert done == [host_extent(state["flags"]), host_extent(state["table"])] and not refused
 
 
-def test_restore_leaves_what_it_cannot_copy_as_it_was():
-    shared = numpy.full(4, 5, numpy.int32)
-    readonly = numpy.full(2, 9.0)
-    readonly.flags.writeable = False
-    captured = {"shared": shared, "shape": numpy.ones(3), "dtype": numpy.ones(2, numpy.int64),
-                "readonly": readonly, "only_here": numpy.ones(2)}
-    fresh = {"shared": shared[::-1], "shape": numpy.zeros(4), "dtype": numpy.zeros(2),
-             "readonly": numpy.zeros(2)}
-    assert restore_host_arrays(host_arrays(captured), host_arrays(fresh)) == []
-    assert (shared == 5).all() and (captured["shape"] == 1).all()
-    assert (captured["dtype"] == 1).all() and (readonly == 9).all()
+def test_a_host_save_leaves_out_what_it_cannot_write_or_would_cost_too_much(monkeypatch):
+    buffer = numpy.zeros(8, numpy.uint8)
+    view = buffer[:4]
+    view.flags.writeable = False  # read-only, over bytes the buffer restores
+    lone = numpy.zeros(2)
+    lone.flags.writeable = False  # read-only, over bytes nothing else restores
+    expanded = numpy.lib.stride_tricks.as_strided(numpy.zeros(1), (3,), (0,))
+    monkeypatch.setattr("accelgraph_cli.run.hostarrays.SAVE_LIMIT", 64)
+    state = {"view": view, "buffer": buffer, "lone": lone, "expanded": expanded,
+             "big": numpy.zeros(9)}  # 72 bytes: over the limit
+    saved = HostSave(state)
+    assert [path for path, _, _ in saved.saved] == [
+        "state['view']", "state['buffer']", "state['lone']", "state['expanded']"]
+    buffer[:] = 5
+    expanded[0] = 3.0  # all three elements: one in memory
+    done, refused = saved.restore()
+    assert not buffer.any() and expanded.tolist() == [0.0, 0.0, 0.0]
+    assert refused == [host_extent(lone)]
 
 
 def test_held_by_asks_for_a_shared_byte():

@@ -260,8 +260,9 @@ class TorchBackend(Backend):
         want, got = torch.as_tensor(want), torch.as_tensor(got, device=want.device)
         if want.is_nested or got.is_nested:
             return self._nested_difference(want, got, rtol, atol)
-        if want.layout is not torch.strided and got.layout is want.layout:
-            want, got = want.to_dense(), got.to_dense()  # sparse: compared element by element
+        if want.layout is not torch.strided or got.layout is not torch.strided:
+            return self._sparse_difference(want, got, rtol, atol)
+        want, got = want.resolve_conj(), got.resolve_conj()  # a conjugate view: its values
         if want.shape != got.shape or want.dtype != got.dtype:
             return Difference(-1, int(want.numel()), 0.0,
                               f"shape/dtype {tuple(got.shape)}/{got.dtype} != eager "
@@ -282,6 +283,24 @@ class TorchBackend(Backend):
                 equal = (want == got) | (want.isnan() & got.isnan())
                 bits_only = bool(equal.all())
         return Difference(bad, int(want.numel()), largest, bits_only=bits_only)
+
+    def _sparse_difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
+        """Two sparse tensors of one layout, part by part: indices exactly, then values (a
+        densified copy of a large one would not fit)."""
+        from ..run.statewalk import tensor_parts
+
+        if want.layout is not got.layout or want.shape != got.shape:
+            return Difference(-1, int(want.numel()), 0.0,
+                              f"layout/shape {got.layout}/{tuple(got.shape)} != eager "
+                              f"{want.layout}/{tuple(want.shape)}")
+        found = Difference(0, 0, 0.0)
+        for (name, w), (_, g) in zip(tensor_parts(want), tensor_parts(got)):
+            exact = not (w.is_floating_point() or w.is_complex())
+            found = self.difference(w, g, 0.0 if exact else rtol, 0.0 if exact else atol)
+            if found.detail or (found.bad and exact):
+                detail = found.detail or f"{found.bad} of {found.total} differ"
+                return Difference(-1, found.total, 0.0, f"{name}: {detail}")
+        return found  # the values'
 
     def _nested_difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
         """Two nested tensors, entry by entry: a jagged one's ragged size is tied to its
@@ -324,7 +343,10 @@ class TorchBackend(Backend):
         return torch_words(self.torch, tensor.element_size())
 
     def copy(self, value: Any) -> Any:
-        return self.torch.as_tensor(value).clone()
+        value = self.torch.as_tensor(value)
+        if value.is_nested:  # a jagged clone shares its offsets and lengths: entries copied
+            return self.torch.nested.nested_tensor([entry.detach() for entry in value.unbind()])
+        return value.clone()
 
     has_generators = True
 
@@ -347,19 +369,26 @@ class TorchBackend(Backend):
                 generator.set_state(own[path])
 
     def fill_complement(self, target: Any, reference: Any) -> bool:
+        if not isinstance(target, self.torch.Tensor):
+            return False  # a NumPy output of a torch scenario: not filled
         # in inference mode: torch refuses an in-place write to an inference tensor outside
         # it, and allows one to a leaf that requires grad under it (no autograd applies)
         with self.torch.inference_mode():
             return self._fill_complement(target, reference)
 
     def _fill_complement(self, target: Any, reference: Any) -> bool:
+        pairs = self._value_pairs(target, reference)
+        if pairs is not None:  # sparse or nested: its values, part by part
+            return bool(pairs) and all([self._fill_complement(t, r) for t, r in pairs])
         if target.shape != reference.shape or target.dtype != reference.dtype:
             return False
         if not self._plain(target) or not self._plain(reference):
-            return False  # sparse or nested: no one block of elements to fill
+            return False
         if target.is_complex():  # its real and imaginary parts, each a word
+            if target.is_conj():  # a conjugate view: its memory, as the plain view reads it
+                target, reference = target.conj(), reference.conj().resolve_conj()
             target, reference = (self.torch.view_as_real(target),
-                                 self.torch.view_as_real(reference))
+                                 self.torch.view_as_real(reference.resolve_conj()))
         from .snapshot import one_of_each_broadcast
 
         target, reference = one_of_each_broadcast(target, reference)
@@ -373,6 +402,11 @@ class TorchBackend(Backend):
         return True
 
     def is_complement(self, got: Any, want: Any) -> bool:
+        if not isinstance(got, self.torch.Tensor):
+            return False
+        pairs = self._value_pairs(got, want)
+        if pairs is not None:
+            return bool(pairs) and all(self.is_complement(g, w) for g, w in pairs)
         if got.shape != want.shape or got.dtype != want.dtype:
             return False
         if not self._plain(got) or not self._plain(want):
@@ -380,11 +414,27 @@ class TorchBackend(Backend):
         if want.dtype == self.torch.bool:
             return bool((got == want.logical_not()).all())
         if want.is_complex():
-            got, want = self.torch.view_as_real(got), self.torch.view_as_real(want)
+            if got.is_conj():  # as the fill wrote it
+                got, want = got.conj(), want.conj()
+            got, want = (self.torch.view_as_real(got.resolve_conj()),
+                         self.torch.view_as_real(want.resolve_conj()))
         words = self._words(want)
         if words is None:
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
+
+    def _value_pairs(self, a: Any, b: Any) -> list | None:
+        """The dense parts that hold two sparse or two nested tensors' values, paired (a
+        nested one's entries; a sparse one's values): None where either is plain, [] where
+        they pair up no parts (other layouts, entry counts)."""
+        from ..run.statewalk import value_parts
+
+        if self._plain(a) and self._plain(b):
+            return None
+        if a.layout is not b.layout and not (a.is_nested and b.is_nested):
+            return []
+        mine, theirs = value_parts(a), value_parts(b)
+        return list(zip(mine, theirs)) if len(mine) == len(theirs) else []
 
     def _plain(self, tensor) -> bool:
         """A strided, not nested tensor: elements in one block of memory."""

@@ -655,6 +655,12 @@ def fill_complement(target: Any, reference: Any) -> bool:
     cupy = _cuda.require_cuda()
     import numpy
 
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(target, torch.Tensor) and target.device.type == "cpu":
+        try:  # a CPU tensor: its memory, through NumPy
+            target = target.detach().numpy()
+        except (RuntimeError, TypeError):  # a dtype NumPy lacks (bfloat16): not filled
+            return False
     if isinstance(target, numpy.ndarray):  # host memory (pinned, as a copy node writes): here
         if not target.flags.writeable:
             return False

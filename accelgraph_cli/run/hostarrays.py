@@ -3,10 +3,10 @@
 The capture guard and the check's restore read device memory. A state may also hold host
 memory a graph writes (a device-to-host copy into a pinned buffer, which a host scheduler
 polls), and stray work during capture can leave such a buffer holding what eager's first step
-writes: a graph with no copy at all would then match eager there. So before the check's eager
-steps run, the captured state's host arrays get the fresh state's bytes, as its device arrays
-do, and the check's complement fill (meant for memory a graph allocated) leaves alone the host
-arrays the captured state holds: a graph may read them too.
+writes: a graph with no copy at all would then match eager there. So capture saves the
+state's host arrays (:class:`HostSave`), each run of the check first writes them back, and
+the check's complement fill (meant for memory a graph allocated) leaves alone the host
+arrays so restored: a graph may read them too.
 
 Host code only: a NumPy array, or a CPU torch tensor asked of ``sys.modules`` (a process that
 never imported torch holds none); tested on any machine.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..cuda.snapshot import extent
+from ..cuda.snapshot import extent, one_of_each_broadcast
 from .statewalk import find_arrays
 
 
@@ -31,6 +31,13 @@ def is_host_array(obj: Any) -> bool:
     torch = sys.modules.get("torch")
     return (torch is not None and isinstance(obj, torch.Tensor) and obj.device.type == "cpu"
             and obj.layout is torch.strided and not obj.is_nested)
+
+
+def _is_pinned_buffer(obj: Any) -> bool:
+    """CuPy's page-locked buffer (``cupy.cuda.alloc_pinned_memory``), held as it is handed
+    out: what a graph's copy node writes, with no array over it."""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(obj, cupy.cuda.PinnedMemoryPointer)
 
 
 def host_extent(obj: Any) -> tuple[int, int] | None:
@@ -49,31 +56,43 @@ def host_extent(obj: Any) -> tuple[int, int] | None:
 
 
 def host_arrays(state: Any) -> list[tuple[str, Any]]:
-    """The ``(path, array)`` pairs of the host arrays ``state`` holds."""
-    return find_arrays(state, is_host_array)
+    """The ``(path, array)`` pairs of the host arrays ``state`` holds; a pinned buffer CuPy
+    handed out, as the bytes it reaches (a NumPy array of uint8 over them)."""
+    import numpy
+
+    found = find_arrays(state, lambda obj: is_host_array(obj) or _is_pinned_buffer(obj))
+    return [(path, numpy.frombuffer(obj, numpy.uint8) if _is_pinned_buffer(obj) else obj)
+            for path, obj in found]
 
 
-def restore_host_arrays(captured: list[tuple[str, Any]], fresh: list[tuple[str, Any]]
-                        ) -> list[str]:
-    """Copy each fresh host array over the captured state's at the same path, where both
-    have one of the same shape and dtype, the captured one is writable and the two are not
-    the same memory (one buffer both states hold keeps its bytes). Returns the paths copied.
-    The caller has synchronized the device: no copy a graph or a step queued still writes
-    them."""
-    theirs = dict(fresh)
-    copied = []
-    for path, target in captured:
-        source = theirs.get(path)
-        if source is None or type(source) is not type(target):
-            continue
-        if tuple(source.shape) != tuple(target.shape) or source.dtype != target.dtype:
-            continue
-        mine, other = host_extent(target), host_extent(source)
-        if mine is None or (other is not None and mine[0] < other[1] and other[0] < mine[1]):
-            continue
-        if _copy(target, source):
-            copied.append(path)
-    return copied
+SAVE_LIMIT = 64 << 20
+"""Host arrays larger than this (bytes) are not saved at capture, nor restored: a state may
+hold CPU copies of weights, or a dataset, which the check would copy at every run."""
+
+
+class HostSave:
+    """The captured state's host arrays as they were before capture, kept to give them back
+    their bytes before each run of the check (as the restore gives the device arrays eager's
+    starting bytes): their own bytes, not a fresh state's, so a table of the state's own
+    device pointers stays right. Taken once the device is synchronized after setup."""
+
+    def __init__(self, state: Any):
+        self.saved = [(path, array, _copy_of(array)) for path, array in host_arrays(state)
+                      if _nbytes(array) <= SAVE_LIMIT]
+
+    def restore(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Write each saved array back. The caller has synchronized the device: no copy a
+        graph or a step queued still writes them. Returns the bytes restored, and those it
+        could not write (a read-only array; a view torch refuses to write) that no array it
+        wrote covers: outputs there the check cannot give their starting bytes."""
+        done, refused = [], []
+        for _, target, saved in self.saved:
+            found = host_extent(target)
+            if found is not None:
+                (done if _copy(target, saved) else refused).append(found)
+        # one restored through another array over the same bytes (the buffer under a
+        # read-only view) was written all the same
+        return done, [r for r in refused if not any(c[0] <= r[0] and r[1] <= c[1] for c in done)]
 
 
 def held_by(extents: list[tuple[int, int]], array: Any) -> bool:
@@ -88,17 +107,37 @@ def held_by(extents: list[tuple[int, int]], array: Any) -> bool:
     return any(lo < other[1] and other[0] < hi for other in extents)
 
 
-def _copy(target: Any, source: Any) -> bool:
+def _nbytes(array: Any) -> int:
+    nbytes = getattr(array, "nbytes", None)
+    return int(nbytes) if nbytes is not None else array.numel() * array.element_size()
+
+
+def _copy_of(array: Any) -> Any:
+    """A copy of a host array in memory of its own (a torch tensor's, detached)."""
     import numpy
 
+    if isinstance(array, numpy.ndarray):
+        return numpy.array(array, copy=True)
+    return array.detach().clone()
+
+
+def _copy(target: Any, source: Any) -> bool:
+    """``source``'s elements into ``target``; False where ``target`` cannot be written."""
+    import numpy
+
+    # an expanded view (stride 0) holds one element along that dimension: written once
+    target, source = one_of_each_broadcast(target, source)
     if isinstance(target, numpy.ndarray):
         if not target.flags.writeable:
             return False
         numpy.copyto(target, source)
         return True
     torch = sys.modules["torch"]
-    # in inference mode: torch refuses an in-place write to an inference tensor outside it,
-    # and allows one to a leaf that requires grad under it (no autograd applies)
-    with torch.inference_mode():
-        target.copy_(source)
+    try:
+        # in inference mode: torch refuses an in-place write to an inference tensor outside
+        # it, and allows one to a leaf that requires grad under it (no autograd applies)
+        with torch.inference_mode():
+            target.copy_(source)
+    except RuntimeError:  # a view torch will not write (one element at several positions)
+        return False
     return True

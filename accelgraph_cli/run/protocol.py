@@ -44,9 +44,9 @@ from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
-from .hostarrays import held_by, host_arrays, host_extent, is_host_array, restore_host_arrays
+from .hostarrays import HostSave, held_by, host_arrays, host_extent, is_host_array
 from .scenario import check_expect_empty
-from .statewalk import find_arrays
+from .statewalk import find_arrays, value_parts
 
 
 @dataclass
@@ -78,6 +78,7 @@ class CaptureResult:
     snapshot: StateSnapshot | None = None  # checksums taken before capture (outputs flipped)
     backend: Backend | None = None
     unroll: int = 1  # steps each graph holds (one replay = this many eager steps)
+    host_save: HostSave | None = None  # the state's host arrays as they were before capture
 
     @property
     def stream(self):
@@ -193,7 +194,8 @@ def _output_paths(scenario, state, before: list | tuple = ()) -> list[str]:
         return []
     try:
         arrays = list(before) + find_arrays(state, is_device_array)
-        return output_paths(list(outputs.values()), arrays, _allocation_start)
+        values = [part for value in outputs.values() for part in value_parts(value)]
+        return output_paths(values, arrays, _allocation_start)
     except Exception:  # an object CuPy cannot read: nothing is learned from it
         return []
 
@@ -266,6 +268,7 @@ def capture(
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         arrays = find_arrays(state, is_device_array)
+        host_save = HostSave(state)  # host bytes, which the checksums do not read
         if learned:
             # the outputs the state already holds are also those at the paths where the
             # warm-up's state held its outputs (flipped once each, whatever names them)
@@ -359,6 +362,7 @@ def capture(
         snapshot=snapshot,
         backend=backend,
         unroll=unroll,
+        host_save=host_save,
     )
 
 
@@ -403,7 +407,8 @@ def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, strea
         except Exception:  # an object CuPy cannot read; it is not flipped
             return None
 
-    allocations = pick_allocations(list(outputs.values()), state_pointers, describe)
+    values = [part for value in outputs.values() for part in value_parts(value)]
+    allocations = pick_allocations(values, state_pointers, describe)
     if not allocations:
         return
     with stream:
@@ -625,14 +630,18 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
 
     with backend.use(result.streams):
         eager_state = scenario.make_state(result.params)
+        restored: list = []  # bytes of the captured state's host arrays restored
+        unwritable: list = []  # and of those it could not write
         if result.snapshot is not None:
             # the captured state gets eager's starting bytes, before eager changes them, once
             # setup's work on any stream is done (as capture waits for it before the flips)
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()
             result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
             # and its host arrays (pinned buffers a graph's copy writes), which stray work
-            # during capture may have left holding what eager's first step writes there
-            restore_host_arrays(host_arrays(result.state), host_arrays(eager_state))
+            # during capture may have left holding what eager's first step writes there,
+            # get back the bytes they held before capture
+            if result.host_save is not None:
+                restored, unwritable = result.host_save.restore()
         eager_steps = scenario.graph_steps(eager_state)
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
@@ -687,7 +696,13 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                 shared = _shared_outputs(result, expected)
                 if shared:
                     return not_run(_shared_outputs_note(shared))
-        poisoned = _fill_outputs_graphs_allocated(result, rounds[0])
+                stale = _unrestored_outputs(result, unwritable)
+                if stale:
+                    return not_run(f"outputs() gives host memory the check cannot write for "
+                                   f"{', '.join(map(repr, stale))} (a read-only array): it "
+                                   f"cannot start the replays from eager's bytes there; have "
+                                   f"the state hold a writable array over it")
+        poisoned = _fill_outputs_graphs_allocated(result, rounds[0], restored)
         # Checked alone, an output eager's steps leave as it was (one only a later graph
         # writes, as decode's logits after prefill) and that the replays never write either
         # (still the complement the fill put there) is one both runs leave: not a mismatch.
@@ -758,15 +773,18 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
     an output that lies in an allocation the captured state holds are the captured state's
     outputs asked for too, where no async pool is used: bytes no array of the state reaches
     (the tail of a workspace both states use), which the restore does not reach and the
-    fill leaves alone."""
+    fill leaves alone. A host output is shared where its span of bytes overlaps a host
+    array the captured state holds."""
     snap = result.snapshot
     if snap is None:
         return []
-    covered = [key for key in expected if snap.covers(expected[key])]
-    theirs = (list(_outputs_quietly(result.scenario, result.state).values())
+    covered = [key for key in expected if _covered(snap, expected[key])]
+    theirs = ([part for value in _outputs_quietly(result.scenario, result.state).values()
+               for part in value_parts(value)]
               if covered and result.pool is not PoolKind.ASYNC else [])
     shared = [key for key in expected
-              if snap.shares(expected[key], theirs if key in covered else ())]
+              if any(snap.shares(part, theirs if key in covered else ())
+                     for part in value_parts(expected[key]))]
     # a host output (a pinned buffer, a NumPy view of one): shared where it reaches a byte of
     # a host array the captured state holds (one buffer every setup() hands out)
     on_host = [key for key in expected if is_host_array(expected[key])]
@@ -774,6 +792,22 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
         held = _host_extents(result.state)
         shared += [key for key in on_host if held_by(held, expected[key])]
     return shared
+
+
+def _covered(snapshot, value) -> bool:
+    """Whether an output's elements lie in the snapshot's allocations (a sparse or nested
+    tensor's: any of its dense parts')."""
+    return any(snapshot.covers(part) for part in value_parts(value))
+
+
+def _unrestored_outputs(result: CaptureResult, unwritable: list) -> list[str]:
+    """The captured state's host outputs that reach a byte of ``unwritable`` (host arrays
+    of the state the restore could not write): they may still hold what stray work wrote
+    during capture, and the fill does not reach them either."""
+    if not unwritable:
+        return []
+    theirs = _outputs_quietly(result.scenario, result.state)
+    return [key for key, value in theirs.items() if held_by(unwritable, value)]
 
 
 def _host_extents(state) -> list[tuple[int, int]]:
@@ -808,23 +842,32 @@ def _shared_outputs_note(keys: list[str]) -> str:
             f"setup() allocate its outputs afresh each call")
 
 
-def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict) -> set[str]:
-    """Fill the outputs the graphs allocated (memory outside the pre-capture state) with the
-    complement of eager's values. Returns the names of the outputs so filled."""
+def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict,
+                                   restored: list = ()) -> set[str]:
+    """Fill the outputs the graphs allocated (memory outside the pre-capture state), and the
+    host outputs the check did not restore, with the complement of eager's values. Returns
+    the names of the outputs so filled."""
     poisoned: set[str] = set()
     snapshot = result.snapshot
-    if snapshot is None or result.pool is PoolKind.ASYNC:
-        # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
-        # it from outside the graph is not safe, so async-pool outputs are not filled.
+    if snapshot is None:
         return poisoned
+    # Memory a graph's MEM_ALLOC node owns is mapped only while a launch holds it: writing
+    # it from outside the graph is not safe, so async-pool device outputs are not filled.
+    async_pool = result.pool is PoolKind.ASYNC
     current = result.scenario.outputs(result.state)
-    # host arrays the captured state holds: restored as its device arrays are, and a graph
-    # may read them (covers() is about device memory only)
-    held = _host_extents(result.state)
     for key, want in expected.items():
         target = current.get(key)
-        if (target is not None and not snapshot.covers(target) and not held_by(held, target)
-                and result.backend.fill_complement(target, want)):
+        if target is None:
+            continue
+        if is_host_array(target):
+            # one in host arrays the check restored (``restored``: their bytes), as it
+            # restores device arrays, is left alone: a graph may read it; one the state did
+            # not hold before capture is filled
+            if held_by(restored, target):
+                continue
+        elif async_pool or _covered(snapshot, target):
+            continue
+        if result.backend.fill_complement(target, want):
             poisoned.add(key)
     return poisoned
 

@@ -11,6 +11,7 @@ predicate, so this module imports no CUDA library and is tested with NumPy array
 from __future__ import annotations
 
 import collections
+import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -74,6 +75,11 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
         return
     if depth >= MAX_DEPTH or isinstance(obj, _OPAQUE):
         return
+    parts = tensor_parts(obj)
+    if parts is not None:  # a sparse or nested tensor: the dense tensors it is made of
+        for name, part in parts:
+            yield from _walk(part, f"{path}.{name}", depth + 1, is_array, seen)
+        return
     if _is_module(obj):
         for kind in ("named_parameters", "named_buffers"):
             for name, tensor in getattr(obj, kind)():
@@ -101,6 +107,44 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen
         for name, value in _attributes(obj):
             if not name.startswith("__"):
                 yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
+
+
+_SPARSE_PARTS = {"sparse_coo": ("_indices", "_values"),
+                 "sparse_csr": ("crow_indices", "col_indices", "values"),
+                 "sparse_csc": ("ccol_indices", "row_indices", "values"),
+                 "sparse_bsr": ("crow_indices", "col_indices", "values"),
+                 "sparse_bsc": ("ccol_indices", "row_indices", "values")}
+
+
+def tensor_parts(obj: Any) -> list[tuple[str, Any]] | None:
+    """The dense tensors a sparse or nested torch tensor is made of, each with how a path
+    names it (``values()``, ``crow_indices()``; a jagged one's ``values()``, ``offsets()``
+    and ``lengths()``; a strided nested one's entries, ``unbind()[i]``); None for anything
+    else. torch is asked of ``sys.modules``: a process that never imported it holds none."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, torch.Tensor):
+        return None
+    if obj.is_nested:
+        if obj.layout is torch.jagged:
+            found = [("values()", obj.values()), ("offsets()", obj.offsets())]
+            lengths = obj.lengths()
+            return found + ([("lengths()", lengths)] if lengths is not None else [])
+        return [(f"unbind()[{i}]", entry) for i, entry in enumerate(obj.unbind())]
+    names = _SPARSE_PARTS.get(str(obj.layout).removeprefix("torch."))
+    if names is None:
+        return None
+    return [(f"{name}()", getattr(obj, name)()) for name in names]
+
+
+def value_parts(obj: Any) -> list:
+    """Where an output's elements lie, as dense tensors: a sparse tensor's values, a nested
+    one's entries (views of its memory); the output itself for anything else."""
+    parts = tensor_parts(obj)
+    if parts is None:
+        return [obj]
+    if obj.is_nested:
+        return list(obj.unbind())
+    return [part for name, part in parts if name in ("values()", "_values()")]
 
 
 def _attributes(obj: Any) -> list[tuple[str, Any]]:

@@ -48,6 +48,9 @@ CASES = [
     ("torch_prefill_decode_logits", []),  # prefill alone writes no output: decode's logits
     ("torch_prefill_decode_logits", ["cache_out=true"]),  # ... and the cache it does write
     ("torch_jagged_outputs", []),  # a jagged nested output: ragged sizes of two states differ
+    ("host_token_pointer", []),  # tokens through a pinned buffer the state holds as CuPy's
+    ("torch_host_position_ids", []),  # an expanded CPU view in the state, restored
+    ("torch_ragged_window_cache", []),  # a jagged output whose lengths the step advances
 ]
 # graphs whose steps write no output when checked alone: not run alone, checked with the others
 WRITES_NO_OUTPUT = {("torch_prefill_decode_logits", ()): "prefill"}

@@ -10,7 +10,9 @@ under a tolerance, outputs that are all empty, an outputs() that names nothing b
 first step, two windows of one buffer that another library handed out, an output at
 workspace bytes no state array reaches, a decode step with no output on a fresh state, and
 an output published under a key setup() declares as None, a complex output and a pinned
-host output that stray work wrote once, and one pinned buffer every setup() hands out.
+host output that stray work wrote once (also through a read-only view), one pinned buffer
+every setup() hands out, a jagged output stray work wrote once, and a sparse output's values
+that stray work rewrote with the bits they held.
 """
 
 import importlib.util
@@ -51,6 +53,9 @@ CASES = {
     "torch_rope_side_complex": ({}, {}, "failed"),  # a complex output, never filled before
     "host_stop_flags": ({}, {}, "failed"),  # a host output, filled on a device copy before
     "host_flags_one_buffer": ({}, {}, "not run"),  # one pinned buffer every setup() hands out
+    "host_flags_readonly": ({}, {}, "failed"),  # a read-only view over a pinned buffer
+    "torch_ragged_side_rope": ({}, {}, "failed"),  # a jagged output, never filled before
+    "torch_sparse_prefilled_side": ({}, {}, "refused"),  # sparse values, never flipped before
 }
 
 

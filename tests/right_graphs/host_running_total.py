@@ -3,8 +3,8 @@ state holds, and a host node adds them into a running count, also a host array o
 
 Each step: done = (ids == eos) on the device, a device-to-host copy of done into flags
 (pinned), then a host callback that adds flags into total (total += flags): the count reads
-what it held. Both are outputs. The check gives the captured state's host arrays the fresh
-state's starting bytes, as its device arrays, and does not fill them (a graph may read them):
+what it held. Both are outputs. The check gives the captured state's host arrays back the
+bytes they held before capture, and does not fill them (a graph may read them):
 filled with a complement, total would start from garbage and never match eager's.
 
 Expected: check: ok (exit 0).

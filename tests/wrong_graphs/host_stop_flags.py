@@ -14,8 +14,8 @@ The check's complement fill could not stand in (it wrote a device copy of a NumP
 --param host=false copies the flags into a device array the step allocates instead: the fill
 poisons it and the check says the replays never wrote it (exit 1).
 
-Expected: not "check: ok": the check gives the captured state's host arrays the fresh
-state's bytes before the replays, so done_host keeps its zeros where eager's step wrote flags
+Expected: not "check: ok": the check gives the captured state's host arrays back the
+bytes they held before capture, so done_host keeps its zeros where eager's step wrote flags
 (FAILED, exit 1). It once earned "check: ok" (exit 0).
 """
 import cupy
