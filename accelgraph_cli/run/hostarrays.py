@@ -15,6 +15,7 @@ never imported torch holds none); tested on any machine.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from ..cuda.snapshot import extent, one_of_each_broadcast
@@ -77,8 +78,10 @@ class HostSave:
     device pointers stays right. Taken once the device is synchronized after setup."""
 
     def __init__(self, state: Any):
+        t0 = time.perf_counter()
         self.saved = [(path, array, _copy_of(array)) for path, array in host_arrays(state)
                       if _nbytes(array) <= SAVE_LIMIT]
+        self.take_ms = (time.perf_counter() - t0) * 1e3  # counted with the guard's snapshot
 
     def restore(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Write each saved array back. The caller has synchronized the device: no copy a
