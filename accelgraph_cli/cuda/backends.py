@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -345,7 +346,9 @@ class TorchBackend(Backend):
     def copy(self, value: Any) -> Any:
         value = self.torch.as_tensor(value)
         if value.is_nested:  # a jagged clone shares its offsets and lengths: entries copied
-            return self.torch.nested.nested_tensor([entry.detach() for entry in value.unbind()])
+            with warnings.catch_warnings():  # torch's note that this layout is a prototype
+                warnings.simplefilter("ignore", UserWarning)
+                return self.torch.nested.nested_tensor([e.detach() for e in value.unbind()])
         return value.clone()
 
     has_generators = True
