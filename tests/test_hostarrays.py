@@ -59,6 +59,19 @@ def test_a_host_save_leaves_out_what_it_cannot_write_or_would_cost_too_much(monk
     done, refused = saved.restore()
     assert not buffer.any() and expanded.tolist() == [0.0, 0.0, 0.0]
     assert refused == [host_extent(lone)]
+    assert host_extent(state["big"]) in done  # not saved, and left alone: never filled
+
+
+def test_a_host_save_keeps_to_its_total_and_skips_what_changed_shape(monkeypatch):
+    monkeypatch.setattr("accelgraph_cli.run.hostarrays.SAVE_TOTAL", 48)
+    state = {"a": numpy.zeros(4), "b": numpy.zeros(4), "c": numpy.zeros(2)}  # 32, 32, 16 bytes
+    saved = HostSave(state)
+    assert [path for path, _, _ in saved.saved] == ["state['a']", "state['c']"]
+    assert saved.unsaved == [host_extent(state["b"])]
+    state["a"].shape = (2, 2)  # reshaped in place: not written back
+    state["c"][:] = 1.0
+    done, refused = saved.restore()
+    assert refused == [host_extent(state["a"])] and not state["c"].any()
 
 
 def test_held_by_asks_for_a_shared_byte():

@@ -294,6 +294,8 @@ class TorchBackend(Backend):
             return Difference(-1, int(want.numel()), 0.0,
                               f"layout/shape {got.layout}/{tuple(got.shape)} != eager "
                               f"{want.layout}/{tuple(want.shape)}")
+        if want.layout is self.torch.sparse_coo:  # duplicates summed, indices in order
+            want, got = want.coalesce(), got.coalesce()
         found = Difference(0, 0, 0.0)
         for (name, w), (_, g) in zip(tensor_parts(want), tensor_parts(got)):
             exact = not (w.is_floating_point() or w.is_complex())
@@ -345,10 +347,16 @@ class TorchBackend(Backend):
 
     def copy(self, value: Any) -> Any:
         value = self.torch.as_tensor(value)
-        if value.is_nested:  # a jagged clone shares its offsets and lengths: entries copied
+        if value.is_nested:  # a jagged clone shares its offsets and lengths: all copied
+            torch = self.torch
+            if value.layout is torch.jagged:
+                lengths = value.lengths()
+                return torch.nested.nested_tensor_from_jagged(
+                    value.values().detach().clone(), value.offsets().clone(),
+                    lengths=lengths.clone() if lengths is not None else None)
             with warnings.catch_warnings():  # torch's note that this layout is a prototype
                 warnings.simplefilter("ignore", UserWarning)
-                return self.torch.nested.nested_tensor([e.detach() for e in value.unbind()])
+                return torch.nested.nested_tensor([e.detach() for e in value.unbind()])
         return value.clone()
 
     has_generators = True

@@ -70,6 +70,10 @@ SAVE_LIMIT = 64 << 20
 """Host arrays larger than this (bytes) are not saved at capture, nor restored: a state may
 hold CPU copies of weights, or a dataset, which the check would copy at every run."""
 
+SAVE_TOTAL = 256 << 20
+"""At most this many bytes of host arrays are saved for one capture, in the state's order
+(views of one buffer count each); the rest are treated as those over :data:`SAVE_LIMIT`."""
+
 
 class HostSave:
     """The captured state's host arrays as they were before capture, kept to give them back
@@ -79,15 +83,25 @@ class HostSave:
 
     def __init__(self, state: Any):
         t0 = time.perf_counter()
-        self.saved = [(path, array, _copy_of(array)) for path, array in host_arrays(state)
-                      if _nbytes(array) <= SAVE_LIMIT]
+        self.saved: list[tuple[str, Any, Any]] = []
+        self.unsaved: list[tuple[int, int]] = []  # the bytes of those too large to save
+        total = 0
+        for path, array in host_arrays(state):
+            nbytes = _nbytes(array)
+            if nbytes <= SAVE_LIMIT and total + nbytes <= SAVE_TOTAL:
+                self.saved.append((path, array, _copy_of(array)))
+                total += nbytes
+            elif (found := host_extent(array)) is not None:
+                self.unsaved.append(found)
         self.take_ms = (time.perf_counter() - t0) * 1e3  # counted with the guard's snapshot
 
     def restore(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Write each saved array back. The caller has synchronized the device: no copy a
-        graph or a step queued still writes them. Returns the bytes restored, and those it
-        could not write (a read-only array; a view torch refuses to write) that no array it
-        wrote covers: outputs there the check cannot give their starting bytes."""
+        graph or a step queued still writes them. Returns the bytes of the state's host
+        arrays that the check leaves alone (restored, or too large to save: a graph may read
+        them), and those it could not write (a read-only array; a view torch refuses to
+        write; one whose shape changed in place) that no array it wrote covers: outputs
+        there the check cannot give their starting bytes."""
         done, refused = [], []
         for _, target, saved in self.saved:
             found = host_extent(target)
@@ -95,7 +109,8 @@ class HostSave:
                 (done if _copy(target, saved) else refused).append(found)
         # one restored through another array over the same bytes (the buffer under a
         # read-only view) was written all the same
-        return done, [r for r in refused if not any(c[0] <= r[0] and r[1] <= c[1] for c in done)]
+        return done + self.unsaved, [r for r in refused
+                                     if not any(c[0] <= r[0] and r[1] <= c[1] for c in done)]
 
 
 def held_by(extents: list[tuple[int, int]], array: Any) -> bool:
@@ -128,6 +143,8 @@ def _copy(target: Any, source: Any) -> bool:
     """``source``'s elements into ``target``; False where ``target`` cannot be written."""
     import numpy
 
+    if tuple(target.shape) != tuple(source.shape):  # reshaped in place since it was saved
+        return False
     # an expanded view (stride 0) holds one element along that dimension: written once
     target, source = one_of_each_broadcast(target, source)
     if isinstance(target, numpy.ndarray):

@@ -632,7 +632,7 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
 
     with backend.use(result.streams):
         eager_state = scenario.make_state(result.params)
-        restored: list = []  # bytes of the captured state's host arrays restored
+        restored: list = []  # bytes of the captured state's host arrays left alone
         unwritable: list = []  # and of those it could not write
         if result.snapshot is not None:
             # the captured state gets eager's starting bytes, before eager changes them, once
@@ -862,9 +862,9 @@ def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict,
         if target is None:
             continue
         if is_host_array(target):
-            # one in host arrays the check restored (``restored``: their bytes), as it
-            # restores device arrays, is left alone: a graph may read it; one the state did
-            # not hold before capture is filled
+            # one in host arrays the check restored, or that were too large to save
+            # (``restored``: their bytes), is left alone: a graph may read it; one the
+            # state did not hold before capture is filled
             if held_by(restored, target):
                 continue
         elif async_pool or _covered(snapshot, target):

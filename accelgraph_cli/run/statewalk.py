@@ -51,19 +51,21 @@ def find_arrays(state: Any, is_array: Callable[[Any], bool], root: str = "state"
     an array held under two keys is one entry; cycles end.
     """
     found: list[tuple[str, Any]] = []
-    seen: set[int] = set()
+    # id -> object: each object seen is kept alive while the walk runs, so that the id of a
+    # part made on the fly (a sparse tensor's values()) cannot come back for another
+    seen: dict[int, Any] = {}
     for path, obj in _walk(state, root, 0, is_array, seen):
         found.append((path, obj))
     return found
 
 
-def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool], seen: set[int]
-          ) -> Iterator[tuple[str, Any]]:
+def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool],
+          seen: dict[int, Any]) -> Iterator[tuple[str, Any]]:
     if obj is None or isinstance(obj, (str, bytes, int, float, complex, bool)):
         return
     if id(obj) in seen:
         return
-    seen.add(id(obj))
+    seen[id(obj)] = obj
     if is_array(obj):
         yield path, obj
         # a leaf tensor's gradient (torch's .grad, which training steps accumulate into in
