@@ -258,7 +258,8 @@ class TorchBackend(Backend):
 
     def difference(self, want: Any, got: Any, rtol: float, atol: float) -> Difference:
         torch = self.torch
-        want, got = torch.as_tensor(want), torch.as_tensor(got, device=want.device)
+        want = torch.as_tensor(want).detach()  # compared as values: no autograd
+        got = torch.as_tensor(got, device=want.device).detach()
         if want.is_nested or got.is_nested:
             return self._nested_difference(want, got, rtol, atol)
         if want.layout is not torch.strided or got.layout is not torch.strided:
@@ -346,17 +347,17 @@ class TorchBackend(Backend):
         return torch_words(self.torch, tensor.element_size())
 
     def copy(self, value: Any) -> Any:
-        value = self.torch.as_tensor(value)
+        value = self.torch.as_tensor(value).detach()  # values only: no autograd graph kept
         if value.is_nested:  # a jagged clone shares its offsets and lengths: all copied
             torch = self.torch
             if value.layout is torch.jagged:
                 lengths = value.lengths()
                 return torch.nested.nested_tensor_from_jagged(
-                    value.values().detach().clone(), value.offsets().clone(),
+                    value.values().clone(), value.offsets().clone(),
                     lengths=lengths.clone() if lengths is not None else None)
             with warnings.catch_warnings():  # torch's note that this layout is a prototype
                 warnings.simplefilter("ignore", UserWarning)
-                return torch.nested.nested_tensor([e.detach() for e in value.unbind()])
+                return torch.nested.nested_tensor(list(value.unbind()))
         return value.clone()
 
     has_generators = True
