@@ -648,9 +648,10 @@ def fill_complement(target: Any, reference: Any) -> bool:
     """Fill ``target`` with the bitwise complement of ``reference`` (same shape and dtype).
 
     Every element then differs from the reference, so an output the graph does not write
-    cannot match eager by luck. A NumPy target (host memory a graph's copy writes) is filled
-    in place; a complex one part by part. Returns False (nothing written) when the arrays
-    differ in shape or dtype or the dtype has no same-sized integer view.
+    cannot match eager by luck. A NumPy target (host memory a graph's copy writes), or a CPU
+    tensor through NumPy, is filled in place; a complex one part by part. Returns False
+    (nothing written) when the arrays differ in shape or dtype or the dtype has no
+    same-sized integer view.
     """
     cupy = _cuda.require_cuda()
     import numpy

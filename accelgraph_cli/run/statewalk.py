@@ -4,7 +4,8 @@ A scenario's ``setup`` returns any Python value: a dict of arrays, nested dicts 
 small object with attributes, a torch module with parameters and buffers. The capture guard
 (``snapshot``) needs every device array in it, named the way a user reads the state
 (``state["w1"]``, ``state["y"]["batch8"]``, ``state["model"].fc1.weight``), so that "this changed
-during capture" names what changed. Pure Python: what counts as an array is the caller's
+during capture" names what changed; a sparse or nested torch tensor through the dense tensors
+it is made of (``state["adj"].values()``). Pure Python: what counts as an array is the caller's
 predicate, so this module imports no CUDA library and is tested with NumPy arrays.
 """
 
