@@ -437,7 +437,7 @@ class TorchBackend(Backend):
 
     def _value_pairs(self, a: Any, b: Any) -> list | None:
         """The dense parts that hold two sparse or two nested tensors' values, paired (a
-        nested one's entries; a sparse one's values): None where either is plain, [] where
+        nested one's entries; a sparse one's values): None where both are plain, [] where
         they pair up no parts (other layouts, entry counts)."""
         from ..run.statewalk import value_parts
 

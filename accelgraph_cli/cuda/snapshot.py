@@ -204,7 +204,8 @@ def _is_cuda_tensor(obj: Any) -> bool:
     without importing torch: a process that never imported it holds no tensor. A wrapper
     subclass (``_make_wrapper_subclass``: its data is in the tensors it holds, and it has no
     storage to read) is not one: the walk goes on into what it holds. Nor is a sparse or
-    nested tensor (no storage of one piece: not guarded)."""
+    nested tensor (no storage of one piece): the walk goes on into the dense tensors it is
+    made of, which are guarded."""
     torch = sys.modules.get("torch")
     tensor = getattr(torch, "Tensor", None) if torch is not None else None
     if tensor is None or not isinstance(obj, tensor) or getattr(obj, "is_cuda", False) is not True:
@@ -714,7 +715,7 @@ def one_of_each_broadcast(target, reference):
     """``target`` and ``reference`` narrowed to one element along every dimension in which
     ``target`` repeats one element (stride 0: an expanded or broadcast view): its memory
     holds one value there, which cannot take a different complement per position (torch
-    refuses to write such a view at all). CuPy arrays and torch tensors alike."""
+    refuses to write such a view at all). CuPy and NumPy arrays and torch tensors alike."""
     stride = getattr(target, "stride", None)
     strides = stride() if callable(stride) else target.strides
     for dim, (size, step) in enumerate(zip(target.shape, strides)):

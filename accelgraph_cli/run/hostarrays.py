@@ -72,7 +72,8 @@ hold CPU copies of weights, or a dataset, which the check would copy at every ru
 
 SAVE_TOTAL = 256 << 20
 """At most this many bytes of host arrays are saved for one capture, in the state's order
-(views of one buffer count each); the rest are treated as those over :data:`SAVE_LIMIT`."""
+(views of one buffer count each); an array that would pass the total is treated as one over
+:data:`SAVE_LIMIT` (a smaller one after it may still be saved)."""
 
 
 class HostSave:

@@ -7,8 +7,10 @@
                capture: a change means work ran outside the graph (an error), and so is a
                graph with no node unless the scenario says EXPECT_EMPTY;
     check    : eager steps on another fresh state vs replays of the captured graphs, the
-               captured state first overwritten with the fresh state's bytes (outputs the
-               graphs allocated are filled with the complement of eager's), compared bitwise
+               captured state first overwritten with the fresh state's bytes (its host arrays
+               given back the bytes saved at capture; outputs the graphs allocated, and host
+               outputs the state did not hold, filled with the complement of eager's), compared
+               bitwise
                (or within --rtol/--atol); each graph alone, then all in order;
     timing   : eager steps vs graph replays, CUDA events + host clocks, median over rounds,
                per graph and for all graphs together.
@@ -572,8 +574,9 @@ def check(result: CaptureResult, *, steps: int = 2, rtol: float = 0.0, atol: flo
 
     Eager: ``steps`` rounds of the steps on a fresh state. Graph: the fresh state's bytes are
     first copied over the state the graphs were captured on (so both start from the same
-    bytes, whatever capture or earlier replays left there), every output that the graphs
-    allocated is filled with the bitwise complement of eager's value (so an output the graph
+    bytes, whatever capture or earlier replays left there; its host arrays get back the
+    bytes saved at capture), every output that the graphs allocated (and a host output the
+    state did not hold) is filled with the bitwise complement of eager's value (so an output the graph
     never writes cannot match by luck), and the graphs are replayed ``steps`` times. Outputs
     are compared after each replay with eager's after the same round (a copy of each is kept
     on the device: ``steps`` copies of the outputs), bitwise by default; with rtol/atol,
@@ -847,8 +850,9 @@ def _shared_outputs_note(keys: list[str]) -> str:
 def _fill_outputs_graphs_allocated(result: CaptureResult, expected: dict,
                                    restored: list = ()) -> set[str]:
     """Fill the outputs the graphs allocated (memory outside the pre-capture state), and the
-    host outputs the check did not restore, with the complement of eager's values. Returns
-    the names of the outputs so filled."""
+    host outputs in no host array the state held before capture (neither restored nor too
+    large to save), with the complement of eager's values. Returns the names of the outputs
+    so filled."""
     poisoned: set[str] = set()
     snapshot = result.snapshot
     if snapshot is None:

@@ -10,10 +10,10 @@ exactly what the steps do.
 Checked alone on a fresh state, "sample" writes 0 into the captured state's pinned buffer
 (h is zero there). When the check restored only device memory, nothing put the starting
 tokens back, so the run of both graphs started from token 0 where eager started from
-1..batch, and every graph FAILED on 'h'. The check now gives the captured state's host arrays
+1..batch, and FAILED on 'h'. The check now gives the captured state's host arrays
 (tok_host, a NumPy view of the pinned buffer) back the bytes capture saved.
 
---param feedback=false leaves the DtoH copy out (the host buffer is then read-only).
+--param feedback=false leaves the DtoH copy out (the graphs then only read the host buffer).
 
 Expected: check: ok (exit 0).
 """

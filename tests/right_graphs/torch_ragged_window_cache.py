@@ -15,7 +15,7 @@ in the graph, as eagerly.
 
 The check once failed it: eager's outputs were kept as clone(), and a jagged clone shares
 its offsets and lengths, which the step advances in place, so the kept copy grew a row each
-step. A nested output is now copied entry by entry.
+step. A jagged output is now copied whole: its values, offsets and lengths each cloned.
 
 Expected: check: ok (exit 0).
 

@@ -6,10 +6,11 @@ w_e = sigmoid(s_src[row_e] + s_dst[col_e]) for every edge and writes it into adj
 (the CSR tensor's own values, aliased): gathers and one pointwise kernel, all capturable,
 replayed exactly.
 
-The walk skips sparse tensors (no storage of one piece). The check once took the output for
-one the graphs allocated and called the complement fill, which asked target.stride(): torch
-raises "Sparse CSR tensors do not have strides". A sparse output is now not filled, and is
-compared densified.
+The walk once skipped sparse tensors (no storage of one piece), so the check took the output
+for one the graphs allocated and called the complement fill, which asked target.stride():
+torch raises "Sparse CSR tensors do not have strides". The walk now reaches a sparse
+tensor's indices and values, and a sparse output is compared part by part (indices exactly),
+its values filled only where the graphs allocated them.
 
 --param dense_out=true names adj.values() instead: exit 0.
 

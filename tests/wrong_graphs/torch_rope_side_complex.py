@@ -6,8 +6,8 @@ freqs_cis = polar(1, angles) is made on a side stream "to overlap with it". The 
 allocated in the step (so in the graph's pool) and the side stream never waits for nor joins
 the capturing one: during capture the polar kernel runs once, eagerly, into that graph
 allocation, and every replay leaves it as it was. It reads only state inputs, so the guard's
-checksums do not move, and the check's complement fill skips complex tensors
-(TorchBackend._fill_complement returns False for them): the replays are compared with the
+checksums do not move, and the check's complement fill once skipped complex tensors
+(TorchBackend._fill_complement returned False for them): the replays were compared with the
 value the stray kernel left there at capture, which is what eager computes each step.
 
 --param as_real=true names the same output as torch.view_as_real(freqs_cis), float32: the

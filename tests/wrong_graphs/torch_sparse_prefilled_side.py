@@ -31,7 +31,7 @@ PARAMS = {"nodes": 2048, "degree": 16, "dim": 128, "dense_out": False}
 
 def setup(nodes, degree, dim, dense_out):
     torch.manual_seed(0)
-    # each node's neighbours: degree distinct columns, sorted (no duplicate to sum when densified)
+    # each node's neighbours: degree distinct columns, sorted (a valid CSR structure)
     near = torch.arange(nodes)[:, None] + torch.arange(degree)[None, :] * (nodes // degree)
     col = (near % nodes).sort(dim=1).values.reshape(-1).cuda()
     crow = torch.arange(0, nodes * degree + 1, degree, device="cuda")
