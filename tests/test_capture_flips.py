@@ -363,7 +363,8 @@ def test_shared_outputs_ask_the_captured_state_only_inside_its_allocations(monke
 
     def result(pool):
         return types.SimpleNamespace(snapshot=Snapshot(), pool=pool, state="captured",
-                                     scenario=types.SimpleNamespace(outputs=outputs))
+                                     scenario=types.SimpleNamespace(outputs=outputs),
+                                     host_save=None)
 
     staged = {"y": "module_buffer"}
     assert protocol._shared_outputs(result(PoolKind.PRIVATE), staged) == [] and asked == []

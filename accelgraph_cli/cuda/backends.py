@@ -397,10 +397,7 @@ class TorchBackend(Backend):
         if not self._plain(target) or not self._plain(reference):
             return False
         if target.is_complex():  # its real and imaginary parts, each a word
-            if target.is_conj():  # a conjugate view: its memory, as the plain view reads it
-                target, reference = target.conj(), reference.conj().resolve_conj()
-            target, reference = (self.torch.view_as_real(target),
-                                 self.torch.view_as_real(reference.resolve_conj()))
+            target, reference = self._real_parts(target, reference)
         from .snapshot import one_of_each_broadcast
 
         target, reference = one_of_each_broadcast(target, reference)
@@ -425,15 +422,21 @@ class TorchBackend(Backend):
             return False
         if want.dtype == self.torch.bool:
             return bool((got == want.logical_not()).all())
-        if want.is_complex():
-            if got.is_conj():  # as the fill wrote it
-                got, want = got.conj(), want.conj()
-            got, want = (self.torch.view_as_real(got.resolve_conj()),
-                         self.torch.view_as_real(want.resolve_conj()))
+        if want.is_complex():  # as the fill wrote it
+            got, want = self._real_parts(got, want)
         words = self._words(want)
         if words is None:
             return False
         return bool((got.view(words) == want.view(words).bitwise_not()).all())
+
+    def _real_parts(self, memory: Any, values: Any) -> tuple[Any, Any]:
+        """A complex tensor and the values it is filled with or compared to, each as its real
+        and imaginary parts (view_as_real): a conjugate view through its plain view (its
+        memory), the values conjugated to match."""
+        if memory.is_conj():
+            memory, values = memory.conj(), values.conj()
+        return (self.torch.view_as_real(memory.resolve_conj()),
+                self.torch.view_as_real(values.resolve_conj()))
 
     def _value_pairs(self, a: Any, b: Any) -> list | None:
         """The dense parts that hold two sparse or two nested tensors' values, paired (a

@@ -86,13 +86,17 @@ class HostSave:
         t0 = time.perf_counter()
         self.saved: list[tuple[str, Any, Any]] = []
         self.unsaved: list[tuple[int, int]] = []  # the bytes of those too large to save
+        self.held: list[tuple[int, int]] = []  # the bytes of every one, saved or not
         total = 0
         for path, array in host_arrays(state):
-            nbytes = _nbytes(array)
+            found = host_extent(array)
+            if found is not None:
+                self.held.append(found)
+            nbytes = int(array.nbytes)  # a torch tensor's too: numel() * element_size()
             if nbytes <= SAVE_LIMIT and total + nbytes <= SAVE_TOTAL:
                 self.saved.append((path, array, _copy_of(array)))
                 total += nbytes
-            elif (found := host_extent(array)) is not None:
+            elif found is not None:
                 self.unsaved.append(found)
         self.take_ms = (time.perf_counter() - t0) * 1e3  # counted with the guard's snapshot
 
@@ -124,11 +128,6 @@ def held_by(extents: list[tuple[int, int]], array: Any) -> bool:
         return False
     lo, hi = found
     return any(lo < other[1] and other[0] < hi for other in extents)
-
-
-def _nbytes(array: Any) -> int:
-    nbytes = getattr(array, "nbytes", None)
-    return int(nbytes) if nbytes is not None else array.numel() * array.element_size()
 
 
 def _copy_of(array: Any) -> Any:

@@ -46,7 +46,7 @@ from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
-from .hostarrays import HostSave, held_by, host_arrays, host_extent, is_host_array
+from .hostarrays import HostSave, held_by, is_host_array
 from .scenario import check_expect_empty
 from .statewalk import find_arrays, value_parts
 
@@ -791,12 +791,10 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
               if any(snap.shares(part, theirs if key in covered else ())
                      for part in value_parts(expected[key]))]
     # a host output (a pinned buffer, a NumPy view of one): shared where it reaches a byte of
-    # a host array the captured state holds (one buffer every setup() hands out)
-    on_host = [key for key in expected if is_host_array(expected[key])]
-    if on_host:
-        held = _host_extents(result.state)
-        shared += [key for key in on_host if held_by(held, expected[key])]
-    return shared
+    # a host array the captured state held before capture (one buffer every setup() hands
+    # out), as capture's save found them
+    held = result.host_save.held if result.host_save is not None else []
+    return shared + [key for key in expected if held_by(held, expected[key])]
 
 
 def _covered(snapshot, value) -> bool:
@@ -813,11 +811,6 @@ def _unrestored_outputs(result: CaptureResult, unwritable: list) -> list[str]:
         return []
     theirs = _outputs_quietly(result.scenario, result.state)
     return [key for key, value in theirs.items() if held_by(unwritable, value)]
-
-
-def _host_extents(state) -> list[tuple[int, int]]:
-    """The bytes each host array ``state`` holds reaches (an empty one none)."""
-    return [e for e in (host_extent(a) for _, a in host_arrays(state)) if e]
 
 
 def _outputs_quietly(scenario, state) -> dict:
