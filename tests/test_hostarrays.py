@@ -4,6 +4,7 @@ import numpy
 
 from accelgraph_cli.run.hostarrays import (
     HostSave,
+    device_and_host_arrays,
     held_by,
     host_arrays,
     host_extent,
@@ -18,6 +19,31 @@ def test_host_arrays_are_numeric_numpy_arrays_found_anywhere_in_a_state():
     assert host_arrays(state) == [("state['flags']", flags),
                                   ("state['nested']['total']", state["nested"]["total"])]
     assert not is_host_array(numpy.float32(1.0)) and not is_host_array([1, 2])
+
+
+class _Device:
+    """Stands for a device array: what the predicate given to device_and_host_arrays accepts."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def test_one_walk_finds_what_the_two_walks_find_each_under_its_first_path():
+    from accelgraph_cli.run.statewalk import find_arrays
+
+    flags, weights = numpy.zeros(8, numpy.uint8), _Device("w")
+    holder = type("Holder", (), {})()
+    holder.cache, holder.steps = _Device("kv"), numpy.arange(3)
+    state = {"flags": flags, "w": weights, "again": [weights, flags], "holder": holder,
+             "names": numpy.array([None]), "n": 3}
+    is_device = lambda obj: isinstance(obj, _Device)  # noqa: E731
+    device, host = device_and_host_arrays(state, is_device)
+    assert device == find_arrays(state, is_device)
+    assert host == host_arrays(state)
+    assert [path for path, _ in device] == ["state['w']", "state['holder'].cache"]
+    assert [path for path, _ in host] == ["state['flags']", "state['holder'].steps"]
+    saved = HostSave(state, found=host)  # from the walk given, the same as its own
+    assert [p for p, _, _ in saved.saved] == [p for p, _, _ in HostSave(state).saved]
 
 
 def test_a_host_extent_is_the_bytes_a_view_reaches():

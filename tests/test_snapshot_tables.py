@@ -7,6 +7,7 @@ would run; no CUDA output is imitated."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import threading
 import types
@@ -50,17 +51,29 @@ def rig(monkeypatch):
     device = [0]
     maps = {0: True, 1: True}  # whether each device maps host memory
 
+    functions: dict = {}  # CUfunction handle -> the device it was loaded on
+    streams: dict = {}  # stream handle -> the stand-in
+
     class _Function:
         def __init__(self, device):
             self.device = device
+            self.ptr = 0xF000 + device  # the CUfunction handle
+            functions[self.ptr] = device
 
-        def __call__(self, grid, block, args, shared_mem, stream):
-            log.append("checksum")
-            launches.append((grid, int(args[0]), int(args[1]), int(args[2]), int(args[3]),
-                             stream, self.device))
-            stream.done = False
-            if kernel_error:
-                raise kernel_error.pop()
+    def launch_kernel(function, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        # cuLaunchKernel: the arguments are read where the packed pointers point, as the
+        # driver copies them at the launch
+        log.append("checksum")
+        assert (gz, bx, by, bz, shared_mem, extra) == (1, 256, 1, 1, 0, 0)
+        table, count, slot, first = (ctypes.c_void_p * 4).from_address(params)
+        launches.append(((gx, gy), ctypes.c_uint64.from_address(table).value,
+                         ctypes.c_int32.from_address(count).value,
+                         ctypes.c_int32.from_address(slot).value,
+                         ctypes.c_int32.from_address(first).value,
+                         streams[stream], functions[function]))
+        streams[stream].done = False
+        if kernel_error:
+            raise kernel_error.pop()
 
     class _RawKernel:  # CuPy's: .kernel is the function loaded on the current device
         @property
@@ -87,7 +100,8 @@ def rig(monkeypatch):
     cupy = types.SimpleNamespace(
         uint64=numpy.uint64, empty=empty,
         RawKernel=lambda source, name: _RawKernel(),
-        cuda=types.SimpleNamespace(runtime=runtime, alloc_pinned_memory=alloc_pinned),
+        cuda=types.SimpleNamespace(runtime=runtime, alloc_pinned_memory=alloc_pinned,
+                                   driver=types.SimpleNamespace(launchKernel=launch_kernel)),
     )
     monkeypatch.setattr(sm._cuda, "require_cuda", lambda: cupy)
     monkeypatch.setattr(sm, "_TABLES", [])
@@ -100,7 +114,9 @@ def rig(monkeypatch):
     monkeypatch.setattr(sm, "state_regions", lambda arrays: list(regions))
 
     def take(**options):
-        return sm.StateSnapshot.take([], _Stream(log, current), **options)
+        stream = _Stream(log, current)
+        streams[stream.ptr] = stream
+        return sm.StateSnapshot.take([], stream, **options)
 
     yield types.SimpleNamespace(log=log, kernel_error=kernel_error, launches=launches,
                                 pinned=pinned, regions=regions, take=take, device=device,

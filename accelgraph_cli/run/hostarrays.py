@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..cuda.snapshot import extent, one_of_each_broadcast
@@ -66,6 +67,38 @@ def host_arrays(state: Any) -> list[tuple[str, Any]]:
             for path, obj in found]
 
 
+def device_and_host_arrays(state: Any, is_device: Callable[[Any], bool], *,
+                           walk: Callable = find_arrays
+                           ) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+    """The ``(path, array)`` pairs of ``state``'s device arrays (``is_device``) and of its host
+    arrays (as :func:`host_arrays` gives them), found in one walk of the state (capture needs
+    both, once setup is done: one walk costs half as much on that cold path). The walk goes
+    into neither kind of array, so an array held only as an attribute set on another array
+    is not found (as :func:`~accelgraph_cli.run.statewalk.find_arrays` does not go into the
+    arrays it reports). ``walk``: :func:`~accelgraph_cli.run.statewalk.find_arrays`, or
+    what stands for it."""
+    import numpy
+
+    host_ids: set[int] = set()
+
+    def either(obj: Any) -> bool:
+        if is_device(obj):
+            return True
+        if is_host_array(obj) or _is_pinned_buffer(obj):
+            host_ids.add(id(obj))  # (the objects found stay alive in the walk's result)
+            return True
+        return False
+
+    device, host = [], []
+    for path, obj in walk(state, either):
+        if id(obj) not in host_ids:
+            device.append((path, obj))
+        else:
+            host.append((path, numpy.frombuffer(obj, numpy.uint8) if _is_pinned_buffer(obj)
+                         else obj))
+    return device, host
+
+
 SAVE_LIMIT = 64 << 20
 """Host arrays larger than this (bytes) are not saved at capture, nor restored: a state may
 hold CPU copies of weights, or a dataset, which the check would copy at every run."""
@@ -82,22 +115,24 @@ class HostSave:
     starting bytes): their own bytes, not a fresh state's, so a table of the state's own
     device pointers stays right. Taken once the device is synchronized after setup."""
 
-    def __init__(self, state: Any):
+    def __init__(self, state: Any, *, found: list[tuple[str, Any]] | None = None):
+        """``found``: the state's host arrays as :func:`host_arrays` gives them, where the
+        caller has walked the state already (:func:`device_and_host_arrays`)."""
         t0 = time.perf_counter()
         self.saved: list[tuple[str, Any, Any]] = []
         self.unsaved: list[tuple[int, int]] = []  # the bytes of those too large to save
         self.held: list[tuple[int, int]] = []  # the bytes of every one, saved or not
         total = 0
-        for path, array in host_arrays(state):
-            found = host_extent(array)
-            if found is not None:
-                self.held.append(found)
+        for path, array in host_arrays(state) if found is None else found:
+            reach = host_extent(array)
+            if reach is not None:
+                self.held.append(reach)
             nbytes = int(array.nbytes)  # a torch tensor's too: numel() * element_size()
             if nbytes <= SAVE_LIMIT and total + nbytes <= SAVE_TOTAL:
                 self.saved.append((path, array, _copy_of(array)))
                 total += nbytes
-            elif found is not None:
-                self.unsaved.append(found)
+            elif reach is not None:
+                self.unsaved.append(reach)
         self.take_ms = (time.perf_counter() - t0) * 1e3  # counted with the guard's snapshot
 
     def restore(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -46,7 +46,7 @@ from ..enums import Backend as BackendChoice
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
-from .hostarrays import HostSave, held_by, is_host_array
+from .hostarrays import HostSave, device_and_host_arrays, held_by, is_host_array
 from .scenario import check_expect_empty
 from .statewalk import find_arrays, value_parts
 
@@ -271,8 +271,13 @@ def capture(
         warm = None  # dropped before capture
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
-        arrays = find_arrays(state, is_device_array)
-        host_save = HostSave(state)  # host bytes, which the checksums do not read
+        # the device arrays the guard checksums and the host bytes it does not read (saved
+        # for the check), in one walk
+        arrays, host = device_and_host_arrays(state, is_device_array, walk=find_arrays)
+        host_save = HostSave(state, found=host)
+        t0 = time.perf_counter()
+        regions = state_regions(arrays)  # for the flips and the snapshot alike
+        regions_ms = (time.perf_counter() - t0) * 1e3
         if learned:
             # the outputs the state already holds are also those at the paths where the
             # warm-up's state held its outputs (flipped once each, whatever names them)
@@ -285,10 +290,11 @@ def capture(
         try:
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
-            _flip_state_outputs(outputs, arrays, flipped, streams.cupy)
+            _flip_state_outputs(outputs, regions, flipped, streams.cupy)
             # the device was synchronized above and the flips queued on this stream: the
             # checksum kernel, queued after them, sees the state as capture finds it
-            snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True)
+            snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True,
+                                          regions=regions, spent_ms=regions_ms)
             shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
             tokens = []
             captured = []
@@ -320,22 +326,21 @@ def capture(
                 if keep_graph:
                     graph.instantiate()
                 t2 = time.perf_counter()
-                snapshot.start_compare()  # its kernel runs while the nodes are counted
+                snapshot.start_compare()  # its kernel runs while the graph is read
                 kinds = node_kinds(graph.graph_handle)
-                _guard(scenario, params, name, snapshot, kinds, backend, streams)
                 held = graph.pool_bytes()
-                captured.append(
-                    CapturedGraph(
-                        name=name,
-                        graph=graph,
-                        node_count=sum(kinds.values()),
-                        kinds=kinds,
-                        capture_ms=(t1 - t0) * 1e3,
-                        instantiate_ms=(t2 - t1) * 1e3,
-                        pool_bytes=held,
-                        pool_added=max(0, held - held_before),
-                    )
+                done = CapturedGraph(
+                    name=name,
+                    graph=graph,
+                    node_count=sum(kinds.values()),
+                    kinds=kinds,
+                    capture_ms=(t1 - t0) * 1e3,
+                    instantiate_ms=(t2 - t1) * 1e3,
+                    pool_bytes=held,
+                    pool_added=max(0, held - held_before),
                 )
+                _guard(scenario, params, name, snapshot, kinds, backend, streams)
+                captured.append(done)
         except BaseException:
             # The error, not a second one, is the news. A Ctrl-C can land between
             # capture_begin and the step's own handler: end that capture first, or the flips
@@ -382,7 +387,7 @@ def _outputs_to_flip(scenario, state) -> dict | None:
     return outputs if isinstance(outputs, dict) else None
 
 
-def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, stream) -> None:
+def _flip_state_outputs(outputs: dict | None, regions: list, flipped: list, stream) -> None:
     """Flip the lowest bit of every word of each state allocation that a floating-point
     or complex output (each part a word) lies in (``outputs(state)`` values, views
     included), appending to ``flipped`` the views to flip back with (:func:`_flip_back`) as
@@ -403,7 +408,7 @@ def _flip_state_outputs(outputs: dict | None, arrays: list, flipped: list, strea
     before the device was synchronized, so that covers any work outputs() queues)."""
     if not outputs:
         return
-    state_pointers = {region.ptr for region in state_regions(arrays)}
+    state_pointers = {region.ptr for region in regions}
 
     def describe(value):
         try:
