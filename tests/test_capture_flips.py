@@ -142,10 +142,14 @@ def test_outputs_are_asked_for_before_the_sync_that_lets_the_snapshot_skip_its_o
                        f"regions={[region.ptr for region in options['regions']]}")
         return taken(arrays, stream)
 
+    found = protocol.state_regions
+    monkeypatch.setattr(protocol, "state_regions",
+                        lambda arrays: rig.log.append("regions") or found(arrays))
     monkeypatch.setattr(protocol, "StateSnapshot", types.SimpleNamespace(take=take))
     rig.run(lambda state: rig.log.append("step"))
-    assert rig.log[:5] == ["outputs", "device_sync", *FLIPS,
+    assert rig.log[:6] == ["outputs", "device_sync", "regions", *FLIPS,
                            "take synchronized=True regions=[256, 512]"]
+    assert rig.log.count("regions") == 1  # found once, for the flips and the snapshot
 
 
 def test_a_step_that_raises_ends_the_capture_before_the_flips_back(rig):

@@ -272,12 +272,13 @@ def capture(
         # every stream: setup's work on a side stream must not race the flips below
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         # the device arrays the guard checksums and the host bytes it does not read (saved
-        # for the check), in one walk
-        arrays, host = device_and_host_arrays(state, is_device_array, walk=find_arrays)
-        host_save = HostSave(state, found=host)
+        # for the check), in one walk, and their regions (for the flips and the snapshot
+        # alike): both counted in the guard's time
         t0 = time.perf_counter()
-        regions = state_regions(arrays)  # for the flips and the snapshot alike
-        regions_ms = (time.perf_counter() - t0) * 1e3
+        arrays, host = device_and_host_arrays(state, is_device_array, walk=find_arrays)
+        regions = state_regions(arrays)
+        found_ms = (time.perf_counter() - t0) * 1e3
+        host_save = HostSave(state, found=host)
         if learned:
             # the outputs the state already holds are also those at the paths where the
             # warm-up's state held its outputs (flipped once each, whatever names them)
@@ -294,7 +295,7 @@ def capture(
             # the device was synchronized above and the flips queued on this stream: the
             # checksum kernel, queued after them, sees the state as capture finds it
             snapshot = StateSnapshot.take(arrays, streams.cupy, synchronized=True,
-                                          regions=regions, spent_ms=regions_ms)
+                                          regions=regions, spent_ms=found_ms)
             shared = backend.new_pool(PoolKind.PRIVATE) if pool is PoolKind.SHARED else None
             tokens = []
             captured = []
@@ -326,21 +327,22 @@ def capture(
                 if keep_graph:
                     graph.instantiate()
                 t2 = time.perf_counter()
-                snapshot.start_compare()  # its kernel runs while the graph is read
+                snapshot.start_compare()  # its kernel runs while the nodes are counted
                 kinds = node_kinds(graph.graph_handle)
-                held = graph.pool_bytes()
-                done = CapturedGraph(
-                    name=name,
-                    graph=graph,
-                    node_count=sum(kinds.values()),
-                    kinds=kinds,
-                    capture_ms=(t1 - t0) * 1e3,
-                    instantiate_ms=(t2 - t1) * 1e3,
-                    pool_bytes=held,
-                    pool_added=max(0, held - held_before),
-                )
                 _guard(scenario, params, name, snapshot, kinds, backend, streams)
-                captured.append(done)
+                held = graph.pool_bytes()
+                captured.append(
+                    CapturedGraph(
+                        name=name,
+                        graph=graph,
+                        node_count=sum(kinds.values()),
+                        kinds=kinds,
+                        capture_ms=(t1 - t0) * 1e3,
+                        instantiate_ms=(t2 - t1) * 1e3,
+                        pool_bytes=held,
+                        pool_added=max(0, held - held_before),
+                    )
+                )
         except BaseException:
             # The error, not a second one, is the news. A Ctrl-C can land between
             # capture_begin and the step's own handler: end that capture first, or the flips
