@@ -259,7 +259,37 @@ def test_a_state_of_more_regions_than_a_grid_holds_is_checksummed_in_several_lau
     snap = rig.take()
     assert [(grid[1], n, first) for grid, _, n, _, first, _, _ in rig.launches] == [
         (2, 3, 0), (1, 3, 2)]
-    assert snap._table.size >= 2 * 3 + 2 * 3 * snap._blocks
+    snap.wait()
+    snap.start_compare()  # slot 1, through the other argument arrays of each launch
+    assert [(grid[1], slot, first) for grid, _, _, slot, first, _, _ in rig.launches[2:]] == [
+        (2, 1, 0), (1, 1, 2)]
+
+
+def test_a_free_table_is_taken_only_where_the_sums_and_the_arguments_fit(rig, monkeypatch):
+    # Tables come back from earlier snapshots: one a word short of the sums and the packed
+    # launch arguments (4 words, then 9 a launch) must not be taken, one just large enough
+    # is, and the arguments are read from it.
+    import numpy
+
+    blocks = sm.StateSnapshot(list(rig.regions), None)._blocks  # (a table the probe takes)
+    need = 2 * 2 + 2 * 2 * blocks + 4 + 9
+    short, exact = numpy.zeros(need - 1, numpy.uint64), numpy.zeros(need, numpy.uint64)
+    monkeypatch.setattr(sm, "_TABLES", [(short, short.ctypes.data), (exact, exact.ctypes.data)])
+    snap = rig.take()
+    assert snap._table is exact and rig.launches[-1][1] == exact.ctypes.data
+    assert [table for table, _ in sm._TABLES][-1] is short  # left for a smaller state
+
+
+def test_regions_given_to_take_are_used_and_their_time_counted(rig, monkeypatch):
+    stream = rig.take().stream  # (a stream the stand-in launch knows)
+    found = []
+    monkeypatch.setattr(sm, "state_regions", lambda arrays: found.append(1) or [])
+    given = [sm.Region(5 << 40, 4096, None, ["given"])]
+    snap = sm.StateSnapshot.take([], stream, synchronized=True, regions=given,
+                                 spent_ms=1234.0)
+    assert not found and snap.regions is given
+    assert rig.launches[-1][1] == snap._address and snap._table[0] == 5 << 40
+    assert snap.take_ms >= 1234.0
 
 
 def test_a_device_that_cannot_map_host_memory_gets_the_table_and_sums_by_copies(rig):

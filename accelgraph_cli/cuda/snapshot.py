@@ -344,12 +344,13 @@ class StateSnapshot:
         largest = max((r.size // 8 for r in regions), default=0)  # in words
         self._blocks = max(1, min(-(-largest // (_THREADS * 32)), 2048,
                                   max(8, 32768 // max(1, n))))
-        # The table: n pointers, n sizes, then one sum per block for each of the two passes.
+        # The table: n pointers, n sizes, then one sum per block for each of the two passes,
+        # then (host only) the kernel's arguments, packed for cuLaunchKernel (_pack_launches).
         words = 2 * n + 2 * n * self._blocks
-        self._table, self._address = _table_for(words) if n else (None, 0)
+        launches = -(-n // _GRID_Y_MAX)
+        self._table, self._address = _table_for(words + 4 + 9 * launches) if n else (None, 0)
         self._function, self._device_table = None, None
-        self._launches: list | None = None  # each launch's grid and packed arguments
-        self._kept: list = []  # the ctypes values those point into
+        self._launches: list = []  # a launch's regions, its argument arrays (slots 0 and 1)
         if n:
             cupy = _cuda.require_cuda()
             self._function, maps = _for_device(cupy.cuda.runtime.getDevice())
@@ -380,6 +381,7 @@ class StateSnapshot:
         if n:
             snapshot._table[:2 * n] = ([r.ptr for r in snapshot.regions]
                                        + [r.size for r in snapshot.regions])
+            snapshot._pack_launches()
             snapshot._in_flight = True
             try:
                 if snapshot._device_table is not None:
@@ -425,38 +427,33 @@ class StateSnapshot:
 
     def _launch(self, slot: int) -> None:
         """Queue the checksum kernel for ``slot`` (0 before capture, 1 after) on the stream:
-        cuLaunchKernel with the arguments packed once for both passes (CuPy's launch, which
-        converts each argument on every call, cost 9 to 18 µs a launch on the capture's
-        cold path, H100)."""
-        launches = self._launches
-        if launches is None:
-            launches = self._launches = self._pack_launches()
+        cuLaunchKernel with the arguments :meth:`_pack_launches` wrote (CuPy's kernel call,
+        which converts each argument on every call, cost 9 to 18 µs a launch on the
+        capture's cold path, H100)."""
         launch = _cuda.require_cuda().cuda.driver.launchKernel
         function, stream = self._function.ptr, self.stream.ptr
-        for grid_y, params in launches:
+        for grid_y, params in self._launches:
             launch(function, self._blocks, grid_y, 1, _THREADS, 1, 1, 0, stream,
                    params[slot], 0)
 
-    def _pack_launches(self) -> list:
-        """Per launch, (regions it covers, the addresses of its argument arrays for slots 0
-        and 1); the ctypes objects they point into are kept with them."""
-        import ctypes
-
+    def _pack_launches(self) -> None:
+        """Write the kernel's arguments into the host table, after the sums, for each launch
+        and both slots: the values (the table the kernel reads, the region count, the two
+        slots, the launch's first region, each in a word of its own: an int argument is read
+        from its word's first four bytes, little-endian as the host is), then for each slot
+        the four pointers cuLaunchKernel reads them through. One assignment, no object a
+        launch."""
         n = len(self.regions)
-        address = self._address if self._device_table is None else self._device_table.data.ptr
-        table, count = ctypes.c_uint64(address), ctypes.c_int32(n)
-        slots = (ctypes.c_int32(0), ctypes.c_int32(1))
-        self._kept = kept = [table, count, slots]
-        packed = []
-        for first in range(0, n, _GRID_Y_MAX):
-            start = ctypes.c_int32(first)
-            arrays = [(ctypes.c_void_p * 4)(ctypes.addressof(table), ctypes.addressof(count),
-                                            ctypes.addressof(which), ctypes.addressof(start))
-                      for which in slots]
-            kept += [start, arrays]
-            packed.append((min(_GRID_Y_MAX, n - first),
-                           tuple(ctypes.addressof(array) for array in arrays)))
-        return packed
+        base = 2 * n + 2 * n * self._blocks
+        word = self._address + 8 * base  # the first argument word's address
+        kernel_table = (self._address if self._device_table is None
+                        else self._device_table.data.ptr)
+        values = [kernel_table, n, 0, 1]
+        for j, first in enumerate(range(0, n, _GRID_Y_MAX)):
+            at = word + 8 * (4 + 9 * j)  # this launch's first region
+            values += [first, word, word + 8, word + 16, at, word, word + 8, word + 24, at]
+            self._launches.append((min(_GRID_Y_MAX, n - first), (at + 8, at + 40)))
+        self._table[base:base + len(values)] = values
 
     def start_compare(self) -> None:
         """Once all device work is done, start the after-capture checksums (host work can
