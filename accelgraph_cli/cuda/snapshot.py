@@ -350,7 +350,8 @@ class StateSnapshot:
         launches = -(-n // _GRID_Y_MAX)
         self._table, self._address = _table_for(words + 4 + 9 * launches) if n else (None, 0)
         self._function, self._device_table = None, None
-        self._launches: list = []  # a launch's regions, its argument arrays (slots 0 and 1)
+        # per launch: the regions it covers (grid y), its argument arrays' addresses (slots 0, 1)
+        self._launches: list = []
         if n:
             cupy = _cuda.require_cuda()
             self._function, maps = _for_device(cupy.cuda.runtime.getDevice())
@@ -366,9 +367,10 @@ class StateSnapshot:
         first capture): host work in between overlaps the checksum kernel. The sums stay in
         the snapshot's table until :meth:`changed`.
 
-        ``synchronized``: the caller has synchronized the device since the state was last
-        written on another stream, and queued any later write on ``stream`` (so the kernel,
-        queued there too, runs after it): the snapshot then skips its own synchronization.
+        ``synchronized``: the caller has synchronized the device (on this thread, so CUDA's
+        context is current for the launch) since the state was last written on another
+        stream, and queued any later write on ``stream`` (so the kernel, queued there too,
+        runs after it): the snapshot then skips its own synchronization.
         ``regions``: ``state_regions(arrays)``, where the caller has them already;
         ``spent_ms``: the host time the caller spent on them, counted in :attr:`take_ms`.
         """

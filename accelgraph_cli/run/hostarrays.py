@@ -72,7 +72,7 @@ def device_and_host_arrays(state: Any, is_device: Callable[[Any], bool], *,
                            ) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
     """The ``(path, array)`` pairs of ``state``'s device arrays (``is_device``) and of its host
     arrays (as :func:`host_arrays` gives them), found in one walk of the state (capture needs
-    both, once setup is done: one walk costs half as much on that cold path). The walk goes
+    both once setup is done, where a walk is slow: one walk there, not two). The walk goes
     into neither kind of array, so an array held only as an attribute set on another array
     is not found (as :func:`~accelgraph_cli.run.statewalk.find_arrays` does not go into the
     arrays it reports). ``walk``: :func:`~accelgraph_cli.run.statewalk.find_arrays`, or
