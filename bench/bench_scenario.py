@@ -11,7 +11,8 @@
    (what `accelgraph capture` times) vs bare CuPy begin_capture + step + end_capture (which
    instantiates). Median of several captures each, interleaved. Target: <= 1.2 x bare.
 3. Capture guard. What the state snapshot (taken before capture, compared after it, to prove no
-   work ran outside the graph) costs on scenarios/mlp_decode.py, against the capture +
+   work ran outside the graph; the walk that finds the state's arrays included) costs on
+   scenarios/mlp_decode.py, against the capture +
    instantiate time of the same capture, as `accelgraph capture` runs it (warm-up on) and
    without the warm-up; and the whole capture call with the guard on and off. Target: <= 10 %.
 """

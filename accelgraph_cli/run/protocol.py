@@ -138,7 +138,8 @@ class CaptureResult:
 
     def guard_summary(self) -> dict:
         """What the capture guard checksummed and what it cost (host ms, device syncs
-        included; the snapshot's with the saving of the state's host arrays)."""
+        included; the snapshot's with the walk that found the state's arrays and the saving
+        of its host arrays)."""
         snap = self.snapshot
         if snap is None:
             return {"arrays": 0, "bytes": 0, "snapshot_ms": 0.0, "compare_ms": 0.0}
