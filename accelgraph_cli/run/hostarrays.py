@@ -60,11 +60,7 @@ def host_extent(obj: Any) -> tuple[int, int] | None:
 def host_arrays(state: Any) -> list[tuple[str, Any]]:
     """The ``(path, array)`` pairs of the host arrays ``state`` holds; a pinned buffer CuPy
     handed out, as the bytes it reaches (a NumPy array of uint8 over them)."""
-    import numpy
-
-    found = find_arrays(state, lambda obj: is_host_array(obj) or _is_pinned_buffer(obj))
-    return [(path, numpy.frombuffer(obj, numpy.uint8) if _is_pinned_buffer(obj) else obj)
-            for path, obj in found]
+    return device_and_host_arrays(state, lambda obj: False)[1]
 
 
 def device_and_host_arrays(state: Any, is_device: Callable[[Any], bool], *,

@@ -199,7 +199,7 @@ def _output_paths(scenario, state, before: list | tuple = ()) -> list[str]:
         return []
     try:
         arrays = list(before) + find_arrays(state, is_device_array)
-        values = [part for value in outputs.values() for part in value_parts(value)]
+        values = _parts(outputs.values())
         return output_paths(values, arrays, _allocation_start)
     except Exception:  # an object CuPy cannot read: nothing is learned from it
         return []
@@ -419,7 +419,7 @@ def _flip_state_outputs(outputs: dict | None, regions: list, flipped: list, stre
         except Exception:  # an object CuPy cannot read; it is not flipped
             return None
 
-    values = [part for value in outputs.values() for part in value_parts(value)]
+    values = _parts(outputs.values())
     allocations = pick_allocations(values, state_pointers, describe)
     if not allocations:
         return
@@ -792,8 +792,7 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
     if snap is None:
         return []
     covered = [key for key in expected if _covered(snap, expected[key])]
-    theirs = ([part for value in _outputs_quietly(result.scenario, result.state).values()
-               for part in value_parts(value)]
+    theirs = (_parts(_outputs_quietly(result.scenario, result.state).values())
               if covered and result.pool is not PoolKind.ASYNC else [])
     shared = [key for key in expected
               if any(snap.shares(part, theirs if key in covered else ())
@@ -803,6 +802,11 @@ def _shared_outputs(result: CaptureResult, expected: dict) -> list[str]:
     # out), as capture's save found them
     held = result.host_save.held if result.host_save is not None else []
     return shared + [key for key in expected if held_by(held, expected[key])]
+
+
+def _parts(values) -> list:
+    """The dense parts of outputs (each output's :func:`value_parts`), in order."""
+    return [part for value in values for part in value_parts(value)]
 
 
 def _covered(snapshot, value) -> bool:
