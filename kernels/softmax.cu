@@ -137,12 +137,71 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
 // rather than 4, 4.0 us). Needs N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte
 // aligned partial, C and P. Launch: grid (M), block ROW_BLOCK.
 #define REDUCE_VECS 4
+#define REDUCE_ALL 32
+
+// A float4 read through the read-only cache, as an asm statement the compiler keeps in
+// place, so that reduce_softmax_at_once asks for every slice before it adds any (as plain
+// loads, the compiler interleaved them with the adds).
+static __device__ __forceinline__ float4 load_float4_now(const float* p)
+{
+    float4 r;
+    asm volatile("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));
+    return r;
+}
+
+// sgemm_splitk_reduce_softmax for S <= REDUCE_ALL slices: each thread asks for all the
+// slices of its float4 at once (a slice past S loads slice S - 1 again, and is not added),
+// then adds them in slice order: the same adds in the same order, so the same bits, with one
+// wait for memory instead of one per batch of loads. In mlp_decode's graph on an H100 (32
+// slices), 18.62 against 19.20 us a step.
+static __device__ __forceinline__ void reduce_softmax_at_once(const float* __restrict__ partial,
+                                                              float* __restrict__ C,
+                                                              float* __restrict__ P, int M,
+                                                              int N, int S, float* red)
+{
+    const int row = blockIdx.x;
+    const int nv = N >> 2;
+    const long long mn = (long long)M * N;
+    float4 v[REDUCE_VECS];
+    float m = -__int_as_float(0x7f800000);
+#pragma unroll
+    for (int j = 0; j < REDUCE_VECS; ++j) {
+        const int q = threadIdx.x + j * ROW_BLOCK;
+        if (q < nv) {
+            const long long i = (long long)row * N + 4 * q;
+            float4 t[REDUCE_ALL];
+#pragma unroll
+            for (int z = 0; z < REDUCE_ALL; ++z) {
+                t[z] = load_float4_now(partial + (z < S ? z : S - 1) * mn + i);
+            }
+            float4 s = t[0];
+#pragma unroll
+            for (int z = 1; z < REDUCE_ALL; ++z) {
+                if (z < S) {
+                    s.x += t[z].x;
+                    s.y += t[z].y;
+                    s.z += t[z].z;
+                    s.w += t[z].w;
+                }
+            }
+            *reinterpret_cast<float4*>(C + i) = s;
+            v[j] = s;
+            m = fmaxf(m, fmaxf(fmaxf(s.x, s.y), fmaxf(s.z, s.w)));
+        }
+    }
+    softmax_registers(v, m, nv, P + (long long)row * N, red);
+}
 
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_softmax(
     const float* __restrict__ partial, float* __restrict__ C, float* __restrict__ P, int M,
     int N, int S)
 {
     __shared__ float red[ROW_WARPS];
+    if (S <= REDUCE_ALL) {  // (uniform across the block)
+        reduce_softmax_at_once(partial, C, P, M, N, S, red);
+        return;
+    }
     const int row = blockIdx.x;
     const int nv = N >> 2;
     const long long mn = (long long)M * N;
