@@ -155,7 +155,8 @@ static __device__ __forceinline__ float4 load_float4_now(const float* p)
 // (a slice past S loads slice S - 1 again and is not added), go out as load_float4_now
 // statements, then the slices are added in slice order: the same adds in the same order, so
 // the same bits, with more loads in flight than the batched loop below gets (it held 40
-// registers; this 64). mlp_decode's step on an H100 (32 slices): 18.62 against 19.20 us.
+// registers; this 64). mlp_decode's step on an H100 (32 slices), this path measured as a
+// kernel of its own: 18.62 against 19.20 us.
 // Measured at 32 slices only: with fewer, the repeated loads of slice S - 1 are extra
 // instructions whose cost was not measured.
 static __device__ __forceinline__ void reduce_softmax_at_once(const float* __restrict__ partial,
