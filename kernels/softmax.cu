@@ -128,84 +128,24 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
 
 // sgemm_splitk_reduce_softmax: C = the S slices of partial (S x M x N) added in slice order,
 // which is what gemm.cu's sgemm_splitk_reduce writes for alpha 1 and beta 0 (the same adds in
-// the same order: the same bits; keep every path's slice order alike), and P = the row-wise
-// softmax of C, in one launch (a decode step's logits and probabilities:
-// kernels.sgemm_softmax). One block per row, which keeps its float4s of C in registers for
-// softmax_registers: P has softmax_rows' bits for that row (but not softmax_rows_warp's,
-// which adds the row's sum in another order). In mlp_decode's graph on an H100 it ran in
-// 3.7 us (12-06, before the path for up to 32 slices below), against 2.3 for the reduction
-// and 2.5 for softmax_rows_warp after it (CUPTI; with ROW_VECS = 8 float4s a thread rather
-// than 4, 4.0 us). Needs S >= 1, N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte
-// aligned partial, C and P. Launch: grid (M), block ROW_BLOCK.
+// the same order: the same bits; keep the two loops alike), and P = the row-wise softmax of C,
+// in one launch (a decode step's logits and probabilities: kernels.sgemm_softmax). One block
+// per row, which keeps its float4s of C in registers for softmax_registers: P has
+// softmax_rows' bits for that row (but not softmax_rows_warp's, which adds the row's sum in
+// another order). In mlp_decode's graph on an H100 it ran in 3.7 us, against 2.3 for the
+// reduction and 2.5 for softmax_rows_warp after it (CUPTI; with ROW_VECS = 8 float4s a thread
+// rather than 4, 4.0 us). Dropped after trials (bench/HISTORY.md, 12-06): all 32 slices'
+// loads issued before the adds (no faster in mlp_decode's step, 1.3-1.6 us slower a launch at
+// 4 and 8 slices of 4,096 columns), and a row spread over a cluster of 8 blocks (slower). Needs S >= 1,
+// N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte aligned partial, C and P.
+// Launch: grid (M), block ROW_BLOCK.
 #define REDUCE_VECS 4
-#define REDUCE_ALL 32
-
-// A float4 read through the read-only cache, as an asm statement: the loads keep their
-// order among themselves, and the compiler puts more of them ahead of the adds than it did
-// with plain loads (about 11 of 32 in flight at once, by the SASS of an sm_90 build).
-static __device__ __forceinline__ float4 load_float4_now(const float* p)
-{
-    float4 r;
-    asm volatile("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w) : "l"(p));
-    return r;
-}
-
-// sgemm_splitk_reduce_softmax for S <= REDUCE_ALL slices: a thread's 32 loads, one a slice
-// (a slice past S loads slice S - 1 again and is not added), go out as load_float4_now
-// statements, then the slices are added in slice order: the same adds in the same order, so
-// the same bits, with more loads in flight than the batched loop below gets (it held 40
-// registers; this 64). mlp_decode's step on an H100 (32 slices), this path measured as a
-// kernel of its own: 18.62 against 19.20 us.
-// Measured at 32 slices only: with fewer, the repeated loads of slice S - 1 are extra
-// instructions whose cost was not measured.
-static __device__ __forceinline__ void reduce_softmax_at_once(const float* __restrict__ partial,
-                                                              float* __restrict__ C,
-                                                              float* __restrict__ P, int M,
-                                                              int N, int S, float* red)
-{
-    const int row = blockIdx.x;
-    const int nv = N >> 2;
-    const long long mn = (long long)M * N;
-    float4 v[REDUCE_VECS];
-    float m = -__int_as_float(0x7f800000);
-#pragma unroll
-    for (int j = 0; j < REDUCE_VECS; ++j) {
-        const int q = threadIdx.x + j * ROW_BLOCK;
-        if (q < nv) {
-            const long long i = (long long)row * N + 4 * q;
-            float4 t[REDUCE_ALL];
-#pragma unroll
-            for (int z = 0; z < REDUCE_ALL; ++z) {
-                t[z] = load_float4_now(partial + (z < S ? z : S - 1) * mn + i);
-            }
-            float4 s = t[0];
-#pragma unroll
-            for (int z = 1; z < REDUCE_ALL; ++z) {
-                if (z < S) {
-                    s.x += t[z].x;
-                    s.y += t[z].y;
-                    s.z += t[z].z;
-                    s.w += t[z].w;
-                }
-            }
-            *reinterpret_cast<float4*>(C + i) = s;
-            v[j] = s;
-            m = fmaxf(m, fmaxf(fmaxf(s.x, s.y), fmaxf(s.z, s.w)));
-        }
-    }
-    softmax_registers(v, m, nv, P + (long long)row * N, red);
-}
 
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_softmax(
     const float* __restrict__ partial, float* __restrict__ C, float* __restrict__ P, int M,
     int N, int S)
 {
     __shared__ float red[ROW_WARPS];
-    if (S <= REDUCE_ALL) {  // (uniform across the block)
-        reduce_softmax_at_once(partial, C, P, M, N, S, red);
-        return;
-    }
     const int row = blockIdx.x;
     const int nv = N >> 2;
     const long long mn = (long long)M * N;
