@@ -395,6 +395,16 @@ def test_from_json_defaults_and_exact_top_level_messages():
     )
 
 
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_version_that_only_equals_1_is_not_version_1(version):
+    # true == 1 and 1.0 == 1 in Python: both were read as version 1
+    with pytest.raises(ModelLoadError) as caught:
+        GraphModel.from_json({"format": "accelgraph-model", "version": version, "nodes": [],
+                              "edges": []}, where="m.json")
+    assert str(caught.value) == (f"m.json: accelgraph model version {version!r} is not "
+                                 "supported (this accelgraph reads version 1)")
+
+
 @pytest.mark.parametrize("key", ["grid", "block", "shared_mem", "demangled", "bytes"])
 def test_a_json_model_with_a_null_typed_parameter_is_refused(key):
     # The renderer computes with these (grid and block as dimensions): null is not one, and

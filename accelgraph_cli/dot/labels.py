@@ -9,7 +9,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from ..model.graph_model import Node
+from ..model.graph_model import Node, param_problem, to_jsonable
 
 # ------------------------------------------------------------------ CUDA's dialect
 #
@@ -414,10 +414,19 @@ def _normalise(kind: str, params: dict) -> None:
             if isinstance(params.get(key), int):
                 params["bytes"] = params[key]
                 break
+    for key in _CHECKED:
+        value = params.get(key)
+        if value is not None and param_problem(key, to_jsonable(value)):
+            # an integer CUDA cannot have here (a negative size, a block of 0 threads: a
+            # damaged or hand-made dump), kept aside as for a non-integer above, so that the
+            # model written to JSON reads back
+            params[f"{key}_as_written"] = params.pop(key)
 
 
 # Parameters the model computes with as integers (GraphModel's JSON checks them so too).
 _COMPUTED_INTS = ("bytes", "shared_mem")
+# Parameters whose values GraphModel's JSON reader checks (sizes, launch dimensions).
+_CHECKED = ("bytes", "shared_mem", "grid", "block")
 
 
 def _node_from_label(node_id: str, label: str, shape: str) -> Node:

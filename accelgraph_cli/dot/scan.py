@@ -24,7 +24,7 @@ _STATEMENT = re.compile(
     \s*(?:
         (?P<edge>(?P<src>{_ID})\s*->\s*(?P<dst>{_ID})\s*(?P<eattrs>{_ATTR_LIST}\s*)*)
       | (?P<node>(?P<nid>{_ID})\s*(?P<attrs>(?:{_ATTR_LIST}\s*)+))
-      | (?P<open>(?:(?:strict\s+)?(?:di)?graph|subgraph)\s*(?P<gname>{_ID})?\s*\{{)
+      | (?P<open>(?:(?:strict\s+)?(?:di)?graph|subgraph)\s*(?P<gname>{_ID})?\s*\{{|\{{)
       | (?P<close>\}})
       | (?P<assign>{_ID}\s*=\s*{_ID})
       | (?P<semi>[;,])
@@ -244,7 +244,8 @@ class _Scanner:
     def _open(self, m: re.Match) -> None:
         stack = self.stack
         name = _unquote(m.group("gname")) if m.group("gname") else ""
-        if m.group("open").startswith("subgraph"):
+        opener = m.group("open")
+        if opener == "{" or opener.startswith("subgraph"):  # "{ ... }": an anonymous subgraph
             if not stack:
                 raise DotParseError(f"{self._where(m)}: subgraph outside a graph")
             if not name:
@@ -262,7 +263,7 @@ class _Scanner:
         if self.graph_name is not None or self.top.node_ids or len(self.clusters) > 1:
             raise _BrokenDotError(f"{self._where(m)}: more than one graph in the file")
         self.graph_name = name
-        keyword = m.group("open").lower()
+        keyword = opener.lower()
         # the keywords only: a graph named "mydigraph" is no digraph
         head = keyword.split(None, 2)
         self.strict = head[0] == "strict"

@@ -394,7 +394,7 @@ class GraphModel:
         if "version" not in document:
             raise ModelLoadError(f'{where}: accelgraph model without a "version" (this '
                                  f"accelgraph reads version {JSON_VERSION})")
-        if version != JSON_VERSION:
+        if version != JSON_VERSION or not _is_int(version):  # (true and 1.0 equal 1)
             raise ModelLoadError(
                 f"{where}: accelgraph model version {version!r} is not supported "
                 f"(this accelgraph reads version {JSON_VERSION})"
@@ -546,8 +546,9 @@ _PARAM_TYPES = {
 }
 
 
-def _param_problem(key: str, value: Any) -> str | None:
-    """What a parameter read from JSON must be, when it is not (None: it is fine)."""
+def param_problem(key: str, value: Any) -> str | None:
+    """What a parameter read from JSON must be, when it is not (None: it is fine). The DOT
+    reader asks too (of ``to_jsonable(value)``), so what it reads is what JSON reads back."""
     check = _PARAM_TYPES.get(key)
     if check is not None:
         return None if check[0](value) else check[1]
@@ -581,7 +582,7 @@ def _graph_from_json(document: dict, where: str) -> GraphModel:
         if not isinstance(params, dict):
             raise bad(f'node {node_id}: "params" must be an object')
         for key, value in params.items():
-            problem = _param_problem(key, value)
+            problem = param_problem(key, value)
             if problem:
                 raise bad(f'node {node_id}: parameter "{key}" must be {problem}')
         child = entry.get("child")
