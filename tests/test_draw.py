@@ -69,6 +69,18 @@ def test_missing_graphviz_is_one_clear_line(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def _fake_dot(tmp_path, monkeypatch, script: str, name: str):
+    """A `dot` that runs ``script`` (sh) in Graphviz's place, and the drawing's path, in a
+    folder of its own (so that what is left there can be listed)."""
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    monkeypatch.setattr(draw, "require_graphviz", lambda: str(fake))
+    target = tmp_path / "out" / name
+    target.parent.mkdir()
+    return fake, target
+
+
 @pytest.mark.parametrize("stderr, reason", [
     ("dot: graph is too large for cairo-renderer bitmaps. Scaling by 0.319276 to fit\n"
      "Error: Could not write to \"x.png\": No space left on device\n",
@@ -82,13 +94,26 @@ def test_a_graphviz_failure_names_its_reason_not_the_first_line(tmp_path, monkey
                                                                  reason):
     # Graphviz prints notes and warnings before the reason: the first line was taken, so a
     # full disk read "graph is too large for cairo-renderer bitmaps. Scaling by 0.32 to fit".
-    fake = tmp_path / "dot"
-    fake.write_text(f"#!/bin/sh\ncat >/dev/null\nprintf '%s' '{stderr}' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setattr(draw, "require_graphviz", lambda: str(fake))
-    target = tmp_path / "out" / "g.png"
-    target.parent.mkdir()
+    _, target = _fake_dot(tmp_path, monkeypatch,
+                          f"cat >/dev/null\nprintf '%s' '{stderr}' >&2\nexit 1\n", "g.png")
     with pytest.raises(AccelgraphError) as caught:
         draw.render_image(_model(), str(target), "png")
     assert str(caught.value) == f"Graphviz failed drawing {target}: {reason}"
+    assert list(target.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("script, message", [
+    # exits 0 and writes nothing: a 0-byte drawing was reported as written
+    ("cat >/dev/null\nexit 0\n", "Graphviz wrote nothing for {target} ({dot} exited 0: no message)"),
+    ("cat >/dev/null\necho 'Warning: odd' >&2\nexit 0\n",
+     "Graphviz wrote nothing for {target} ({dot} exited 0: Warning: odd)"),
+    # killed by a signal: the reason read "no message"
+    ("cat >/dev/null\nkill -KILL $$\n", "Graphviz was stopped by SIGKILL while drawing {target}"),
+])
+def test_a_graphviz_that_draws_nothing_is_an_error_and_leaves_no_file(tmp_path, monkeypatch,
+                                                                      script, message):
+    fake, target = _fake_dot(tmp_path, monkeypatch, script, "g.svg")
+    with pytest.raises(AccelgraphError) as caught:
+        draw.render_image(_model(), str(target), "svg")
+    assert str(caught.value) == message.format(target=target, dot=fake)
     assert list(target.parent.iterdir()) == []

@@ -7,7 +7,9 @@ writes a fresh, styled DOT from the model for drawing.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 
 from ..errors import AccelgraphError
@@ -150,6 +152,19 @@ def render_image(model: GraphModel, path: str, fmt: str) -> str:
                 f"({len(model.nodes):,} top-level nodes): write it as JSON instead (show -o "
                 f"FILE.json, dump --format json), or draw a part of it (show --focus NODE)"
             ) from None
+        if proc.returncode < 0:  # (on POSIX: killed by that signal, out of memory perhaps)
+            raise AccelgraphError(f"Graphviz was stopped by {_signal_name(-proc.returncode)} "
+                                  f"while drawing {path}")
         if proc.returncode != 0:
             raise AccelgraphError(f"Graphviz failed drawing {path}: {_graphviz_error(proc.stderr)}")
+        if not os.path.isfile(tmp) or not os.path.getsize(tmp):  # exit code 0, no drawing
+            said = _graphviz_error(proc.stderr) if proc.stderr.strip() else "no message"
+            raise AccelgraphError(f"Graphviz wrote nothing for {path} ({dot} exited 0: {said})")
     return path
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
