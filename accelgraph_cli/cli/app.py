@@ -943,6 +943,7 @@ def show(
         raise AccelgraphError("--limit shortens the listing of the whole graph; --focus draws "
                               "one node's neighbourhood, with no listing: use one or the other "
                               "(--depth sets how far the neighbourhood reaches)")
+    _refuse_empty(("--out", out, "file"))
     out_format = _picture_format(out) if out is not None else None
     with cyclic_gc_paused():  # the whole command: see gcpause's docstring
         loaded = read_graph(file)
@@ -1064,8 +1065,8 @@ def dump(
         graph_mod.debug_dot_flags(flags)
     except ValueError as exc:
         raise AccelgraphError(f"--flags: {exc}") from None
+    _refuse_empty(("--out", out, "file"), required=True)
     _check_dump_suffix(out, fmt)
-    _refuse_empty(("--out", out, "file"))
     files.check_output_file(out)  # before any GPU work; creates nothing
     chosen = _scenario_options(scenario, param, pool, error_mode)
     _check_graph_name(graph_name, chosen.info)
@@ -1250,14 +1251,16 @@ def _check_baseline_folder(folder: str, update: bool) -> None:
         raise AccelgraphError(f"--baseline {folder}: this folder cannot be read")
 
 
-def _refuse_empty(*options: tuple[str, str | None, str]) -> None:
+def _refuse_empty(*options: tuple[str, str | None, str], required: bool = False) -> None:
     """An option given an empty name (``--junit "$REPORT"`` with the variable unset) is
     refused: taken as not given, the report would silently not be written. Each option
-    comes as (name, value, what it names: "file" or "folder")."""
+    comes as (name, value, what it names: "file" or "folder"); ``required``: the verb needs
+    the option, so leaving it out is no way out."""
     for option, value, what in options:
         if value == "":
             raise AccelgraphError(f"{option} was given an empty name (an unset variable?); "
-                                  f"name a {what}, or leave the option out")
+                                  f"name a {what}" + ("" if required else
+                                                     ", or leave the option out"))
 
 
 def _list_smoke(paths, json_out: bool) -> None:
