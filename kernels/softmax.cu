@@ -135,10 +135,10 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
 // another order). In mlp_decode's graph on an H100 it ran in 3.7 us, against 2.3 for the
 // reduction and 2.5 for softmax_rows_warp after it (CUPTI; with ROW_VECS = 8 float4s a thread
 // rather than 4, 4.0 us). Dropped after trials (bench/HISTORY.md, 12-06): all 32 slices'
-// loads issued before the adds (no faster in mlp_decode's step, 1.3-1.6 us slower a launch at
-// 4 and 8 slices of 4,096 columns), and a row spread over a cluster of 8 blocks (slower). Needs S >= 1,
-// N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS, and 16-byte aligned partial, C and P.
-// Launch: grid (M), block ROW_BLOCK.
+// loads issued before the adds (no faster in mlp_decode's step, 0.65-1.6 us slower a launch
+// at 4 to 17 slices), a row spread over a cluster of 8 blocks, and one block of 1,024
+// threads a row (both slower). Needs S >= 1, N % 4 == 0, N <= 4 * ROW_BLOCK * REDUCE_VECS,
+// and 16-byte aligned partial, C and P. Launch: grid (M), block ROW_BLOCK.
 #define REDUCE_VECS 4
 
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_softmax(

@@ -971,8 +971,9 @@ def test_a_quote_inside_an_html_label_is_not_an_unterminated_string():
     ("chain_verbose.dot", "8,128,0", "8,0,0", "block"),
     ("chain_verbose.dot", "8,128,0", "2147483648,128,0", "grid"),
     ("chain_verbose.dot", "8,128,0", "8,128,-4", "shared_mem"),
-    # a negative width: the memset's size, computed from it, is negative
-    ("memops_verbose.dot", "| 0 | 0 | 1 | 262144 | 1}", "| 0 | 0 | 1 | -5 | 1}", "bytes"),
+    # a stream-ordered allocation's size written under "bytes", negative
+    ("asyncalloc_verbose.dot", "{{bytesize | dptr} | {4194304 |",
+     "{{bytes | dptr} | {-4194304 |", "bytes"),
 ])
 def test_a_value_cuda_cannot_have_is_kept_aside_so_the_saved_model_reads_back(
         tmp_path, dump, before, after, key):
@@ -995,6 +996,46 @@ def test_a_value_cuda_cannot_have_is_kept_aside_so_the_saved_model_reads_back(
         sum(key in n.params for n in model.nodes) + 1
 
 
+@pytest.mark.parametrize("dump, before, after", [
+    ("memops_verbose.dot", "| 0 | 0 | 1 | 262144 | 1}", "| 0 | 0 | 1 | -5 | 1}"),
+    ("memops_verbose.dot", "| 0 | 0 | 1 | 262144 | 1}", "| 0 | 0 | 1 | -5 | -1}"),
+])
+def test_a_size_is_not_computed_from_negative_factors(tmp_path, dump, before, after):
+    # A memset's size is element size x width x height: a width of -5 gave "-5 B" (and a
+    # model JSON refused), and -5 x -1 a size of 5 B that looks right. The size is left out;
+    # the factors stay as written.
+    from accelgraph_cli.dot.parse import load_model as load
+    from accelgraph_cli.model.graph_model import GraphModel
+
+    text = recorded(dump).read_text()
+    assert before in text
+    dot = tmp_path / "damaged.dot"
+    dot.write_text(text.replace(before, after, 1))
+    memset = [n for n in load(dot).nodes if n.kind == "memset"]
+    assert [n.params.get("width") for n in memset] == [-5]
+    assert "bytes" not in memset[0].params and "bytes_as_written" not in memset[0].params
+    assert [n.params["bytes"] for n in load(recorded(dump)).nodes if n.kind == "memset"] == [262144]
+    model = load(dot)
+    assert GraphModel.from_json(model.to_json()) == model
+
+
+def test_a_demangled_field_that_is_not_text_is_kept_aside(tmp_path):
+    # a record field "demangled" holding a number: the JSON reader refuses a demangled name
+    # that is not a string, so the DOT reader keeps it aside too
+    from accelgraph_cli.dot.parse import load_model as load
+    from accelgraph_cli.model.graph_model import GraphModel
+
+    text = recorded("asyncalloc_verbose.dot").read_text()
+    before = "{{bytesize | dptr} | {4194304 |"
+    assert before in text
+    dot = tmp_path / "damaged.dot"
+    dot.write_text(text.replace(before, "{{demangled | dptr} | {5 |", 1))
+    model = load(dot)
+    damaged = [n for n in model.nodes if "demangled_as_written" in n.params]
+    assert len(damaged) == 1 and damaged[0].params["demangled_as_written"] == 5
+    assert GraphModel.from_json(model.to_json()) == model
+
+
 @pytest.mark.parametrize("text, keyword", [
     ("digraph G {\n {rank=same; x; y}\n x -> y;\n}\n",
      "digraph G {\n subgraph {rank=same; x; y}\n x -> y;\n}\n"),
@@ -1004,25 +1045,62 @@ def test_a_value_cuda_cannot_have_is_kept_aside_so_the_saved_model_reads_back(
      " subgraph { subgraph { s -> t }}\n t -> p\n}\n"),
     ("digraph {" + " ".join("{" * 10 + f"a{j}" + "}" * 10 for j in range(40)) + "}",
      "digraph {" + " ".join("subgraph {" * 10 + f"a{j}" + "}" * 10 for j in range(40)) + "}"),
+    # DOT's keywords in any case
+    ("digraph { Subgraph s {a} {Node [shape=box]; Edge [color=red]; a -> b} GRAPH [rankdir=LR] }",
+     "digraph { subgraph s {a} subgraph {node [shape=box]; edge [color=red]; a -> b} "
+     "graph [rankdir=LR] }"),
 ])
 def test_an_anonymous_subgraph_reads_as_a_subgraph_without_pydot(monkeypatch, text, keyword):
     # "{ ... }" is DOT's anonymous subgraph (as "subgraph { ... }"): it sent the whole file
     # to pydot, whose parse of the 40 ten-deep groups above took 95 s (of 960 bytes), and of
-    # a 16 KB file with one {rank=same; ...} 14.5 s. The scanner reads it as a plain
-    # subgraph: the same model as with the keyword written out.
+    # a 16 KB file with one {rank=same; ...} 14.5 s. The scanner reads it: the nodes, labels
+    # and edges pydot reads (the scanner lists declared nodes first, as it does in a file
+    # without braces), and the same model as with the keywords written out in lower case.
+    from accelgraph_cli.dot import generic
     from accelgraph_cli.dot import parse as parse_module
+
+    # (pydot's reading of the 40 deep groups takes minutes: their nodes are known)
+    reference = (generic._parse_with_pydot(text, "a.dot") if text.count("{") < 50 else
+                 GraphModel([Node(f"a{j}", "unknown", f"a{j}") for j in range(40)], []))
 
     def refuse(*args):
         raise AssertionError("read by pydot")
 
     monkeypatch.setattr(parse_module, "_parse_with_pydot", refuse)
     model = parse_dot(text, filename="a.dot")
-    assert model == parse_dot(keyword, filename="a.dot")
     assert model.source == "dot-generic" and model.nodes
+    assert sorted((n.id, n.name) for n in model.nodes) == \
+        sorted((n.id, n.name) for n in reference.nodes)
+    assert sorted(model.edges) == sorted(reference.edges)
+    assert model == parse_dot(keyword, filename="a.dot")
 
 
-def test_edges_to_an_anonymous_subgraph_are_still_read_by_pydot():
+def test_edges_to_an_anonymous_subgraph_are_still_read_by_pydot(monkeypatch):
     # "a -> {b c}" is an edge to each node of the group, which the scanner does not read:
     # pydot does, as before
-    model = parse_dot("digraph G { a -> {b c} }", filename="e.dot")
-    assert sorted(model.edges) == [("a", "b"), ("a", "c")]
+    from accelgraph_cli.dot import parse as parse_module
+
+    calls = []
+    real = parse_module._parse_with_pydot
+    monkeypatch.setattr(parse_module, "_parse_with_pydot",
+                        lambda *args: calls.append(1) or real(*args))
+    assert sorted(parse_dot("digraph G { a -> {b c} }", "e.dot").edges) == [("a", "b"), ("a", "c")]
+    assert sorted(parse_dot("digraph G { {b c} -> a }", "e.dot").edges) == [("b", "a"), ("c", "a")]
+    assert calls == [1, 1]
+
+
+def test_a_label_inside_a_plain_subgraph_is_not_its_clusters():
+    # CUDA names each graph of a dump by its cluster's label (graph_N): a label inside a
+    # plain subgraph in it ("{label=note}" or "subgraph {label=note}") replaced the cluster's,
+    # so a conditional's body graph was no longer attached to its node. Graphviz gives that
+    # label to the subgraph.
+    text = recorded("conditional_verbose.dot").read_text()
+    model = parse_dot(text, filename="c.dot")
+    assert model.nodes and any(node.child is not None for node in model.nodes)
+    # after each graph's own label (a label before it is overwritten by it)
+    clusters = [m.end() for m in re.finditer(r'label="graph_\d+"[^\n]*\n', text)]
+    assert len(clusters) >= 2
+    for opening in clusters:
+        for group in ('{label="note"}', 'subgraph {label="note"}'):
+            damaged = parse_dot(text[:opening] + group + text[opening:], filename="c.dot")
+            assert damaged == model

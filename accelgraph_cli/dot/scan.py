@@ -24,7 +24,7 @@ _STATEMENT = re.compile(
     \s*(?:
         (?P<edge>(?P<src>{_ID})\s*->\s*(?P<dst>{_ID})\s*(?P<eattrs>{_ATTR_LIST}\s*)*)
       | (?P<node>(?P<nid>{_ID})\s*(?P<attrs>(?:{_ATTR_LIST}\s*)+))
-      | (?P<open>(?:(?:strict\s+)?(?:di)?graph|subgraph)\s*(?P<gname>{_ID})?\s*\{{|\{{)
+      | (?P<open>(?i:(?:strict\s+)?(?:di)?graph|subgraph)\s*(?P<gname>{_ID})?\s*\{{|\{{)
       | (?P<close>\}})
       | (?P<assign>{_ID}\s*=\s*{_ID})
       | (?P<semi>[;,])
@@ -123,6 +123,9 @@ class _Scanner:
         self.node_offset: dict[str, int] = {}
         # per open graph/subgraph scope, the cluster its statements belong to ("": the graph)
         self.stack: list[str] = []
+        # per level of the stack: whether it is a plain subgraph (whose label is its own, not
+        # the enclosing cluster's)
+        self.plain: list[bool] = []
         self.graph_name = None
         self.strict, self.directed = False, True
         self.anonymous = 0
@@ -232,8 +235,9 @@ class _Scanner:
     def _node(self, m: re.Match) -> None:
         if not self.stack:
             raise DotParseError(f"{self._where(m)}: node outside a graph")
-        node_id = _unquote(m.group("nid"))
-        if node_id in ("graph", "node", "edge"):
+        raw = m.group("nid")
+        node_id = _unquote(raw)
+        if raw.lower() in ("graph", "node", "edge"):  # (any case; "node" quoted is a node)
             return  # default-attribute statements carry no node
         if node_id not in self.node_attrs:
             self._add_node(node_id, m.group("attrs"))
@@ -245,7 +249,8 @@ class _Scanner:
         stack = self.stack
         name = _unquote(m.group("gname")) if m.group("gname") else ""
         opener = m.group("open")
-        if opener == "{" or opener.startswith("subgraph"):  # "{ ... }": an anonymous subgraph
+        # (DOT's keywords are read in any case; "{ ... }" is an anonymous subgraph)
+        if opener == "{" or opener[:8].lower() == "subgraph":
             if not stack:
                 raise DotParseError(f"{self._where(m)}: subgraph outside a graph")
             if not name:
@@ -257,6 +262,7 @@ class _Scanner:
             # each level holds the cluster its statements belong to: its own name for a
             # cluster, the enclosing one's for a plain subgraph (which is invisible)
             stack.append(name if name.startswith("cluster") else parent)
+            self.plain.append(not name.startswith("cluster"))
             return
         if stack:
             raise DotParseError(f"{self._where(m)}: a graph inside a graph")
@@ -269,11 +275,13 @@ class _Scanner:
         self.strict = head[0] == "strict"
         self.directed = head[1 if self.strict else 0].startswith("digraph")
         stack.append("")
+        self.plain.append(False)
 
     def _close(self, m: re.Match) -> None:
         if not self.stack:
             raise _BrokenDotError(f"{self._where(m)}: unbalanced '}}'")
         self.stack.pop()
+        self.plain.pop()
 
     def _outside(self, m: re.Match, kind: str) -> None:
         if not self.stack:
@@ -284,13 +292,15 @@ class _Scanner:
     def _assign(self, m: re.Match) -> None:
         self._outside(m, "assign")
         key, value = _ATTR.match(m.group("assign")).groups()
-        if _unquote(key) == "label":
+        if _unquote(key) == "label" and not (self.plain and self.plain[-1]):
+            # (a plain subgraph's label is its own, not the enclosing cluster's)
             self.clusters[_current_cluster(self.stack)].label = _unquote(value)
 
     def _bare(self, m: re.Match) -> None:
         self._outside(m, "bare")
-        node_id = _unquote(m.group("bare"))
-        if node_id not in self.node_attrs and node_id not in ("graph", "node", "edge"):
+        raw = m.group("bare")
+        node_id = _unquote(raw)
+        if node_id not in self.node_attrs and raw.lower() not in ("graph", "node", "edge"):
             self._add_node(node_id, "")
 
 

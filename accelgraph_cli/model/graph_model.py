@@ -544,6 +544,8 @@ _PARAM_TYPES = {
     "block": (_is_dims, "a list of one to three sizes from 1 to 2**31 - 1"),
     "demangled": (lambda v: isinstance(v, str), "a string"),
 }
+CHECKED_PARAMS = tuple(_PARAM_TYPES)
+"""The parameters whose values param_problem checks (the DOT reader sets aside what fails)."""
 
 
 def param_problem(key: str, value: Any) -> str | None:
