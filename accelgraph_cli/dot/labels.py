@@ -9,7 +9,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from ..model.graph_model import CHECKED_PARAMS, Node, param_problem, to_jsonable
+from ..model.graph_model import CHECKED_PARAMS, Node, is_count, param_problem, to_jsonable
 
 # ------------------------------------------------------------------ CUDA's dialect
 #
@@ -402,16 +402,17 @@ def _normalise(kind: str, params: dict) -> None:
                 params["memory_types"] = types.rstrip(")").strip()
         if "bytes" not in params:
             extent = [params.get(f"extent_{d}") for d in ("width", "height", "depth")]
-            if all(_is_size(e) for e in extent):
+            # (factors of 0 or more only: two negative ones make a size that looks right)
+            if all(is_count(e) for e in extent):
                 params["bytes"] = extent[0] * extent[1] * extent[2]
     elif kind == "memset":
         if "bytes" not in params:
             sizes = [params.get(k) for k in ("element_size", "width", "height")]
-            if all(_is_size(x) for x in sizes):
+            if all(is_count(x) for x in sizes):
                 params["bytes"] = sizes[0] * sizes[1] * sizes[2]
     elif kind == "mem_alloc" and "bytes" not in params:
         for key in ("bytesize", "byte_size", "size", "bytes_size"):
-            if _is_size(params.get(key)):
+            if is_count(params.get(key)):
                 params["bytes"] = params[key]
                 break
     for key in CHECKED_PARAMS:
@@ -423,12 +424,6 @@ def _normalise(kind: str, params: dict) -> None:
             # are computed above only from factors of 0 or more, so what is kept aside was
             # written so
             params[f"{key}_as_written"] = params.pop(key)
-
-
-def _is_size(value) -> bool:
-    """An integer of 0 or more: what a size's factors must be for it to be computed (two
-    negative ones would multiply to a size that looks right)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 # Parameters the model computes with as integers (GraphModel's JSON checks them so too).

@@ -522,7 +522,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
+    """An integer of 0 or more (not a bool): a size or a count as CUDA writes one."""
     return _is_int(value) and value >= 0
 
 
@@ -538,8 +539,8 @@ def _is_scalar(value: Any) -> bool:
 
 # Parameters that accelgraph computes with, and what they must be (the rest only print).
 _PARAM_TYPES = {
-    "bytes": (_is_count, "an integer of 0 or more"),
-    "shared_mem": (_is_count, "an integer of 0 or more"),
+    "bytes": (is_count, "an integer of 0 or more"),
+    "shared_mem": (is_count, "an integer of 0 or more"),
     "grid": (_is_dims, "a list of one to three sizes from 1 to 2**31 - 1"),
     "block": (_is_dims, "a list of one to three sizes from 1 to 2**31 - 1"),
     "demangled": (lambda v: isinstance(v, str), "a string"),
