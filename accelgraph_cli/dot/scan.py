@@ -37,6 +37,9 @@ _STATEMENT = re.compile(
 _ATTR = re.compile(rf"({_ID})\s*=\s*({_ID})")
 _LABEL_ATTR = re.compile(rf"\blabel\s*=\s*({_ID})")
 _SHAPE_ATTR = re.compile(rf"\bshape\s*=\s*({_ID})")
+# keywords that open a default-attribute statement, not a node (read in any case, unquoted:
+# a quoted "node" is a node)
+_DEFAULT_KEYWORDS = ("graph", "node", "edge")
 _WHITESPACE_TAIL = re.compile(r"\s*")
 _COMMENT = re.compile(rf"({_QUOTED})|/\*.*?\*/|//[^\n]*|^#[^\n]*", re.DOTALL | re.MULTILINE)
 _DOT_START = re.compile(r"(?:strict\s+)?(?:di)?graph\b|/[/*]|#", re.IGNORECASE)
@@ -237,7 +240,7 @@ class _Scanner:
             raise DotParseError(f"{self._where(m)}: node outside a graph")
         raw = m.group("nid")
         node_id = _unquote(raw)
-        if raw.lower() in ("graph", "node", "edge"):  # (any case; "node" quoted is a node)
+        if raw.lower() in _DEFAULT_KEYWORDS:
             return  # default-attribute statements carry no node
         if node_id not in self.node_attrs:
             self._add_node(node_id, m.group("attrs"))
@@ -300,7 +303,7 @@ class _Scanner:
         self._outside(m, "bare")
         raw = m.group("bare")
         node_id = _unquote(raw)
-        if node_id not in self.node_attrs and raw.lower() not in ("graph", "node", "edge"):
+        if node_id not in self.node_attrs and raw.lower() not in _DEFAULT_KEYWORDS:
             self._add_node(node_id, "")
 
 
