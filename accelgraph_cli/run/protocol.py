@@ -643,6 +643,11 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
 
     with backend.use(result.streams):
         eager_state = scenario.make_state(result.params)
+        # steps() and outputs() asked of the fresh state before it is walked, as capture asks
+        # them of its state before its walk: one that makes a buffer in the state on its
+        # first call (a cached derived output, a per-graph workspace) has then made it in both
+        eager_steps = scenario.graph_steps(eager_state)
+        _outputs_to_flip(scenario, eager_state)
         restored: list = []  # bytes of the captured state's host arrays left alone
         unwritable: list = []  # and of those it could not write
         if result.snapshot is not None:
@@ -655,7 +660,6 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
             # get back the bytes they held before capture
             if result.host_save is not None:
                 restored, unwritable = result.host_save.restore()
-        eager_steps = scenario.graph_steps(eager_state)
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
         generators = _generators(backend, eager_state)
