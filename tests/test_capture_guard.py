@@ -109,6 +109,23 @@ def test_find_arrays_sees_what_callable_and_slotted_objects_and_modules_hold():
     assert [a is e for (_, a), e in zip(found, (x, y, w, kv, out, inner_kv, q))] == [True] * 7
 
 
+def test_find_arrays_sees_the_arguments_a_partial_binds():
+    # A step kept as functools.partial(run, weights, out=buffer): its arrays are in the
+    # partial's arguments, which its attributes do not hold (they went unseen), and in any
+    # attribute set on it.
+    import functools
+
+    def run(w, *, out):
+        pass
+
+    w, out, extra = numpy.zeros(1), numpy.zeros(2), numpy.zeros(3)
+    step = functools.partial(run, [w], out=out)
+    step.extra = extra
+    found = find_arrays({"step": step}, _is_array)
+    assert found == [("state['step'].args[0][0]", w), ("state['step'].keywords['out']", out),
+                     ("state['step'].extra", extra)]
+
+
 def test_dict_keys_that_are_not_plain_values_show_as_type_and_position():
     class Parameter:  # hashable, as torch's parameters are
         pass

@@ -12,6 +12,7 @@ predicate, so this module imports no CUDA library and is tested with NumPy array
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -44,12 +45,13 @@ def find_arrays(state: Any, is_array: Callable[[Any], bool], root: str = "state"
 
     Searched: dict values, list, tuple and deque items, a module's parameters and buffers
     (anything with ``named_parameters()`` and ``named_buffers()``, as torch.nn.Module has),
-    then the plain attributes of it and its submodules, and the attributes of other objects
-    (``vars(obj)`` and ``__slots__``; callable ones too; functions, methods, classes and
-    modules are not searched). An array is not searched further, except for its gradient
-    (``.grad`` of a leaf tensor, as ``state.fc1.weight.grad``). Each object
-    is reported once, under the first path that reaches it (dict order, then list order), so
-    an array held under two keys is one entry; cycles end.
+    then the plain attributes of it and its submodules, the arguments a ``functools.partial``
+    binds, and the attributes of other objects (``vars(obj)`` and ``__slots__``; callable
+    ones too; functions, methods, classes and modules are not searched). An array is not
+    searched further, except for its gradient (``.grad`` of a leaf tensor, as
+    ``state.fc1.weight.grad``). Each object is reported once, under the first path that
+    reaches it (dict order, then list order), so an array held under two keys is one entry;
+    cycles end.
     """
     found: list[tuple[str, Any]] = []
     # id -> object: each object seen is kept alive while the walk runs, so that the id of a
@@ -103,6 +105,17 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool],
     elif isinstance(obj, (list, tuple, collections.deque)):
         for index, value in enumerate(obj):
             yield from _walk(value, f"{path}[{index}]", depth + 1, is_array, seen)
+    elif isinstance(obj, functools.partial):
+        # a function kept with arguments bound (a step as functools.partial(run, weights)):
+        # the arguments, which its attributes do not hold, then any attributes set on it
+        for index, value in enumerate(obj.args):
+            yield from _walk(value, f"{path}.args[{index}]", depth + 1, is_array, seen)
+        for index, (key, value) in enumerate(list(obj.keywords.items())):
+            yield from _walk(value, f"{path}.keywords[{_key(key, index)}]", depth + 1,
+                             is_array, seen)
+        for name, value in _attributes(obj):
+            if not name.startswith("__"):
+                yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
     else:
         # a plain object's attributes, also an object that is callable (a step kept as an
         # instance with __call__) or keeps them in __slots__ (functions, methods, classes and
