@@ -105,21 +105,18 @@ def _walk(obj: Any, path: str, depth: int, is_array: Callable[[Any], bool],
     elif isinstance(obj, (list, tuple, collections.deque)):
         for index, value in enumerate(obj):
             yield from _walk(value, f"{path}[{index}]", depth + 1, is_array, seen)
-    elif isinstance(obj, functools.partial):
-        # a function kept with arguments bound (a step as functools.partial(run, weights)):
-        # the arguments, which its attributes do not hold, then any attributes set on it
-        for index, value in enumerate(obj.args):
-            yield from _walk(value, f"{path}.args[{index}]", depth + 1, is_array, seen)
-        for index, (key, value) in enumerate(list(obj.keywords.items())):
-            yield from _walk(value, f"{path}.keywords[{_key(key, index)}]", depth + 1,
-                             is_array, seen)
-        for name, value in _attributes(obj):
-            if not name.startswith("__"):
-                yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
     else:
+        if isinstance(obj, functools.partial):
+            # a function kept with arguments bound (a step as functools.partial(run, weights)):
+            # first the arguments, which its attributes do not hold
+            for index, value in enumerate(obj.args):
+                yield from _walk(value, f"{path}.args[{index}]", depth + 1, is_array, seen)
+            for index, (key, value) in enumerate(list(obj.keywords.items())):
+                yield from _walk(value, f"{path}.keywords[{_key(key, index)}]", depth + 1,
+                                 is_array, seen)
         # a plain object's attributes, also an object that is callable (a step kept as an
-        # instance with __call__) or keeps them in __slots__ (functions, methods, classes and
-        # modules were left out above)
+        # instance with __call__, a partial) or keeps them in __slots__ (functions, methods,
+        # classes and modules were left out above)
         for name, value in _attributes(obj):
             if not name.startswith("__"):
                 yield from _walk(value, f"{path}.{name}", depth + 1, is_array, seen)
