@@ -315,17 +315,22 @@ __device__ __forceinline__ void sgemm_skinny_staged_body(
                     (gm < M && kc + kk < k_end) ? A[(long long)gm * K + kc + kk] : 0.0f;
             }
             __syncthreads();
-            float4 b[U];
-            skinny_load_b<U>(b, B, kc + warp * U, k_end, N, col, vec);
+            // A warp whose rows all lie past the slice's end does no work, as in the other
+            // paths (their loop stops at k_end): adding fmaf(0, 0, acc) would turn a sum of
+            // -0.0 into +0.0, and a row's bits would depend on which kernel the batch got.
+            if (kc + warp * U < k_end) {
+                float4 b[U];
+                skinny_load_b<U>(b, B, kc + warp * U, k_end, N, col, vec);
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
+                for (int u = 0; u < U; ++u) {
 #pragma unroll
-                for (int m = 0; m < MT; ++m) {
-                    const float a = a_chunk[warp * U + u][m];
-                    acc[m][0] = fmaf(a, b[u].x, acc[m][0]);
-                    acc[m][1] = fmaf(a, b[u].y, acc[m][1]);
-                    acc[m][2] = fmaf(a, b[u].z, acc[m][2]);
-                    acc[m][3] = fmaf(a, b[u].w, acc[m][3]);
+                    for (int m = 0; m < MT; ++m) {
+                        const float a = a_chunk[warp * U + u][m];
+                        acc[m][0] = fmaf(a, b[u].x, acc[m][0]);
+                        acc[m][1] = fmaf(a, b[u].y, acc[m][1]);
+                        acc[m][2] = fmaf(a, b[u].z, acc[m][2]);
+                        acc[m][3] = fmaf(a, b[u].w, acc[m][3]);
+                    }
                 }
             }
             __syncthreads();  // a_chunk is refilled by the next chunk

@@ -159,6 +159,20 @@ def test_sgemm_chunk_staging_gives_the_bits_of_whole_slice_staging(monkeypatch):
         np.testing.assert_array_equal(chunked, whole)
 
 
+def test_sgemm_rows_keep_a_sum_of_negative_zero_whatever_the_batch_size():
+    # Every product underflows to -0.0, so every row's sum is -0.0 (0x80000000). K = 6000 ends
+    # in a slice of 624 rows: its last 64-row chunk holds 48, so in the chunk-staged path
+    # (9 to 64 rows) two warps have no rows of it. Were they to add fmaf(0, 0, acc), the sum
+    # would turn to +0.0 there and not in the other paths: a row's bits would depend on M.
+    k, n = 6000, 4100
+    a = cupy.full((64, k), -1e-30, dtype=cupy.float32)
+    b = cupy.full((k, n), 1e-30, dtype=cupy.float32)
+    for rows in range(1, 65):
+        out = to_host(kernels.sgemm(a[:rows], b, cupy.empty((rows, n), dtype=cupy.float32)))
+        bits = out.view(np.uint32)
+        assert (bits == 0x80000000).all(), (rows, np.unique(bits)[:4])
+
+
 def test_sgemm_k_past_the_grids_z_limit():
     # K = 2**27 needs more than 65,535 slices of 2,048 rows: the slices grow instead (2,112
     # rows, 63,551 slices). All ones: every partial sum is an integer float32 holds exactly
