@@ -22,7 +22,8 @@ its block's sum unless two 64-bit mixes cancel exactly (about one chance in 2**6
 eager starting state) into the captured state's, so replays start from exactly the bytes
 eager starts from. Allocations, not arrays: views share one allocation and are counted once;
 the snapshot holds each allocation, so memory freed during capture is not reused while it is
-checked. CuPy arrays and CUDA torch tensors are read alike, as raw device memory.
+checked. CuPy arrays, CUDA torch tensors and raw CuPy memory (a ``MemoryPointer``) are read alike,
+as raw device memory.
 """
 
 from __future__ import annotations
@@ -140,16 +141,19 @@ class Region:
 
 
 def device_region(obj: Any) -> tuple[int, int, Any] | None:
-    """(pointer, bytes, owner) of the device allocation behind a CuPy array or CUDA tensor.
+    """(pointer, bytes, owner) of the device allocation behind a CuPy array, CUDA tensor or
+    raw CuPy memory (:func:`_is_raw_memory`: a pointer stands for its whole allocation).
 
     None for anything else (host arrays, CPU tensors, empty arrays).
     """
     cupy = _cuda.require_cuda()
-    if isinstance(obj, cupy.ndarray):
-        mem = obj.data.mem
+    if isinstance(obj, cupy.ndarray) or isinstance(obj, cupy.cuda.MemoryPointer):
+        mem = obj.data.mem if isinstance(obj, cupy.ndarray) else obj.mem
         if mem is None or not mem.size:
             return None
         return int(mem.ptr), int(mem.size), mem
+    if isinstance(obj, cupy.cuda.memory.BaseMemory):
+        return (int(obj.ptr), int(obj.size), obj) if obj.size else None
     if _is_cuda_tensor(obj):
         storage = obj.untyped_storage()
         if not storage.nbytes():
@@ -174,13 +178,20 @@ def extent(ptr: int, shape, strides, itemsize: int) -> tuple[int, int]:
 
 
 def array_extent(obj: Any) -> tuple[int, int] | None:
-    """The bytes a CuPy array or CUDA tensor (a view too) reaches, as :func:`extent`; None
-    for anything else and for an empty one."""
+    """The bytes a CuPy array or CUDA tensor (a view too) reaches, as :func:`extent`; raw
+    memory's whole allocation when it starts there. None for anything else, for an empty
+    one, and for a ``MemoryPointer`` into the middle of an allocation (it does not say how
+    many bytes from there it is meant to reach)."""
     cupy = _cuda.require_cuda()
     if isinstance(obj, cupy.ndarray):
         if not obj.size:
             return None
         return extent(int(obj.data.ptr), obj.shape, obj.strides, obj.itemsize)
+    if _is_raw_memory(obj):
+        found = device_region(obj)
+        if found is None or found[0] != _start(obj):
+            return None
+        return found[0], found[0] + found[1]
     if _is_cuda_tensor(obj):
         if not obj.numel():
             return None
@@ -235,9 +246,29 @@ def _as_cupy(cupy, array: Any) -> Any:
 
 
 def is_device_array(obj: Any) -> bool:
-    """True for a CuPy array or a CUDA torch tensor (what the snapshot covers)."""
+    """True for a CuPy array, a CUDA torch tensor or raw CuPy device memory (what the
+    snapshot covers)."""
     cupy = _cuda.require_cuda()
-    return isinstance(obj, cupy.ndarray) or _is_cuda_tensor(obj)
+    return isinstance(obj, cupy.ndarray) or _is_cuda_tensor(obj) or _is_raw_memory(obj)
+
+
+def _is_raw_memory(obj: Any) -> bool:
+    """CuPy device memory held as it is handed out, with no array over it: a
+    ``MemoryPointer`` (``cupy.cuda.alloc``, ``array.data``) or a memory object
+    (``cupy.cuda.Memory``, a pool's block). A kernel can take either as a pointer argument,
+    so the guard checksums and restores its whole allocation. (Pinned host memory is
+    another class: the host-array watch reads it.)"""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(obj, (cupy.cuda.MemoryPointer,
+                                                 cupy.cuda.memory.BaseMemory))
+
+
+def _start(obj: Any) -> int:
+    """The device address a CuPy array, CUDA tensor or raw memory starts at."""
+    if hasattr(obj, "data_ptr"):
+        return int(obj.data_ptr())
+    data = getattr(obj, "data", None)
+    return int(data.ptr if data is not None and hasattr(data, "ptr") else obj.ptr)
 
 
 def state_regions(arrays: list[tuple[str, Any]]) -> list[Region]:
@@ -534,6 +565,14 @@ class StateSnapshot:
                 target, source = mine.get(path), fresh.get(path)
                 if source is None or target is None or target is source:
                     continue  # (a slot the fresh state does not hold: nothing to copy)
+                if _is_raw_memory(target) or _is_raw_memory(source):
+                    if _start(target) == _start(source):
+                        continue  # the same bytes
+                    raise AccelgraphError(
+                        f"cannot restore {path}: it is raw memory (a MemoryPointer) into a "
+                        f"buffer both states hold, and a pointer does not say how many bytes "
+                        f"it reaches; hold that slot as an array (cupy.ndarray(shape, dtype, "
+                        f"memptr=pointer)) so its bytes can be copied")
                 there, here = array_extent(target), array_extent(source)
                 if there is None or here is None or (here[0] < there[1] and there[0] < here[1]):
                     continue  # bytes both states hold: nothing to copy them from
@@ -555,7 +594,7 @@ class StateSnapshot:
         """Whether ``array``'s memory lies in one of the snapshot's allocations."""
         if device_region(array) is None:
             return False
-        ptr = int(array.data_ptr()) if hasattr(array, "data_ptr") else int(array.data.ptr)
+        ptr = _start(array)
         return any(r.ptr <= ptr < r.ptr + r.size for r in self.regions)
 
     def shares(self, array: Any, also: list | tuple = ()) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from accelgraph_cli.errors import CaptureError
+from accelgraph_cli.errors import AccelgraphError, CaptureError
 from accelgraph_cli.run import protocol as runner
 from accelgraph_cli.run import smoke
 from accelgraph_cli.run.scenario import load_scenario, parse_params
@@ -31,6 +31,8 @@ GUARDED = {
     # the same, with an output only the step stores: outputs() cannot run before the step,
     # and the outputs the state holds are named from the warm-up's state instead
     "lazy_output_side_stream": ("ran work outside the graph", "state['z']", "wait_event"),
+    # the workspace is raw memory (a MemoryPointer) no array of the state reaches
+    "raw_workspace_side_stream": ("ran work outside the graph", "state['ws']", "wait_event"),
     "empty_step": ("recorded no work", "empty", "EXPECT_EMPTY"),
     "torch_as_cupy": ("ran work outside the graph", "state['y']", "torch"),
 }
@@ -252,6 +254,41 @@ def test_a_buffer_every_state_shares_is_not_stray_work_and_leaves_the_check_not_
     row = smoke.run_one(path, iters=2, rounds=1)
     assert (row.status, row.check) == ("failed", "not run")
     assert row.message.startswith("check not run: outputs() gives the same memory")
+
+
+def test_raw_memory_into_a_buffer_every_state_shares_is_refused_by_the_restore(tmp_path):
+    # Each setup() takes its own slot of one module-level buffer and holds it as a raw
+    # pointer (pool + offset): the slots share the allocation, and a pointer does not say
+    # how many bytes it reaches, so the restore cannot copy eager's slot into the captured
+    # one. It must refuse with one line, not skip the slot and compare stale bytes.
+    path = _write(tmp_path, "raw_slot", '''
+        """Each state's cache is a raw pointer into its own slot of one buffer."""
+        import cupy
+        POOL = []
+        NEXT = [0]
+        def setup():
+            if not POOL:
+                POOL.append(cupy.zeros(8 * 256, dtype=cupy.float32))
+            slot = NEXT[0] % 8
+            NEXT[0] += 1
+            ptr = POOL[0].data + slot * 256 * 4
+            cupy.ndarray((256,), dtype=cupy.float32, memptr=ptr).fill(0)
+            return {"x": cupy.ones(256, dtype=cupy.float32), "slot": ptr,
+                    "y": cupy.zeros(256, dtype=cupy.float32)}
+        def step(state):
+            view = cupy.ndarray((256,), dtype=cupy.float32, memptr=state["slot"])
+            cupy.add(view, state["x"], out=view)
+            cupy.multiply(view, 2.0, out=state["y"])
+        def outputs(state):
+            return {"y": state["y"]}
+    ''')
+    result = _capture(path)
+    with pytest.raises(AccelgraphError) as info:
+        runner.check(result)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "state['slot']" in message and "raw memory" in message, message
+    assert runner.check(_capture(ROOT / "scenarios" / "saxpy.py")).ok
 
 
 def test_buckets_replay_reports_each_graph_and_checks_each_alone():

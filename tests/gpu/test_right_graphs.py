@@ -8,7 +8,7 @@ an output that is an expanded view, a graph that reads what the graph before it 
 inference-mode slots of one pool (in float32 and bfloat16), an inference-mode output the
 graph allocates, an outputs() that copies into one module-level buffer, a sparse output,
 and host arrays a graph's copies and host node write and read (a running count, tokens fed
-back through pinned memory). A false alarm
+back through pinned memory), a workspace held as raw CuPy memory. A false alarm
 costs users' trust as a false pass does.
 """
 
@@ -51,6 +51,7 @@ CASES = [
     ("host_token_pointer", []),  # tokens through a pinned buffer the state holds as CuPy's
     ("torch_host_position_ids", []),  # an expanded CPU view in the state, restored
     ("torch_ragged_window_cache", []),  # a jagged output whose lengths the step advances
+    ("raw_workspace_steps", []),  # two graphs share a workspace held as a MemoryPointer
 ]
 # graphs whose steps write no output when checked alone: not run alone, checked with the others
 WRITES_NO_OUTPUT = {("torch_prefill_decode_logits", ()): "prefill"}
