@@ -52,6 +52,7 @@ CASES = [
     ("torch_host_position_ids", []),  # an expanded CPU view in the state, restored
     ("torch_ragged_window_cache", []),  # a jagged output whose lengths the step advances
     ("raw_workspace_steps", []),  # two graphs share a workspace held as a MemoryPointer
+    ("outputs_cached_buffer", []),  # outputs() makes a buffer in the state on its first call
 ]
 # graphs whose steps write no output when checked alone: not run alone, checked with the others
 WRITES_NO_OUTPUT = {("torch_prefill_decode_logits", ()): "prefill"}
