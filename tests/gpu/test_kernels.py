@@ -159,18 +159,27 @@ def test_sgemm_chunk_staging_gives_the_bits_of_whole_slice_staging(monkeypatch):
         np.testing.assert_array_equal(chunked, whole)
 
 
-def test_sgemm_rows_keep_a_sum_of_negative_zero_whatever_the_batch_size():
-    # Every product underflows to -0.0, so every row's sum is -0.0 (0x80000000). K = 6000 ends
-    # in a slice of 624 rows: its last 64-row chunk holds 48, so in the chunk-staged path
-    # (9 to 64 rows) two warps have no rows of it. Were they to add fmaf(0, 0, acc), the sum
+def test_sgemm_rows_keep_a_sum_of_negative_zero_whatever_the_batch_size(monkeypatch):
+    # Every product underflows to -0.0, so every row's sum is -0.0 (0x80000000). K = 6000 is
+    # 48 past a multiple of 64, so however the GPU's SM count slices K (8 x 768 on an H100 or
+    # H200: a last slice of 624 rows), the last 64-row chunk holds 48 rows and in the
+    # chunk-staged path two warps have none of it. Were they to add fmaf(0, 0, acc), the sum
     # would turn to +0.0 there and not in the other paths: a row's bits would depend on M.
+    # Rows 9 to 64 always stage chunk by chunk; rows 4 to 8 do so when the device has no room
+    # for the whole slice, forced here on the second pass.
+    from accelgraph_cli.cuda import kernels as launch
+
     k, n = 6000, 4100
     a = cupy.full((64, k), -1e-30, dtype=cupy.float32)
     b = cupy.full((k, n), 1e-30, dtype=cupy.float32)
-    for rows in range(1, 65):
-        out = to_host(kernels.sgemm(a[:rows], b, cupy.empty((rows, n), dtype=cupy.float32)))
-        bits = out.view(np.uint32)
-        assert (bits == 0x80000000).all(), (rows, np.unique(bits)[:4])
+    for chunked in (False, True):
+        with monkeypatch.context() as patch:
+            if chunked:
+                patch.setattr(launch, "_shared_limits", lambda device: (0, 0))
+            for rows in range(1, 65) if not chunked else range(4, 9):
+                c = cupy.empty((rows, n), dtype=cupy.float32)
+                bits = to_host(kernels.sgemm(a[:rows], b, c)).view(np.uint32)
+                assert (bits == 0x80000000).all(), (rows, chunked, np.unique(bits)[:4])
 
 
 def test_sgemm_k_past_the_grids_z_limit():
