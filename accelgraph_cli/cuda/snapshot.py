@@ -561,13 +561,18 @@ class StateSnapshot:
                 continue
             if mine is None:
                 mine = dict(self.arrays)
+            # the bytes the captured state's arrays here reach, each dealt with below: a raw
+            # pointer into one of them (a slot held as an array and as its .data) is too
+            arrays_here = [e for e in (array_extent(mine[p]) for p in region.paths
+                                       if p in mine and not _is_raw_memory(mine[p])) if e]
             for path in region.paths:
                 target, source = mine.get(path), fresh.get(path)
                 if source is None or target is None or target is source:
                     continue  # (a slot the fresh state does not hold: nothing to copy)
                 if _is_raw_memory(target) or _is_raw_memory(source):
-                    if _start(target) == _start(source):
-                        continue  # the same bytes
+                    start = _start(target)
+                    if start == _start(source) or any(lo <= start < hi for lo, hi in arrays_here):
+                        continue  # the same bytes, or bytes an array's copy restores
                     raise AccelgraphError(
                         f"cannot restore {path}: it is raw memory (a MemoryPointer) into a "
                         f"buffer both states hold, and a pointer does not say how many bytes "

@@ -256,12 +256,16 @@ def test_a_buffer_every_state_shares_is_not_stray_work_and_leaves_the_check_not_
     assert row.message.startswith("check not run: outputs() gives the same memory")
 
 
-def test_raw_memory_into_a_buffer_every_state_shares_is_refused_by_the_restore(tmp_path):
+@pytest.mark.parametrize("also_as_array", [False, True])
+def test_raw_memory_into_a_buffer_every_state_shares_is_refused_by_the_restore(tmp_path,
+                                                                               also_as_array):
     # Each setup() takes its own slot of one module-level buffer and holds it as a raw
     # pointer (pool + offset): the slots share the allocation, and a pointer does not say
     # how many bytes it reaches, so the restore cannot copy eager's slot into the captured
-    # one. It must refuse with one line, not skip the slot and compare stale bytes.
-    path = _write(tmp_path, "raw_slot", '''
+    # one. It must refuse with one line, not skip the slot and compare stale bytes. Where
+    # the state also holds the slot as an array (the pointer is its .data), the array's
+    # copy restores those bytes: a right graph, and check: ok.
+    path = _write(tmp_path, "raw_slot", f'''
         """Each state's cache is a raw pointer into its own slot of one buffer."""
         import cupy
         POOL = []
@@ -271,18 +275,24 @@ def test_raw_memory_into_a_buffer_every_state_shares_is_refused_by_the_restore(t
                 POOL.append(cupy.zeros(8 * 256, dtype=cupy.float32))
             slot = NEXT[0] % 8
             NEXT[0] += 1
-            ptr = POOL[0].data + slot * 256 * 4
-            cupy.ndarray((256,), dtype=cupy.float32, memptr=ptr).fill(0)
-            return {"x": cupy.ones(256, dtype=cupy.float32), "slot": ptr,
-                    "y": cupy.zeros(256, dtype=cupy.float32)}
+            view = POOL[0][slot * 256:(slot + 1) * 256]
+            view.fill(0)
+            state = {{"x": cupy.ones(256, dtype=cupy.float32), "slot": view.data,
+                      "y": cupy.zeros(256, dtype=cupy.float32)}}
+            if {also_as_array}:
+                state["slot_array"] = view
+            return state
         def step(state):
             view = cupy.ndarray((256,), dtype=cupy.float32, memptr=state["slot"])
             cupy.add(view, state["x"], out=view)
             cupy.multiply(view, 2.0, out=state["y"])
         def outputs(state):
-            return {"y": state["y"]}
+            return {{"y": state["y"]}}
     ''')
     result = _capture(path)
+    if also_as_array:
+        assert runner.check(result).ok
+        return
     with pytest.raises(AccelgraphError) as info:
         runner.check(result)
     message = str(info.value)
