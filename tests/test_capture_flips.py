@@ -39,6 +39,7 @@ def rig(monkeypatch, tmp_path):
 
     log: list[str] = []
     changed: list[str] = []
+    executed: list = []  # what the stand-in watch says the device ran while capturing
 
     class FakeGraph:
         graph_handle = 1
@@ -77,7 +78,7 @@ def rig(monkeypatch, tmp_path):
 
     class FakeSnapshot:
         def wait(self):
-            pass
+            log.append("wait")
 
         def start_compare(self):
             pass
@@ -86,6 +87,24 @@ def rig(monkeypatch, tmp_path):
             log.append("compare")
             return list(changed)
 
+    class FakeWatch:
+        off = None
+        ms = 0.0
+
+        def __init__(self):
+            self.on = False
+
+        def start(self, capturing_stream=None):
+            self.on = True
+            log.append(f"watch_start {capturing_stream}")
+
+        def stop(self):
+            if self.on:
+                log.append("watch_stop")
+            self.on = False
+            return list(executed)
+
+    monkeypatch.setattr(protocol, "ExecutionWatch", FakeWatch)
     stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, FakeStream()),
               device_synchronize=lambda: log.append("device_sync"))
     monkeypatch.setattr(protocol, "find_arrays", lambda state, test: list(state.items()))
@@ -107,7 +126,7 @@ def rig(monkeypatch, tmp_path):
         loaded.module.STEP[:] = [step]
         return protocol.capture(loaded, {})
 
-    return types.SimpleNamespace(log=log, changed=changed, run=run)
+    return types.SimpleNamespace(log=log, changed=changed, executed=executed, run=run)
 
 
 FLIPS = ["flip 256", "flip 512"]
@@ -115,7 +134,8 @@ BACKS = ["flip_back 256", "flip_back 512", "sync"]
 
 
 def _steps(log):
-    return [entry for entry in log if entry != "device_sync"]
+    return [entry for entry in log
+            if entry not in ("device_sync", "wait", "watch_start 1", "watch_stop")]
 
 
 def test_outputs_are_flipped_once_each_before_capture_and_back_after_the_compare(rig):
@@ -406,3 +426,39 @@ def test_an_output_is_left_as_it_was_only_where_every_round_holds_its_bits():
     # an output with nothing before the steps (outputs() had none yet) is never left
     assert _left_as_it_was(_NumpyBackend(), {}, rounds) == set()
     assert _left_as_it_was(_NumpyBackend(), {"logits": numpy.zeros(3)}, rounds) == set()
+
+
+def test_the_watch_spans_the_capture_from_an_idle_device_to_a_synchronized_one(rig):
+    # started once the before-capture checksums are done (nothing else runs then), stopped
+    # after the capture has ended and the device has synchronized (stray work finished),
+    # before the compare's own kernel
+    rig.run(lambda state: rig.log.append("step"))
+    log = rig.log
+    # (the stub backend's capturing stream is handle 1: its records are left out)
+    assert log.index("wait") < log.index("watch_start 1") < log.index("capture_begin")
+    stop = log.index("watch_stop")
+    assert log.index("capture_end") < stop and log[stop - 1] == "device_sync"
+    assert stop < log.index("compare")
+
+
+def test_work_the_device_ran_while_capturing_is_refused_though_no_state_changed(rig):
+    # a temporary the step allocates, written on a side stream: no state changed, but the
+    # device ran the kernel, which the graph lacks
+    rig.executed[:] = [types.SimpleNamespace(describe=lambda: "kernel cupy_multiply")] * 2
+    with pytest.raises(CaptureError) as info:
+        rig.run(lambda state: rig.log.append("step"))
+    message = str(info.value)
+    assert "ran work outside the graph" in message
+    assert "the GPU ran 2 operation(s) while capturing (kernel cupy_multiply (x2))" in message
+    assert "changed while capturing" not in message
+    assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS,
+                              "sync"]  # the flips undone after the refusal
+
+
+def test_a_step_that_fails_leaves_the_watch_stopped(rig):
+    def fail(state):
+        raise ValueError("boom")
+
+    with pytest.raises(CaptureError):
+        rig.run(fail)
+    assert rig.log.count("watch_start 1") == rig.log.count("watch_stop") == 1

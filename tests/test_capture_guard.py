@@ -252,6 +252,18 @@ def test_stray_work_message_names_changes_lines_and_fix():
     assert "torch launches on its own current stream" in torch
 
 
+def test_stray_work_message_names_what_the_gpu_ran_alone_or_beside_what_changed():
+    ran = ["kernel k1", "kernel k1", "copy (dtod) of 8 bytes", "kernel k2", "memset of 4 bytes"]
+    alone = guard.stray_work_message("step", [], ["s.py:7"], executed=ran)
+    assert alone.startswith(
+        "capture of 'step' ran work outside the graph: the GPU ran 5 operation(s) while "
+        "capturing (kernel k1 (x2), copy (dtod) of 8 bytes, kernel k2 and 1 more), and a "
+        "capture only records work; work launched off the capturing stream at s.py:7")
+    both = guard.stray_work_message("step", ["state['y']"], [], executed=["kernel k1"])
+    assert ("state['y'] changed while capturing and the GPU ran 1 operation(s) while "
+            "capturing (kernel k1)") in both
+
+
 def test_empty_graph_message_names_torch_only_when_imported():
     plain = guard.empty_graph_message("step", frozenset({"cupy"}), "s.py:9")
     assert plain.startswith("capture of 'step' (s.py:9) recorded no work (the graph is empty)")

@@ -46,7 +46,7 @@ def timing(scale: float, iters: int = 100, rounds: int = 5) -> NS:
               wall_us=stat(11 * scale, 10 * scale, 13 * scale), iters=iters, rounds=rounds)
 
 
-def capture(backend=None) -> NS:
+def capture(backend=None, watch=None) -> NS:
     graphs = [
         NS(name="main", node_count=1234, kinds={"kernel": 3, "memcpy": 1}, capture_ms=1.234,
            instantiate_ms=5.678, pool_added=2048, pool_bytes=4096),
@@ -57,7 +57,9 @@ def capture(backend=None) -> NS:
         scenario=NS(info=NS(name="saxpy", summary="a*x + y", backend="cupy")), backend=backend,
         params={"n": 8}, pool="shared", error_mode="thread_local", graphs=graphs, node_count=1236,
         pool_bytes=5632,
-        guard_summary=lambda: {"arrays": 2, "bytes": 3072, "snapshot_ms": 0.1234, "compare_ms": 0.5678},
+        guard_summary=lambda: {"arrays": 2, "bytes": 3072, "snapshot_ms": 0.1234, "compare_ms": 0.5678,
+                               **(watch or {"watch": "off", "watch_off": "cupti-python is not available",
+                                            "watch_ms": 0.0})},
     )
 
 
@@ -106,8 +108,14 @@ backend cupy  params {'n': 8}  pool shared  error mode thread_local
  tail  │     2 │ -                  │       0.50 │           0.25 │        0 B │ 1.5 KiB
 2 graph(s), 1,236 nodes; pool memory held: 5.5 KiB (shared); artifacts in out/saxpy
 guard: 2 state array(s), 3.0 KiB, unchanged by capture (nothing ran outside the graphs); checksums 0.123 ms
-before, 0.568 ms after
+before, 0.568 ms after; execution watch off: cupti-python is not available
 """
+
+
+def test_capture_guard_line_says_the_gpu_ran_nothing_where_the_watch_was_on():
+    on = capture(watch={"watch": "on", "watch_off": None, "watch_ms": 0.0421})
+    text = " ".join(printed(run.print_capture, on, "o").split())
+    assert text.endswith("0.568 ms after; the GPU ran nothing while capturing (CUPTI, 0.042 ms)")
 
 
 def test_capture_names_the_backend_that_ran_over_the_scenario_default():

@@ -50,10 +50,14 @@ def print_capture(console: Console, result, folder) -> None:
         (format_bytes(result.pool_bytes), "bold"), f" ({result.pool}); artifacts in {folder}",
     ))
     g = result.guard_summary()
+    if g.get("watch") == "on":
+        watched = f"; the GPU ran nothing while capturing (CUPTI, {g['watch_ms']:.3f} ms)"
+    else:
+        watched = f"; execution watch off: {g.get('watch_off') or 'not run'}"
     console.print(Text(
         f"guard: {g['arrays']} state array(s), {format_bytes(g['bytes'])}, unchanged by capture "
         f"(nothing ran outside the graphs); checksums {g['snapshot_ms']:.3f} ms before, "
-        f"{g['compare_ms']:.3f} ms after"
+        f"{g['compare_ms']:.3f} ms after{watched}"
     ))
 
 

@@ -6,8 +6,10 @@ Two failures a capture can hide, both of which once made ``replay`` report a lar
 * **Stray work**: part of the step ran eagerly during capture, outside the graph (work on a
   side stream never joined to the capturing one, or a library that launches on a stream of
   its own). The snapshot (``snapshot.StateSnapshot``) sees it as state that changed during a
-  capture, which runs nothing. :func:`stray_work_message` names what changed, the scenario
-  lines that launched work off the capturing stream, and the fix.
+  capture, which runs nothing, and the execution watch (``cuda.cupti.watch``, where CUPTI is
+  available) as work the device ran while capturing, whatever it wrote.
+  :func:`stray_work_message` names what changed or ran, the scenario lines that launched work
+  off the capturing stream, and the fix.
 * **An empty graph**: nothing the step enqueued reached the capturing stream.
   :func:`empty_graph_message` lists the likely causes, naming torch when the file imports it.
 
@@ -100,10 +102,25 @@ def stream_lines(source: str, function: str) -> list[int]:
 
 
 def stray_work_message(graph_name: str, changed: list[str], where: list[str],
-                       imports: frozenset[str] | set[str] = frozenset(), backend: str = "cupy"
-                       ) -> str:
-    """One line: state changed during the capture of ``graph_name``; where the work came from."""
-    shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+                       imports: frozenset[str] | set[str] = frozenset(), backend: str = "cupy",
+                       executed: list[str] | tuple[str, ...] = ()) -> str:
+    """One line: the capture of ``graph_name`` ran work outside the graph, seen as state that
+    changed (``changed``: paths) and as work the device ran while capturing (``executed``:
+    descriptions, as the execution watch gives them); where the work came from."""
+    seen = []
+    if changed:
+        shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4
+                                           else "")
+        seen.append(f"{shown} changed while capturing")
+    if executed:
+        counts: dict[str, int] = {}
+        for item in executed:
+            counts[item] = counts.get(item, 0) + 1
+        shown = ", ".join(f"{item}{f' (x{n})' if n > 1 else ''}"
+                          for item, n in list(counts.items())[:3])
+        more = len(counts) - 3
+        seen.append(f"the GPU ran {len(executed)} operation(s) while capturing ({shown}"
+                    f"{f' and {more} more' if more > 0 else ''})")
     if where:
         source = f"work launched off the capturing stream at {', '.join(where[:4])}"
         if "torch" in imports and backend != "torch":
@@ -112,7 +129,7 @@ def stray_work_message(graph_name: str, changed: list[str], where: list[str],
         source = ("no line of the scenario launched on another stream, so a library it calls "
                   "launches on a stream of its own")
     return (
-        f"capture of {graph_name!r} ran work outside the graph: {shown} changed while capturing, "
+        f"capture of {graph_name!r} ran work outside the graph: {' and '.join(seen)}, "
         f"and a capture only records work; {source} ran eagerly and is missing from the graph; "
         f"fix: {FIX_STRAY}"
     )

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..cuda import device as _cuda
 from ..cuda.backends import Backend, Streams, backend_for
+from ..cuda.cupti.watch import ExecutionWatch
 from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
 from ..cuda.snapshot import (
@@ -81,6 +82,7 @@ class CaptureResult:
     backend: Backend | None = None
     unroll: int = 1  # steps each graph holds (one replay = this many eager steps)
     host_save: HostSave | None = None  # the state's host arrays as they were before capture
+    watch: ExecutionWatch | None = None  # what the device ran while capturing (CUPTI)
 
     @property
     def stream(self):
@@ -140,15 +142,19 @@ class CaptureResult:
         """What the capture guard checksummed and what it cost (host ms, device syncs
         included; the snapshot's with the walk that found the state's arrays and the saving
         of its host arrays)."""
-        snap = self.snapshot
+        snap, watch = self.snapshot, self.watch
+        watched = {"watch": "off" if watch is None or watch.off else "on",
+                   "watch_off": None if watch is None else watch.off,
+                   "watch_ms": 0.0 if watch is None else round(watch.ms, 4)}
         if snap is None:
-            return {"arrays": 0, "bytes": 0, "snapshot_ms": 0.0, "compare_ms": 0.0}
+            return {"arrays": 0, "bytes": 0, "snapshot_ms": 0.0, "compare_ms": 0.0, **watched}
         saved = self.host_save.take_ms if self.host_save is not None else 0.0
         return {
             "arrays": sum(len(r.paths) for r in snap.regions),
             "bytes": snap.nbytes,
             "snapshot_ms": round(snap.take_ms + saved, 4),
             "compare_ms": round(snap.compare_ms, 4),
+            **watched,
         }
 
 
@@ -289,6 +295,7 @@ def capture(
         generators = _generators(backend, state)
         flipped: list = []
         graph = None
+        watch = ExecutionWatch()
         try:
             # Outputs the state already holds are flipped while the graphs are captured, so
             # stray work that rewrites one with the value it already held still changes it.
@@ -310,6 +317,9 @@ def capture(
                 backend.register_generators(graph, generators)
                 held_before = backend.pools_bytes([token], pool)
                 snapshot.wait()  # the before-capture checksums are done before any step runs
+                # the device is idle: from here on it runs only stray work (off the
+                # capturing stream, where what the graph API queues before the capture runs)
+                watch.start(streams.handle)
                 t0 = time.perf_counter()
                 graph.capture_begin()
                 try:
@@ -328,9 +338,13 @@ def capture(
                 if keep_graph:
                     graph.instantiate()
                 t2 = time.perf_counter()
+                # what the device ran while capturing, once any stray work has finished (and
+                # before the compare's own kernel)
+                _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+                executed = watch.stop()
                 snapshot.start_compare()  # its kernel runs while the nodes are counted
                 kinds = node_kinds(graph.graph_handle)
-                _guard(scenario, params, name, snapshot, kinds, backend, streams)
+                _guard(scenario, params, name, snapshot, kinds, backend, streams, executed)
                 held = graph.pool_bytes()
                 captured.append(
                     CapturedGraph(
@@ -354,6 +368,10 @@ def capture(
                     graph.abort_capture()
                 except Exception:
                     pass
+            try:
+                watch.stop()  # collection off again, whatever the records
+            except Exception:
+                pass
             _flip_back(flipped, streams.cupy, quietly=True)
             try:
                 streams.cupy.synchronize()
@@ -375,6 +393,7 @@ def capture(
         backend=backend,
         unroll=unroll,
         host_save=host_save,
+        watch=watch,
     )
 
 
@@ -450,14 +469,16 @@ def _flip_back(flipped: list, stream, *, quietly: bool = False) -> None:
                 raise
 
 
-def _guard(scenario, params, name, snapshot, kinds, backend, streams) -> None:
-    """Refuse a capture that ran work outside its graph, or recorded nothing unexpectedly."""
+def _guard(scenario, params, name, snapshot, kinds, backend, streams, executed=()) -> None:
+    """Refuse a capture that ran work outside its graph (state it changed, or work the
+    device ran while capturing: ``executed``), or recorded nothing unexpectedly."""
     info = scenario.info
     changed = snapshot.changed()
-    if changed:
+    if changed or executed:
         where = _off_stream_lines(scenario, params, name, backend, streams)
         raise CaptureError(guard.stray_work_message(name, changed, where, info.imports,
-                                                    info.backend))
+                                                    info.backend,
+                                                    [e.describe() for e in executed]))
     if not sum(kinds.values()) and not info.expects_empty(name):
         function = "steps" if info.multi_graph else "step"
         where = f"{scenario.path}:{info.line_of(function)}"

@@ -33,6 +33,10 @@ GUARDED = {
     "lazy_output_side_stream": ("ran work outside the graph", "state['z']", "wait_event"),
     # the workspace is raw memory (a MemoryPointer) no array of the state reaches
     "raw_workspace_side_stream": ("ran work outside the graph", "state['ws']", "wait_event"),
+    # a temporary the step allocates, written on a side stream it waits for from the host:
+    # no state changes, so only the execution watch sees it
+    "temp_side_stream": ("ran work outside the graph", "the GPU ran 1 operation(s) while "
+                         "capturing (kernel cupy_multiply", "wait_event"),
     "empty_step": ("recorded no work", "empty", "EXPECT_EMPTY"),
     "torch_as_cupy": ("ran work outside the graph", "state['y']", "torch"),
 }
@@ -60,6 +64,10 @@ def _write(tmp_path, name, body):
 def test_stray_work_and_empty_graphs_are_refused_with_the_line(stem, capsys):
     if stem == "torch_as_cupy" and not HAS_TORCH:
         pytest.skip("torch is not installed")
+    if stem == "temp_side_stream":  # make test-gpu installs cupti-python: the watch must run
+        from accelgraph_cli.cuda.cupti import watch
+
+        assert watch.unavailable() is None, watch.unavailable()
     path = BROKEN / f"{stem}.py"
     with pytest.raises(CaptureError) as info:
         _capture(path)
@@ -324,6 +332,32 @@ def test_guard_cost_is_reported_and_covers_the_state():
     assert guard["bytes"] >= state_bytes
     assert guard["arrays"] >= 2
     assert guard["snapshot_ms"] > 0 and guard["compare_ms"] > 0
+    # make test-gpu installs cupti-python: the execution watch ran, and saw nothing
+    assert (guard["watch"], guard["watch_off"]) == ("on", None) and guard["watch_ms"] > 0
+
+
+def test_the_execution_watch_sees_a_kernel_a_copy_and_a_memset_and_nothing_after_stop(cupy):
+    from accelgraph_cli.cuda.cupti.watch import ExecutionWatch
+
+    x = cupy.ones(1024, dtype=cupy.float32)
+    cupy.cuda.runtime.deviceSynchronize()
+    watch = ExecutionWatch()
+    watch.start()
+    y = x * 3
+    y.data.copy_from_device(x.data, 4096)
+    cupy.cuda.runtime.memset(y.data.ptr, 0, 4096)
+    cupy.cuda.runtime.deviceSynchronize()
+    ran = watch.stop()
+    assert watch.off is None
+    kinds = [e.kind for e in ran]
+    assert kinds.count("kernel") == 1 and "copy" in kinds and "memset" in kinds, ran
+    assert any("multiply" in e.name for e in ran if e.kind == "kernel"), ran
+    watch.start()
+    cupy.cuda.runtime.deviceSynchronize()
+    assert watch.stop() == []  # nothing ran: the records of before are not seen again
+    (x * 2).sum()
+    cupy.cuda.runtime.deviceSynchronize()
+    assert watch.stop() == []  # stopped: collects nothing
 
 
 def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):
