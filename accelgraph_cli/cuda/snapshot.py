@@ -75,17 +75,25 @@ extern "C" __global__ void region_checksums(unsigned long long* table, int n, in
     unsigned long long acc = 0;
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-    // four independent loads in flight per thread, then the rest one at a time
-    for (; i + 3 * stride < words; i += 4 * stride) {
-        const unsigned long long w0 = data[i], w1 = data[i + stride];
-        const unsigned long long w2 = data[i + 2 * stride], w3 = data[i + 3 * stride];
-        acc += mix64(w0 ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
-        acc += mix64(w1 ^ ((i + stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
-        acc += mix64(w2 ^ ((i + 2 * stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
-        acc += mix64(w3 ^ ((i + 3 * stride) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+    // word i's salt is i * K + C: carried as a running value (one add a word, where a 64-bit
+    // multiply costs several integer instructions), with eight streaming loads in flight per
+    // thread (each word is read once: no reason to keep it in L2), then the rest one at a time
+    const unsigned long long K = 0x9e3779b97f4a7c15ULL;
+    const unsigned long long salt_step = stride * K;
+    unsigned long long salt = i * K + 0x632be59bd9b4e019ULL;
+    for (; i + 7 * stride < words; i += 8 * stride) {
+        unsigned long long w[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) w[q] = __ldcs(data + i + q * stride);
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+            acc += mix64(w[q] ^ salt);
+            salt += salt_step;
+        }
     }
     for (; i < words; i += stride) {
-        acc += mix64(data[i] ^ (i * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL));
+        acc += mix64(__ldcs(data + i) ^ salt);
+        salt += salt_step;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // the bytes after the last whole word
         for (unsigned long long b = words * 8; b < size; ++b) {
