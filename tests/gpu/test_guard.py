@@ -114,11 +114,12 @@ def test_expect_empty_lets_an_empty_step_capture(tmp_path):
     assert [g.node_count for g in result.graphs] == [0]
 
 
-def test_an_output_the_graph_never_writes_fails_the_check(tmp_path):
+def test_an_output_the_graph_never_writes_fails_the_check(tmp_path, request):
     # z is allocated and computed on a side stream during capture: not state the snapshot
-    # covers, so the guard cannot see it, and the graph (which holds y's kernel) is not empty.
-    # The check fills z with the complement of eager's z before replaying: replay never
-    # writes z, so the check fails and says so.
+    # covers, so the checksums cannot see it, and the graph (which holds y's kernel) is not
+    # empty. The execution watch sees the kernel run and refuses the capture; without the
+    # watch (no cupti-python), the check fills z with the complement of eager's z before
+    # replaying: replay never writes z, so the check fails and says so.
     path = _write(tmp_path, "new_output_off_stream", '''
         """y on the capturing stream; z, a new array, on an unjoined side stream."""
         import cupy
@@ -133,6 +134,9 @@ def test_an_output_the_graph_never_writes_fails_the_check(tmp_path):
         def outputs(state):
             return {"y": state["y"], "z": state["z"]}
     ''')
+    with pytest.raises(CaptureError, match=r"the GPU ran 1 operation\(s\) while capturing"):
+        _capture(path)
+    request.getfixturevalue("no_watch")  # from here on, captures without the watch
     result = _capture(path)
     assert result.node_count >= 1
     checked = runner.check(result)
@@ -197,11 +201,12 @@ def test_a_step_warmed_up_in_setup_captures_and_leaves_its_outputs_as_they_were(
     assert runner.check(result).ok
 
 
-def test_without_the_flip_the_prefilled_stray_work_would_pass(monkeypatch):
+def test_without_the_flip_the_prefilled_stray_work_would_pass(monkeypatch, no_watch):
     # The control for prefilled_side_stream: with the outputs not flipped, the stray kernel
-    # rewrites z with the bytes it held, the guard sees no change, and the check (which
-    # restores the same prefilled bytes) passes a graph that lacks z's kernel. The flip is
-    # what turns this into an error.
+    # rewrites z with the bytes it held, the checksums see no change, and the check (which
+    # restores the same prefilled bytes) passes a graph that lacks z's kernel. The flip, and
+    # (where cupti-python is there) the execution watch, each turn this into an error; this
+    # control has neither.
     monkeypatch.setattr(runner, "_flip_state_outputs", lambda *args, **options: None)
     result = _capture(BROKEN / "prefilled_side_stream.py")
     assert result.node_count == 1
@@ -276,14 +281,14 @@ def test_raw_memory_into_a_buffer_every_state_shares_is_refused_by_the_restore(t
     path = _write(tmp_path, "raw_slot", f'''
         """Each state's cache is a raw pointer into its own slot of one buffer."""
         import cupy
-        POOL = []
+        SLOTS = []
         NEXT = [0]
         def setup():
-            if not POOL:
-                POOL.append(cupy.zeros(8 * 256, dtype=cupy.float32))
+            if not SLOTS:
+                SLOTS.append(cupy.zeros(8 * 256, dtype=cupy.float32))
             slot = NEXT[0] % 8
             NEXT[0] += 1
-            view = POOL[0][slot * 256:(slot + 1) * 256]
+            view = SLOTS[0][slot * 256:(slot + 1) * 256]
             view.fill(0)
             state = {{"x": cupy.ones(256, dtype=cupy.float32), "slot": view.data,
                       "y": cupy.zeros(256, dtype=cupy.float32)}}

@@ -74,8 +74,16 @@ def _buffer_completed(activities) -> None:
         _RECORDS.extend(found)
 
 
+_SETUP_LOCK = threading.Lock()
+
+
 def _setup() -> str | None:
     """Register the activity callbacks once; why the watch is off here, or None."""
+    with _SETUP_LOCK:
+        return _setup_locked()
+
+
+def _setup_locked() -> str | None:
     if not _SETUP["done"]:
         _SETUP["done"] = True
         try:
@@ -109,6 +117,15 @@ def _stream_id(cupti, handle: int | None) -> int | None:
 def unavailable() -> str | None:
     """Why the watch cannot run in this process, or None where it can."""
     return _setup()
+
+
+def prepare() -> None:
+    """Load CUPTI and register its callbacks on a thread of their own, so that the first
+    capture of a process does not wait for it (about 0.1 s, most of it loading the library)
+    where it can overlap the scenario's setup and warm-up. :meth:`ExecutionWatch.start`
+    waits for it if it is still running."""
+    if not _SETUP["done"]:
+        threading.Thread(target=_setup, name="accelgraph-cupti-setup", daemon=True).start()
 
 
 class ExecutionWatch:
