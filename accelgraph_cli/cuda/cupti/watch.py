@@ -119,14 +119,6 @@ def unavailable() -> str | None:
     return _setup()
 
 
-def prepare() -> None:
-    """Load CUPTI and register its callbacks on a thread of their own, so that the first
-    capture of a process does not wait for it (about 0.1 s, most of it loading the library)
-    where it can overlap the scenario's setup and warm-up. :meth:`ExecutionWatch.start`
-    waits for it if it is still running."""
-    if not _SETUP["done"]:
-        threading.Thread(target=_setup, name="accelgraph-cupti-setup", daemon=True).start()
-
 
 class ExecutionWatch:
     """Collect what the device runs between :meth:`start` and :meth:`stop`, on any stream
