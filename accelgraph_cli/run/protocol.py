@@ -338,9 +338,8 @@ def capture(
                 if keep_graph:
                     graph.instantiate()
                 t2 = time.perf_counter()
-                # what the device ran while capturing, once any stray work has finished (and
-                # before the compare's own kernel)
-                _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+                # what the device ran while capturing, once any stray work has finished (the
+                # watch synchronizes the device), and before the compare's own kernel
                 executed = watch.stop()
                 snapshot.start_compare()  # its kernel runs while the nodes are counted
                 kinds = node_kinds(graph.graph_handle)

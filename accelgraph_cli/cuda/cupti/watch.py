@@ -38,6 +38,8 @@ class Executed:
     stream: int
 
     def describe(self) -> str:
+        if self.kind == "unknown":
+            return self.name
         if self.kind == "kernel":
             name = self.name if len(self.name) <= _NAME_LIMIT else self.name[:_NAME_LIMIT] + "…"
             return f"kernel {name}"
@@ -54,24 +56,33 @@ def _buffer_requested():
 
 
 def _buffer_completed(activities) -> None:
-    cupti = _SETUP["cupti"]
     found = []
     for activity in activities:
-        kind = activity.kind
-        if kind == cupti.ActivityKind.CONCURRENT_KERNEL:
-            found.append(Executed("kernel", str(activity.name), 0, int(activity.stream_id)))
-        elif kind == cupti.ActivityKind.MEMCPY:
-            try:
-                direction = cupti.ActivityMemcpyKind(activity.copy_kind).name.lower()
-            except ValueError:
-                direction = "unknown"
-            found.append(Executed("copy", f"copy ({direction})", int(activity.bytes),
-                                  int(activity.stream_id)))
-        elif kind == cupti.ActivityKind.MEMSET:
-            found.append(Executed("memset", "memset", int(activity.bytes),
-                                  int(activity.stream_id)))
+        try:
+            record = _record(activity)
+        except Exception:  # a record this code cannot read still ran: count it
+            record = Executed("unknown", "an activity record that could not be read", 0, -1)
+        if record is not None:
+            found.append(record)
     with _LOCK:
         _RECORDS.extend(found)
+
+
+def _record(activity) -> Executed | None:
+    cupti = _SETUP["cupti"]
+    kind = activity.kind
+    if kind == cupti.ActivityKind.CONCURRENT_KERNEL:
+        return Executed("kernel", str(activity.name), 0, int(activity.stream_id))
+    if kind == cupti.ActivityKind.MEMCPY:
+        try:
+            direction = cupti.ActivityMemcpyKind(activity.copy_kind).name.lower()
+        except ValueError:
+            direction = "unknown"
+        return Executed("copy", f"copy ({direction})", int(activity.bytes),
+                        int(activity.stream_id))
+    if kind == cupti.ActivityKind.MEMSET:
+        return Executed("memset", "memset", int(activity.bytes), int(activity.stream_id))
+    return None
 
 
 _SETUP_LOCK = threading.Lock()
@@ -100,18 +111,12 @@ def _setup_locked() -> str | None:
     return _SETUP["off"]
 
 
-def _stream_id(cupti, handle: int | None) -> int | None:
-    """CUPTI's id of the stream ``handle`` in the current context (None where unknown: then
-    no stream's records are left out)."""
-    if handle is None:
-        return None
-    try:
-        from .. import device as _cuda
+def _stream_id(cupti, handle: int) -> int:
+    """CUPTI's id of the stream ``handle`` in the current context."""
+    from .. import device as _cuda
 
-        context = _cuda.require_cuda().cuda.driver.ctxGetCurrent()
-        return int(cupti.get_stream_id_ex(int(context), int(handle), 0))
-    except Exception:
-        return None
+    context = _cuda.require_cuda().cuda.driver.ctxGetCurrent()
+    return int(cupti.get_stream_id_ex(int(context), int(handle), 0))
 
 
 def unavailable() -> str | None:
@@ -119,25 +124,27 @@ def unavailable() -> str | None:
     return _setup()
 
 
-
 class ExecutionWatch:
     """Collect what the device runs between :meth:`start` and :meth:`stop`, on any stream
     but the capturing one.
 
-    ``start`` where the device is idle; ``stop`` once it has synchronized again (records of
-    work still running would come late). Both are safe to call where the watch is off: it
-    then records nothing, and :attr:`off` says why.
+    ``start`` where the device is idle; :meth:`stop` synchronizes the device before it reads
+    the records (those of work still running would come late). Both are safe to call where
+    the watch is off: it then records nothing, and :attr:`off` says why. One watch at a time
+    in a process: CUPTI's activity switches are process-wide (two threads capturing at once
+    would share them).
 
     Work on the capturing stream itself is left out: once the capture has begun, nothing
     launched there runs (it is recorded), so what runs there was queued before the capture
     began — by the graph API itself (torch's capture_begin sets its random generators' seed
-    and offset with two fill kernels on that stream, just before the capture starts).
+    and offset with two fill kernels on that stream, just before the capture starts). Where
+    that stream's id cannot be read, the watch is off rather than blame those kernels.
     """
 
     def __init__(self) -> None:
-        self.off: str | None = None
-        self.ms = 0.0  # host time spent starting and stopping, in ms
-        self._on: list = []  # the activity kinds enabled
+        self.off: str | None = "not started"
+        self.ms = 0.0  # host time spent starting and stopping (its synchronization too), in ms
+        self._on: list = []  # the activity kinds enabled (or being enabled)
         self._skip: int | None = None  # CUPTI's id of the capturing stream
 
     def start(self, capturing_stream: int | None = None) -> None:
@@ -151,33 +158,46 @@ class ExecutionWatch:
             cupti = _SETUP["cupti"]
             with _LOCK:
                 _RECORDS.clear()
-            self._skip = _stream_id(cupti, capturing_stream)
             try:
-                for name in _KINDS:
-                    kind = getattr(cupti.ActivityKind, name)
-                    cupti.activity_enable(kind)
-                    self._on.append(kind)
-            except Exception as exc:  # another CUPTI client (a profiler) holds activity
-                self._disable()
-                self.off = f"CUPTI activity could not be enabled ({exc})"
+                self._skip = None if capturing_stream is None else _stream_id(cupti,
+                                                                              capturing_stream)
+            except Exception as exc:
+                self.off = f"CUPTI could not name the capturing stream ({exc})"
+            if self.off is None:
+                try:
+                    for name in _KINDS:
+                        kind = getattr(cupti.ActivityKind, name)
+                        self._on.append(kind)  # before enabling: an interrupt still undoes it
+                        cupti.activity_enable(kind)
+                except Exception as exc:  # another CUPTI client (a profiler) holds activity
+                    self._disable()
+                    self.off = f"CUPTI activity could not be enabled ({exc})"
         self.ms += (time.perf_counter() - t0) * 1e3
 
     def stop(self) -> list[Executed]:
-        """What the device ran since :meth:`start` (call once the device has synchronized);
-        [] where the watch is off. Idempotent."""
+        """Synchronize the device, then return what it ran since :meth:`start` on any stream
+        but the capturing one; [] where the watch is off (or could not read its records: it
+        then says so in :attr:`off`). Idempotent."""
         import time
+
+        from .. import device as _cuda
 
         if not self._on:
             return []
         t0 = time.perf_counter()
         cupti = _SETUP["cupti"]
         try:
+            _cuda.require_cuda().cuda.runtime.deviceSynchronize()  # stray work has finished
             cupti.activity_flush_all(1)  # forced: every buffer, complete or not
+        except Exception as exc:
+            self.off = f"CUPTI's records could not be read ({exc})"
         finally:
             self._disable()
         with _LOCK:
             found, _RECORDS[:] = list(_RECORDS), []
         self.ms += (time.perf_counter() - t0) * 1e3
+        if self.off is not None:
+            return []
         return [e for e in found if e.stream != self._skip]
 
     def _disable(self) -> None:

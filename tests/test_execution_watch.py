@@ -1,0 +1,148 @@
+"""The execution watch's own logic (cuda/cupti/watch.py), with cupti-python replaced by a
+stand-in that records the switches it is given and hands back the records a test gives it.
+No CUDA output is imitated: the records are plain objects with the few fields the watch
+reads; what CUPTI itself reports is tested in the GPU tier (tests/gpu/test_guard.py)."""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+
+import pytest
+
+from accelgraph_cli.cuda import device
+from accelgraph_cli.cuda.cupti import watch
+
+
+class _Kind(enum.IntEnum):
+    MEMCPY = 1
+    MEMSET = 2
+    CONCURRENT_KERNEL = 10
+
+
+class _CopyKind(enum.IntEnum):
+    HTOD = 1
+    DTOH = 2
+
+
+@pytest.fixture
+def cupti(monkeypatch):
+    """A stand-in for ``cupti.cupti``: ``ran`` is what the next flush delivers."""
+    log: list = []
+    fake = types.SimpleNamespace(ActivityKind=_Kind, ActivityMemcpyKind=_CopyKind, log=log,
+                                 ran=[], enabled=set(), fail=set(), streams={7: 3})
+
+    def register(requested, completed):
+        fake.completed = completed
+
+    def enable(kind):
+        if "enable" in fake.fail and kind == _Kind.MEMSET:
+            raise RuntimeError("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED")
+        fake.enabled.add(kind)
+
+    def flush(flag):
+        log.append(("flush", flag))
+        if "flush" in fake.fail:
+            raise RuntimeError("CUPTI_ERROR_UNKNOWN")
+        fake.completed([r for r in fake.ran if r.kind in fake.enabled])
+        fake.ran = []
+
+    def stream_id(context, handle, per_thread):
+        if "stream" in fake.fail:
+            raise RuntimeError("CUPTI_ERROR_INVALID_STREAM")
+        return fake.streams[handle]
+
+    fake.activity_register_callbacks = register
+    fake.activity_enable = enable
+    fake.activity_disable = fake.enabled.discard
+    fake.activity_flush_all = flush
+    fake.get_stream_id_ex = stream_id
+    monkeypatch.setitem(sys.modules, "cupti", types.SimpleNamespace(cupti=fake))
+    monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    runtime = types.SimpleNamespace(deviceSynchronize=lambda: log.append("sync"))
+    driver = types.SimpleNamespace(ctxGetCurrent=lambda: 99)
+    monkeypatch.setattr(device, "require_cuda", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=runtime, driver=driver)))
+    return fake
+
+
+def _kernel(name, stream):
+    return types.SimpleNamespace(kind=_Kind.CONCURRENT_KERNEL, name=name, stream_id=stream)
+
+
+def test_what_ran_off_the_capturing_stream_is_reported_after_a_synchronization(cupti):
+    w = watch.ExecutionWatch()
+    assert w.off == "not started"
+    w.start(7)  # the capturing stream, CUPTI id 3
+    assert w.off is None and cupti.enabled == set(_Kind)
+    cupti.ran = [_kernel("fill_seed", 3), _kernel("cupy_multiply", 5),
+                 types.SimpleNamespace(kind=_Kind.MEMCPY, copy_kind=2, bytes=256, stream_id=5),
+                 types.SimpleNamespace(kind=_Kind.MEMSET, bytes=64, stream_id=6)]
+    ran = w.stop()
+    assert cupti.log == ["sync", ("flush", 1)]  # synchronized, then a forced flush
+    assert [e.describe() for e in ran] == ["kernel cupy_multiply", "copy (dtoh) of 256 bytes",
+                                           "memset of 64 bytes"]
+    assert cupti.enabled == set() and w.stop() == []  # off again; a second stop: nothing
+
+
+def test_records_of_an_earlier_window_are_not_seen_again(cupti):
+    w = watch.ExecutionWatch()
+    w.start(7)
+    cupti.ran = [_kernel("a", 5)]
+    assert len(w.stop()) == 1
+    w.start(7)
+    assert w.stop() == []
+
+
+def test_a_record_that_cannot_be_read_still_counts_as_work_that_ran(cupti):
+    w = watch.ExecutionWatch()
+    w.start(7)
+    cupti.ran = [types.SimpleNamespace(kind=_Kind.CONCURRENT_KERNEL, stream_id=5)]  # no name
+    assert [e.describe() for e in w.stop()] == ["an activity record that could not be read"]
+
+
+@pytest.mark.parametrize("failing, reason", [
+    ("enable", "CUPTI activity could not be enabled"),
+    ("stream", "CUPTI could not name the capturing stream"),
+])
+def test_a_watch_that_cannot_start_is_off_with_the_reason_and_leaves_nothing_on(
+        cupti, failing, reason):
+    cupti.fail.add(failing)
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.off.startswith(reason) and cupti.enabled == set()
+    cupti.ran = [_kernel("k", 5)]
+    assert w.stop() == []
+
+
+def test_records_that_cannot_be_read_turn_the_watch_off_and_nothing_stays_on(cupti):
+    cupti.fail.add("flush")
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.stop() == [] and w.off.startswith("CUPTI's records could not be read")
+    assert cupti.enabled == set()
+
+
+def test_an_interrupt_while_enabling_still_leaves_every_kind_off(cupti, monkeypatch):
+    enable = cupti.activity_enable
+
+    def interrupted(kind):
+        enable(kind)
+        if kind == _Kind.MEMCPY:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cupti, "activity_enable", interrupted)
+    w = watch.ExecutionWatch()
+    with pytest.raises(KeyboardInterrupt):
+        w.start(7)
+    w.stop()  # what capture's error path does
+    assert cupti.enabled == set()
+
+
+def test_without_cupti_python_the_watch_is_off_and_says_so(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupti", None)  # import fails
+    monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.off.startswith("cupti-python is not available") and w.stop() == []
