@@ -4,8 +4,9 @@
                (compiles kernels, loads modules — neither is capturable), then is dropped;
     capture  : the fresh state is captured, one Graph per step, with the chosen pool and mode;
     guard    : the state's device memory is checksummed before capture and after each graph's
-               capture: a change means work ran outside the graph (an error), and so is a
-               graph with no node unless the scenario says EXPECT_EMPTY;
+               capture, and what the GPU ran meanwhile is read from CUPTI (the execution
+               watch): a change, or anything that ran, means work ran outside the graph (an
+               error), and so is a graph with no node unless the scenario says EXPECT_EMPTY;
     check    : eager steps on another fresh state vs replays of the captured graphs, the
                captured state first overwritten with the fresh state's bytes (its host arrays
                given back the bytes saved at capture; outputs the graphs allocated, and host

@@ -12,9 +12,9 @@ CUPTI delivers activity records in buffers it asks the process for; the records 
 into :class:`Executed` values as each buffer completes (the buffer is CUPTI's again after the
 callback). Collection is on only between :meth:`ExecutionWatch.start` and
 :meth:`ExecutionWatch.stop` (kernel activity slows every kernel while on). One process has
-one set of activity callbacks: under another CUPTI client (Nsight Systems, torch's profiler)
-enabling fails, and the watch reports itself off with the reason rather than fail the
-capture.
+one set of activity callbacks: where CUPTI refuses a step (as it may under another CUPTI
+client, such as a profiler: not yet tried), the watch reports itself off with the reason
+rather than fail the capture.
 """
 
 from __future__ import annotations
