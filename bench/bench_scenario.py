@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from accelgraph_cli.cuda.cupti.watch import SwitchedOff  # noqa: E402
 from accelgraph_cli.cuda.device import device_name, require_cuda  # noqa: E402
 from accelgraph_cli.cuda.timing import measure_interleaved  # noqa: E402
 from accelgraph_cli.run import protocol as runner  # noqa: E402
@@ -106,19 +107,6 @@ def capture_costs(n, repeats):
     }
 
 
-class _NoWatch:
-    """The execution watch switched off (bench only)."""
-
-    off = "switched off"
-    ms = 0.0
-
-    def start(self, capturing_stream=None):
-        pass
-
-    def stop(self):
-        return []
-
-
 class _NoSnapshot:
     """The guard switched off (bench only): what a capture costs without it."""
 
@@ -160,7 +148,7 @@ def guard_cost(repeats):
         for way in orders[repeat % len(orders)]:
             rows = ways[way]
             runner.StateSnapshot = _NoSnapshot if way == "off" else real
-            runner.ExecutionWatch = _NoWatch if way == "off" else real_watch
+            runner.ExecutionWatch = SwitchedOff if way == "off" else real_watch
             try:
                 t0 = time.perf_counter()
                 result = runner.capture(scen, params, warmup=way != "no_warmup")

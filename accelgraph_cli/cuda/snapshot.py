@@ -155,8 +155,10 @@ def device_region(obj: Any) -> tuple[int, int, Any] | None:
     None for anything else (host arrays, CPU tensors, empty arrays).
     """
     cupy = _cuda.require_cuda()
-    if isinstance(obj, cupy.ndarray) or isinstance(obj, cupy.cuda.MemoryPointer):
-        mem = obj.data.mem if isinstance(obj, cupy.ndarray) else obj.mem
+    if isinstance(obj, cupy.ndarray):
+        obj = obj.data  # its MemoryPointer
+    if isinstance(obj, cupy.cuda.MemoryPointer):
+        mem = obj.mem
         if mem is None or not mem.size:
             return None
         return int(mem.ptr), int(mem.size), mem
@@ -569,15 +571,17 @@ class StateSnapshot:
                 continue
             if mine is None:
                 mine = dict(self.arrays)
-            # the bytes the captured state's arrays here reach, each dealt with below: a raw
-            # pointer into one of them (a slot held as an array and as its .data) is too
-            arrays_here = [e for e in (array_extent(mine[p]) for p in region.paths
-                                       if p in mine and not _is_raw_memory(mine[p])) if e]
+            arrays_here = None  # the bytes the captured state's arrays here reach, if asked
             for path in region.paths:
                 target, source = mine.get(path), fresh.get(path)
                 if source is None or target is None or target is source:
                     continue  # (a slot the fresh state does not hold: nothing to copy)
                 if _is_raw_memory(target) or _is_raw_memory(source):
+                    if arrays_here is None:  # each dealt with in this loop: a raw pointer
+                        # into one of them (a slot held as an array and as its .data) is too
+                        arrays_here = [e for e in (array_extent(mine[p]) for p in region.paths
+                                                   if p in mine and not _is_raw_memory(mine[p]))
+                                       if e]
                     start = _start(target)
                     if start == _start(source) or any(lo <= start < hi for lo, hi in arrays_here):
                         continue  # the same bytes, or bytes an array's copy restores

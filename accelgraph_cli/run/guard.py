@@ -20,6 +20,7 @@ imports no CUDA library and is tested without a GPU.
 from __future__ import annotations
 
 import ast
+import collections
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -113,9 +114,7 @@ def stray_work_message(graph_name: str, changed: list[str], where: list[str],
                                            else "")
         seen.append(f"{shown} changed while capturing")
     if executed:
-        counts: dict[str, int] = {}
-        for item in executed:
-            counts[item] = counts.get(item, 0) + 1
+        counts = collections.Counter(executed)  # (in first-seen order)
         shown = ", ".join(f"{item}{f' (x{n})' if n > 1 else ''}"
                           for item, n in list(counts.items())[:3])
         more = len(counts) - 3

@@ -368,10 +368,7 @@ def capture(
                     graph.abort_capture()
                 except Exception:
                     pass
-            try:
-                watch.stop()  # collection off again, whatever the records
-            except Exception:
-                pass
+            watch.stop()  # collection off again, whatever the records (it raises nothing)
             _flip_back(flipped, streams.cupy, quietly=True)
             try:
                 streams.cupy.synchronize()

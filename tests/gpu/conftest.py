@@ -38,23 +38,11 @@ def stream(cupy):
     s.synchronize()
 
 
-class _WatchOff:
-    """The execution watch switched off, as where cupti-python is missing."""
-
-    off = "switched off by the test"
-    ms = 0.0
-
-    def start(self, capturing_stream=None):
-        pass
-
-    def stop(self):
-        return []
-
-
 @pytest.fixture
 def no_watch(monkeypatch):
     """Capture without the execution watch, for a test of what the checksums, the flips and
     the check catch by themselves (where cupti-python is missing, they are all there is)."""
+    from accelgraph_cli.cuda.cupti.watch import SwitchedOff
     from accelgraph_cli.run import protocol
 
-    monkeypatch.setattr(protocol, "ExecutionWatch", _WatchOff)
+    monkeypatch.setattr(protocol, "ExecutionWatch", SwitchedOff)

@@ -20,6 +20,7 @@ rather than fail the capture.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,24 +92,20 @@ _SETUP_LOCK = threading.Lock()
 def _setup() -> str | None:
     """Register the activity callbacks once; why the watch is off here, or None."""
     with _SETUP_LOCK:
-        return _setup_locked()
-
-
-def _setup_locked() -> str | None:
-    if not _SETUP["done"]:
-        _SETUP["done"] = True
-        try:
-            from cupti import cupti
-        except Exception as exc:  # not installed, or its library does not load
-            _SETUP["off"] = f"cupti-python is not available ({type(exc).__name__})"
-            return _SETUP["off"]
-        try:
-            cupti.activity_register_callbacks(_buffer_requested, _buffer_completed)
-        except Exception as exc:  # another CUPTI client holds the callbacks
-            _SETUP["off"] = f"CUPTI's activity callbacks are taken ({exc})"
-            return _SETUP["off"]
-        _SETUP["cupti"] = cupti
-    return _SETUP["off"]
+        if not _SETUP["done"]:
+            _SETUP["done"] = True
+            try:
+                from cupti import cupti
+            except Exception as exc:  # not installed, or its library does not load
+                _SETUP["off"] = f"cupti-python is not available ({type(exc).__name__})"
+                return _SETUP["off"]
+            try:
+                cupti.activity_register_callbacks(_buffer_requested, _buffer_completed)
+            except Exception as exc:  # another CUPTI client holds the callbacks
+                _SETUP["off"] = f"CUPTI's activity callbacks are taken ({exc})"
+                return _SETUP["off"]
+            _SETUP["cupti"] = cupti
+        return _SETUP["off"]
 
 
 def _stream_id(cupti, handle: int) -> int:
@@ -150,8 +147,6 @@ class ExecutionWatch:
     def start(self, capturing_stream: int | None = None) -> None:
         """Start collecting; ``capturing_stream``: the cudaStream_t the graph is captured on,
         whose records are left out."""
-        import time
-
         t0 = time.perf_counter()
         self.off = _setup()
         if self.off is None:
@@ -178,8 +173,6 @@ class ExecutionWatch:
         """Synchronize the device, then return what it ran since :meth:`start` on any stream
         but the capturing one; [] where the watch is off (or could not read its records: it
         then says so in :attr:`off`). Idempotent."""
-        import time
-
         from .. import device as _cuda
 
         if not self._on:
@@ -208,3 +201,18 @@ class ExecutionWatch:
                 cupti.activity_disable(kind)
             except Exception:  # disabling what another client turned off: nothing to do
                 pass
+
+
+class SwitchedOff:
+    """A watch that never collects, with the reason in :attr:`off`: what capture() uses in
+    place of :class:`ExecutionWatch` where a caller switches the watch off (the bench's
+    guard-off way, the GPU tier's tests of the other defenses)."""
+
+    off = "switched off"
+    ms = 0.0
+
+    def start(self, capturing_stream: int | None = None) -> None:
+        pass
+
+    def stop(self) -> list[Executed]:
+        return []
