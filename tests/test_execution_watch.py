@@ -146,3 +146,27 @@ def test_without_cupti_python_the_watch_is_off_and_says_so(monkeypatch):
     w = watch.ExecutionWatch()
     w.start(7)
     assert w.off.startswith("cupti-python is not available") and w.stop() == []
+
+
+def test_prepare_registers_the_callbacks_on_a_thread_once(cupti):
+    thread = watch.prepare()
+    assert thread is not None and thread.daemon
+    thread.join(5)
+    assert not thread.is_alive()
+    assert watch._SETUP["done"] and watch._SETUP["off"] is None
+    assert watch._SETUP["cupti"] is cupti and callable(cupti.completed)
+    assert watch.prepare() is None  # done: no second thread, no second registration
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.off is None and cupti.enabled == set(_Kind)
+    assert w.stop() == []
+
+
+def test_prepare_where_cupti_is_missing_leaves_the_watch_off_with_the_reason(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupti", None)  # import fails, as when not installed
+    monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    watch.prepare().join(5)
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.off is not None and w.off.startswith("cupti-python is not available")
+    assert w.stop() == []
