@@ -148,9 +148,12 @@ def test_without_cupti_python_the_watch_is_off_and_says_so(monkeypatch):
     assert w.off.startswith("cupti-python is not available") and w.stop() == []
 
 
-def test_prepare_registers_the_callbacks_on_a_thread_once(cupti):
+def test_prepare_registers_the_callbacks_on_a_thread_once(cupti, monkeypatch):
+    at_exit = []
+    monkeypatch.setattr(watch.atexit, "register", lambda *call: at_exit.append(call))
     thread = watch.prepare()
     assert thread is not None and thread.daemon
+    assert at_exit == [(thread.join, watch._PREPARE_JOIN_S)]  # an early exit waits for it
     thread.join(5)
     assert not thread.is_alive()
     assert watch._SETUP["done"] and watch._SETUP["off"] is None
@@ -165,6 +168,7 @@ def test_prepare_registers_the_callbacks_on_a_thread_once(cupti):
 def test_prepare_where_cupti_is_missing_leaves_the_watch_off_with_the_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupti", None)  # import fails, as when not installed
     monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    monkeypatch.setattr(watch.atexit, "register", lambda *call: None)
     watch.prepare().join(5)
     w = watch.ExecutionWatch()
     w.start(7)

@@ -19,6 +19,7 @@ rather than fail the capture.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Any
 _BUFFER_BYTES = 1 << 20  # records are ~200 bytes: thousands a buffer
 _KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET")
 _NAME_LIMIT = 96  # characters of a kernel's name shown (torch's are long templates)
+_PREPARE_JOIN_S = 10.0  # the longest a process waits at exit for CUPTI to finish loading
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,9 @@ def prepare() -> threading.Thread | None:
         return None
     thread = threading.Thread(target=_setup, name="accelgraph-cupti-setup", daemon=True)
     thread.start()
+    # a process that ends at once (a setup that raises: exit 2) lets the load finish first,
+    # rather than have the interpreter shut down around a library still initializing
+    atexit.register(thread.join, _PREPARE_JOIN_S)
     return thread
 
 
