@@ -105,6 +105,7 @@ def rig(monkeypatch, tmp_path):
             return list(executed)
 
     monkeypatch.setattr(protocol, "ExecutionWatch", FakeWatch)
+    monkeypatch.setattr(protocol, "_prepare_watch", lambda: log.append("prepare"))
     stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, FakeStream()),
               device_synchronize=lambda: log.append("device_sync"))
     monkeypatch.setattr(protocol, "find_arrays", lambda state, test: list(state.items()))
@@ -135,13 +136,27 @@ BACKS = ["flip_back 256", "flip_back 512", "sync"]
 
 def _steps(log):
     return [entry for entry in log
-            if entry not in ("device_sync", "wait", "watch_start 1", "watch_stop")]
+            if entry not in ("prepare", "device_sync", "wait", "watch_start 1", "watch_stop")]
 
 
 def test_outputs_are_flipped_once_each_before_capture_and_back_after_the_compare(rig):
     rig.run(lambda state: rig.log.append("step"))
-    assert rig.log[0] == "device_sync"  # setup's streams done before anything is flipped
+    # CUPTI's load started first; setup's streams done before anything is flipped
+    assert rig.log[:2] == ["prepare", "device_sync"]
     assert _steps(rig.log) == [*FLIPS, "capture_begin", "step", "capture_end", "compare", *BACKS]
+
+
+def test_cupti_starts_loading_before_setup_unless_the_watch_is_switched_off(rig, monkeypatch):
+    from accelgraph_cli.cuda.cupti.watch import SwitchedOff
+    from accelgraph_cli.run import protocol
+
+    rig.run(lambda state: rig.log.append("step"))
+    assert rig.log[0] == "prepare" and rig.log.count("prepare") == 1
+    assert rig.log.index("prepare") < rig.log.index("watch_start 1")
+    rig.log.clear()
+    monkeypatch.setattr(protocol, "ExecutionWatch", SwitchedOff)
+    rig.run(lambda state: rig.log.append("step"))
+    assert "prepare" not in rig.log and "step" in rig.log
 
 
 def test_outputs_are_asked_for_before_the_sync_that_lets_the_snapshot_skip_its_own(
@@ -167,7 +182,7 @@ def test_outputs_are_asked_for_before_the_sync_that_lets_the_snapshot_skip_its_o
                         lambda arrays: rig.log.append("regions") or found(arrays))
     monkeypatch.setattr(protocol, "StateSnapshot", types.SimpleNamespace(take=take))
     rig.run(lambda state: rig.log.append("step"))
-    assert rig.log[:6] == ["outputs", "device_sync", "regions", *FLIPS,
+    assert rig.log[:7] == ["prepare", "outputs", "device_sync", "regions", *FLIPS,
                            "take synchronized=True regions=[256, 512]"]
     assert rig.log.count("regions") == 1  # found once, for the flips and the snapshot
 

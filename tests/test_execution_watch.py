@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import threading
 import types
 
 import pytest
@@ -60,6 +61,7 @@ def cupti(monkeypatch):
     fake.get_stream_id_ex = stream_id
     monkeypatch.setitem(sys.modules, "cupti", types.SimpleNamespace(cupti=fake))
     monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    monkeypatch.setattr(watch, "_PREPARING", [])
     runtime = types.SimpleNamespace(deviceSynchronize=lambda: log.append("sync"))
     driver = types.SimpleNamespace(ctxGetCurrent=lambda: 99)
     monkeypatch.setattr(device, "require_cuda", lambda: types.SimpleNamespace(
@@ -151,14 +153,44 @@ def test_without_cupti_python_the_watch_is_off_and_says_so(monkeypatch):
 def test_prepare_registers_the_callbacks_on_a_thread_once(cupti, monkeypatch):
     at_exit = []
     monkeypatch.setattr(watch.atexit, "register", lambda *call: at_exit.append(call))
+    loading, release = threading.Event(), threading.Event()
+
+    class Loading(types.ModuleType):  # cupti-python still importing until released
+        def __getattr__(self, name):
+            loading.set()
+            release.wait(5)
+            if name != "cupti":
+                raise AttributeError(name)
+            return cupti
+
+    monkeypatch.setitem(sys.modules, "cupti", Loading("cupti"))
     thread = watch.prepare()
     assert thread is not None and thread.daemon
-    assert at_exit == [(thread.join, watch._PREPARE_JOIN_S)]  # an early exit waits for it
+    assert loading.wait(5)
+    assert watch.prepare() is None  # asked again while it loads: no second thread
+    assert at_exit == [(watch._join_at_exit, thread)]  # one exit hook, waiting for the load
+    started = []
+    w = watch.ExecutionWatch()
+    starter = threading.Thread(target=lambda: (w.start(7), started.append(w.off)))
+    starter.start()
+    starter.join(0.2)
+    assert starter.is_alive() and started == []  # start() waits for the load
+    release.set()
+    starter.join(5)
     thread.join(5)
-    assert not thread.is_alive()
-    assert watch._SETUP["done"] and watch._SETUP["off"] is None
+    assert started == [None] and cupti.enabled == set(_Kind)
     assert watch._SETUP["cupti"] is cupti and callable(cupti.completed)
-    assert watch.prepare() is None  # done: no second thread, no second registration
+    assert watch.prepare() is None  # done: nothing more to load
+    assert w.stop() == []
+
+
+def test_an_import_that_fails_on_the_loading_thread_is_tried_again_at_start(cupti, monkeypatch):
+    monkeypatch.setattr(watch.atexit, "register", lambda *call: None)
+    module = sys.modules["cupti"]
+    monkeypatch.setitem(sys.modules, "cupti", None)  # this import fails on the thread
+    watch.prepare().join(5)
+    assert not watch._SETUP["done"] and watch._SETUP["off"] is None
+    monkeypatch.setitem(sys.modules, "cupti", module)  # and works on the capturing thread
     w = watch.ExecutionWatch()
     w.start(7)
     assert w.off is None and cupti.enabled == set(_Kind)
@@ -168,9 +200,22 @@ def test_prepare_registers_the_callbacks_on_a_thread_once(cupti, monkeypatch):
 def test_prepare_where_cupti_is_missing_leaves_the_watch_off_with_the_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupti", None)  # import fails, as when not installed
     monkeypatch.setattr(watch, "_SETUP", {"done": False, "off": None, "cupti": None})
+    monkeypatch.setattr(watch, "_PREPARING", [])
     monkeypatch.setattr(watch.atexit, "register", lambda *call: None)
     watch.prepare().join(5)
     w = watch.ExecutionWatch()
     w.start(7)
     assert w.off is not None and w.off.startswith("cupti-python is not available")
     assert w.stop() == []
+
+
+def test_the_exit_hook_gives_up_waiting_on_a_second_interrupt():
+    class Interrupted:
+        def join(self, timeout):
+            assert timeout == watch._PREPARE_JOIN_S
+            raise KeyboardInterrupt
+
+    try:
+        watch._join_at_exit(Interrupted())  # returns: no traceback at exit
+    except KeyboardInterrupt:
+        pytest.fail("the exit hook let a second Ctrl-C through")

@@ -91,16 +91,24 @@ def _record(activity) -> Executed | None:
 _SETUP_LOCK = threading.Lock()
 
 
-def _setup() -> str | None:
-    """Register the activity callbacks once; why the watch is off here, or None."""
+def _setup(retry_later: bool = False) -> str | None:
+    """Register the activity callbacks once; why the watch is off here, or None.
+
+    ``retry_later`` (the loading thread): an import that fails there is not taken as the
+    answer; the next call (the watch's start, on the capturing thread) imports again and
+    keeps what that finds. An import on a thread of its own runs beside the main thread's
+    imports, and what fails beside them must not switch the watch off for the process."""
     with _SETUP_LOCK:
         if not _SETUP["done"]:
-            _SETUP["done"] = True
             try:
                 from cupti import cupti
             except Exception as exc:  # not installed, or its library does not load
+                if retry_later:
+                    return None
+                _SETUP["done"] = True
                 _SETUP["off"] = f"cupti-python is not available ({type(exc).__name__})"
                 return _SETUP["off"]
+            _SETUP["done"] = True
             try:
                 cupti.activity_register_callbacks(_buffer_requested, _buffer_completed)
             except Exception as exc:  # another CUPTI client holds the callbacks
@@ -118,19 +126,35 @@ def _stream_id(cupti, handle: int) -> int:
     return int(cupti.get_stream_id_ex(int(context), int(handle), 0))
 
 
+_PREPARE_LOCK = threading.Lock()
+_PREPARING: list[threading.Thread] = []  # the loading thread, once started
+
+
 def prepare() -> threading.Thread | None:
     """Load CUPTI and register its callbacks on a thread of their own, so that the first
     capture of a process can overlap that (about 0.1 s, measured through the CLI) with the
-    scenario's setup and warm-up. :meth:`ExecutionWatch.start` waits for it where it is
-    still running (the setup's lock). Returns the thread, or None where setup was done."""
-    if _SETUP["done"]:
-        return None
-    thread = threading.Thread(target=_setup, name="accelgraph-cupti-setup", daemon=True)
-    thread.start()
+    scenario's setup and warm-up (both run in one interpreter, so the overlap is partial).
+    :meth:`ExecutionWatch.start` waits for it where it is still running (the setup's lock).
+    Returns the thread where this call started it; None where one was started before or
+    setup is done."""
+    with _PREPARE_LOCK:
+        if _SETUP["done"] or _PREPARING:
+            return None
+        thread = threading.Thread(target=_setup, args=(True,), name="accelgraph-cupti-setup",
+                                  daemon=True)
+        _PREPARING.append(thread)
+        thread.start()
     # a process that ends at once (a setup that raises: exit 2) lets the load finish first,
     # rather than have the interpreter shut down around a library still initializing
-    atexit.register(thread.join, _PREPARE_JOIN_S)
+    atexit.register(_join_at_exit, thread)
     return thread
+
+
+def _join_at_exit(thread: threading.Thread) -> None:
+    try:
+        thread.join(_PREPARE_JOIN_S)
+    except KeyboardInterrupt:  # a second Ctrl-C while exiting: exit without waiting
+        pass
 
 
 def unavailable() -> str | None:
