@@ -90,6 +90,7 @@ def rig(monkeypatch, tmp_path):
     class FakeWatch:
         off = None
         ms = 0.0
+        prepare = staticmethod(lambda: log.append("prepare"))
 
         def __init__(self):
             self.on = False
@@ -105,7 +106,6 @@ def rig(monkeypatch, tmp_path):
             return list(executed)
 
     monkeypatch.setattr(protocol, "ExecutionWatch", FakeWatch)
-    monkeypatch.setattr(protocol, "_prepare_watch", lambda: log.append("prepare"))
     stub_cuda(monkeypatch, protocol, StubBackend(FakeGraph, FakeStream()),
               device_synchronize=lambda: log.append("device_sync"))
     monkeypatch.setattr(protocol, "find_arrays", lambda state, test: list(state.items()))

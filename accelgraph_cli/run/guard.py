@@ -102,6 +102,12 @@ def stream_lines(source: str, function: str) -> list[int]:
     return sorted(set(found))
 
 
+def _first(items: list[str], limit: int) -> str:
+    """The first ``limit`` items, joined, and how many more there are."""
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 def stray_work_message(graph_name: str, changed: list[str], where: list[str],
                        imports: frozenset[str] | set[str] = frozenset(), backend: str = "cupy",
                        executed: list[str] | tuple[str, ...] = ()) -> str:
@@ -110,16 +116,11 @@ def stray_work_message(graph_name: str, changed: list[str], where: list[str],
     descriptions, as the execution watch gives them); where the work came from."""
     seen = []
     if changed:
-        shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4
-                                           else "")
-        seen.append(f"{shown} changed while capturing")
+        seen.append(f"{_first(changed, 4)} changed while capturing")
     if executed:
         counts = collections.Counter(executed)  # (in first-seen order)
-        shown = ", ".join(f"{item}{f' (x{n})' if n > 1 else ''}"
-                          for item, n in list(counts.items())[:3])
-        more = len(counts) - 3
-        seen.append(f"the GPU ran {len(executed)} operation(s) while capturing ({shown}"
-                    f"{f' and {more} more' if more > 0 else ''})")
+        shown = _first([f"{item}{f' (x{n})' if n > 1 else ''}" for item, n in counts.items()], 3)
+        seen.append(f"the GPU ran {len(executed)} operation(s) while capturing ({shown})")
     if where:
         source = f"work launched off the capturing stream at {', '.join(where[:4])}"
         if "torch" in imports and backend != "torch":

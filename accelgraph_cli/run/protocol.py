@@ -29,8 +29,7 @@ from pathlib import Path
 
 from ..cuda import device as _cuda
 from ..cuda.backends import Backend, Streams, backend_for
-from ..cuda.cupti.watch import ExecutionWatch, SwitchedOff
-from ..cuda.cupti.watch import prepare as _prepare_watch
+from ..cuda.cupti.watch import ExecutionWatch
 from ..cuda.graph import Graph
 from ..cuda.nodes import node_kinds
 from ..cuda.snapshot import (
@@ -256,8 +255,7 @@ def capture(
         raise AccelgraphError(f"--unroll must be 1 or more, not {unroll}")
     _cuda.require_cuda()
     pool, error_mode = resolve_options(scenario, pool, error_mode)
-    if ExecutionWatch is not SwitchedOff:
-        _prepare_watch()  # CUPTI loads while setup and the warm-up run
+    ExecutionWatch.prepare()  # CUPTI loads while setup and the warm-up run
     backend = backend_for(scenario.info.backend)
     streams = backend.new_streams()
     with backend.use(streams):

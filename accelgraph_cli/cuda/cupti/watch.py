@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .. import device as _cuda
+
 _BUFFER_BYTES = 1 << 20  # records are ~200 bytes: thousands a buffer
 _KINDS = ("CONCURRENT_KERNEL", "MEMCPY", "MEMSET")
 _NAME_LIMIT = 96  # characters of a kernel's name shown (torch's are long templates)
@@ -120,8 +122,6 @@ def _setup(retry_later: bool = False) -> str | None:
 
 def _stream_id(cupti, handle: int) -> int:
     """CUPTI's id of the stream ``handle`` in the current context."""
-    from .. import device as _cuda
-
     context = _cuda.require_cuda().cuda.driver.ctxGetCurrent()
     return int(cupti.get_stream_id_ex(int(context), int(handle), 0))
 
@@ -179,6 +179,8 @@ class ExecutionWatch:
     that stream's id cannot be read, the watch is off rather than blame those kernels.
     """
 
+    prepare = staticmethod(prepare)  # CUPTI loaded ahead, on a thread (capture() calls it)
+
     def __init__(self) -> None:
         self.off: str | None = "not started"
         self.ms = 0.0  # host time spent starting and stopping (its synchronization too), in ms
@@ -214,8 +216,6 @@ class ExecutionWatch:
         """Synchronize the device, then return what it ran since :meth:`start` on any stream
         but the capturing one; [] where the watch is off (or could not read its records: it
         then says so in :attr:`off`). Idempotent."""
-        from .. import device as _cuda
-
         if not self._on:
             return []
         t0 = time.perf_counter()
@@ -251,6 +251,10 @@ class SwitchedOff:
 
     off = "switched off"
     ms = 0.0
+
+    @staticmethod
+    def prepare() -> None:  # nothing to load
+        return None
 
     def start(self, capturing_stream: int | None = None) -> None:
         pass
