@@ -5,6 +5,7 @@ reads; what CUPTI itself reports is tested in the GPU tier (tests/gpu/test_guard
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import sys
 import threading
@@ -32,7 +33,8 @@ def cupti(monkeypatch):
     """A stand-in for ``cupti.cupti``: ``ran`` is what the next flush delivers."""
     log: list = []
     fake = types.SimpleNamespace(ActivityKind=_Kind, ActivityMemcpyKind=_CopyKind, log=log,
-                                 ran=[], enabled=set(), fail=set(), streams={7: 3})
+                                 ran=[], enabled=set(), fail=set(), streams={7: 3},
+                                 dropped=0)
 
     def register(requested, completed):
         fake.completed = completed
@@ -54,6 +56,12 @@ def cupti(monkeypatch):
             raise RuntimeError("CUPTI_ERROR_INVALID_STREAM")
         return fake.streams[handle]
 
+    def dropped(context, stream, address):  # CUPTI writes the count since the last call
+        log.append(("dropped", context))
+        ctypes.c_size_t.from_address(address).value = fake.dropped
+        fake.dropped = 0
+
+    fake.activity_get_num_dropped_records = dropped
     fake.activity_register_callbacks = register
     fake.activity_enable = enable
     fake.activity_disable = fake.enabled.discard
@@ -82,10 +90,22 @@ def test_what_ran_off_the_capturing_stream_is_reported_after_a_synchronization(c
                  types.SimpleNamespace(kind=_Kind.MEMCPY, copy_kind=2, bytes=256, stream_id=5),
                  types.SimpleNamespace(kind=_Kind.MEMSET, bytes=64, stream_id=6)]
     ran = w.stop()
-    assert cupti.log == ["sync", ("flush", 1)]  # synchronized, then a forced flush
+    # synchronized, then a forced flush, then the records CUPTI dropped (none)
+    assert cupti.log == [("dropped", 0), "sync", ("flush", 1), ("dropped", 0)]
     assert [e.describe() for e in ran] == ["kernel cupy_multiply", "copy (dtoh) of 256 bytes",
                                            "memset of 64 bytes"]
     assert cupti.enabled == set() and w.stop() == []  # off again; a second stop: nothing
+
+
+def test_records_cupti_dropped_count_as_work_that_ran_and_only_this_windows(cupti):
+    cupti.dropped = 3  # before the window: not this capture's
+    w = watch.ExecutionWatch()
+    w.start(7)
+    cupti.ran, cupti.dropped = [_kernel("k", 5)], 2
+    ran = [e.describe() for e in w.stop()]
+    assert ran == ["kernel k"] + ["an operation whose activity record CUPTI dropped (no buffer "
+                                  "space)"] * 2
+    assert w.off is None
 
 
 def test_records_of_an_earlier_window_are_not_seen_again(cupti):

@@ -363,6 +363,22 @@ def test_the_execution_watch_sees_a_kernel_a_copy_and_a_memset_and_nothing_after
     assert watch.stop() == []  # nothing ran in this window
 
 
+def test_work_whose_records_cupti_drops_is_still_refused(monkeypatch):
+    # CUPTI given no buffer space drops every record (counted; measured on an H200): the
+    # temporary's kernel changes no state, so only the count of dropped records shows it
+    from accelgraph_cli.cuda.cupti import watch
+
+    assert watch.unavailable() is None, watch.unavailable()
+    monkeypatch.setattr(watch, "_BUFFER_BYTES", 0)
+    with pytest.raises(CaptureError) as info:
+        _capture(BROKEN / "temp_side_stream.py")
+    message = str(info.value)
+    assert "ran work outside the graph" in message, message
+    assert "whose activity record CUPTI dropped" in message, message
+    monkeypatch.undo()  # buffers again: a good scenario captures and checks
+    assert runner.check(_capture(ROOT / "scenarios" / "saxpy.py")).ok
+
+
 def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):
     from accelgraph_cli.cuda.snapshot import StateSnapshot, is_device_array
 

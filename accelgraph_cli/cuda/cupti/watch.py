@@ -20,6 +20,7 @@ rather than fail the capture.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import threading
 import time
 from dataclasses import dataclass
@@ -54,6 +55,11 @@ class Executed:
 _LOCK = threading.Lock()
 _RECORDS: list[Executed] = []
 _SETUP: dict[str, Any] = {"done": False, "off": None, "cupti": None}
+# Where CUPTI has no buffer for a record, it drops it and counts it: work that ran all the
+# same. Seen on an H200 with buffers of 0 and 64 bytes: 5 kernels ran, none was delivered, the
+# global queue's count was 5 (that of the current context 0).
+_DROPPED = Executed("unknown", "an operation whose activity record CUPTI dropped (no buffer "
+                    "space)", 0, -1)
 
 
 def _buffer_requested():
@@ -118,6 +124,14 @@ def _setup(retry_later: bool = False) -> str | None:
                 return _SETUP["off"]
             _SETUP["cupti"] = cupti
         return _SETUP["off"]
+
+
+def _dropped(cupti) -> int:
+    """Records CUPTI dropped for want of buffer space since the last call (its global queue,
+    where every record goes)."""
+    count = ctypes.c_size_t(0)
+    cupti.activity_get_num_dropped_records(0, 0, ctypes.addressof(count))
+    return count.value
 
 
 def _stream_id(cupti, handle: int) -> int:
@@ -203,6 +217,7 @@ class ExecutionWatch:
                 self.off = f"CUPTI could not name the capturing stream ({exc})"
             if self.off is None:
                 try:
+                    _dropped(cupti)  # the count starts again: only this window's drops count
                     for name in _KINDS:
                         kind = getattr(cupti.ActivityKind, name)
                         self._on.append(kind)  # before enabling: an interrupt still undoes it
@@ -220,9 +235,11 @@ class ExecutionWatch:
             return []
         t0 = time.perf_counter()
         cupti = _SETUP["cupti"]
+        dropped = 0
         try:
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()  # stray work has finished
             cupti.activity_flush_all(1)  # forced: every buffer, complete or not
+            dropped = _dropped(cupti)
         except Exception as exc:
             self.off = f"CUPTI's records could not be read ({exc})"
         finally:
@@ -232,7 +249,9 @@ class ExecutionWatch:
         self.ms += (time.perf_counter() - t0) * 1e3
         if self.off is not None:
             return []
-        return [e for e in found if e.stream != self._skip]
+        # A dropped record is work that ran, on a stream it does not name: counted as stray,
+        # as an unreadable record is (only a buffer CUPTI could not get drops one)
+        return [e for e in found if e.stream != self._skip] + [_DROPPED] * dropped
 
     def _disable(self) -> None:
         cupti = _SETUP["cupti"]
