@@ -58,6 +58,8 @@ def cupti(monkeypatch):
 
     def dropped(context, stream, address):  # CUPTI writes the count since the last call
         log.append(("dropped", context))
+        if "dropped" in fake.fail:
+            raise RuntimeError("CUPTI_ERROR_NOT_SUPPORTED")
         ctypes.c_size_t.from_address(address).value = fake.dropped
         fake.dropped = 0
 
@@ -101,11 +103,34 @@ def test_records_cupti_dropped_count_as_work_that_ran_and_only_this_windows(cupt
     cupti.dropped = 3  # before the window: not this capture's
     w = watch.ExecutionWatch()
     w.start(7)
-    cupti.ran, cupti.dropped = [_kernel("k", 5)], 2
+    cupti.ran = [_kernel("k", 5)]
+    cupti.dropped += 2  # (the 3 counted before it would make 5, were the count not reset)
     ran = [e.describe() for e in w.stop()]
     assert ran == ["kernel k"] + ["an operation whose activity record CUPTI dropped (no buffer "
                                   "space)"] * 2
     assert w.off is None
+
+
+def test_where_cupti_cannot_count_dropped_records_the_records_still_count(cupti):
+    cupti.fail.add("dropped")
+    w = watch.ExecutionWatch()
+    w.start(7)
+    assert w.off is None and cupti.enabled == set(_Kind)
+    cupti.ran, cupti.dropped = [_kernel("k", 5)], 4
+    assert [e.describe() for e in w.stop()] == ["kernel k"] and w.off is None
+    assert cupti.log.count(("dropped", 0)) == 1  # not asked again at stop: nothing to count
+
+
+def test_once_a_window_could_not_be_read_the_watch_stays_off_for_later_graphs(cupti):
+    w = watch.ExecutionWatch()
+    w.start(7)
+    cupti.fail.add("flush")
+    assert w.stop() == [] and w.off.startswith("CUPTI's records could not be read")
+    cupti.fail.clear()
+    w.start(7)  # the next graph's capture: off, with the first window's reason
+    assert w.off.startswith("CUPTI's records could not be read") and cupti.enabled == set()
+    cupti.ran = [_kernel("k", 5)]
+    assert w.stop() == []
 
 
 def test_records_of_an_earlier_window_are_not_seen_again(cupti):

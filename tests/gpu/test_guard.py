@@ -375,8 +375,10 @@ def test_work_whose_records_cupti_drops_is_still_refused(monkeypatch):
     message = str(info.value)
     assert "ran work outside the graph" in message, message
     assert "whose activity record CUPTI dropped" in message, message
-    monkeypatch.undo()  # buffers again: a good scenario captures and checks
-    assert runner.check(_capture(ROOT / "scenarios" / "saxpy.py")).ok
+    monkeypatch.undo()  # buffers again: a good scenario captures (watched) and checks
+    result = _capture(ROOT / "scenarios" / "saxpy.py")
+    assert result.watch.off is None, result.watch.off
+    assert runner.check(result).ok
 
 
 def test_snapshot_checksum_sees_one_changed_or_moved_word(cupy, stream):

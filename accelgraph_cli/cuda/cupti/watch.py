@@ -10,8 +10,10 @@ step allocates, a library's own buffer, nothing at all).
 
 CUPTI delivers activity records in buffers it asks the process for; the records are turned
 into :class:`Executed` values as each buffer completes (the buffer is CUPTI's again after the
-callback). Collection is on only between :meth:`ExecutionWatch.start` and
-:meth:`ExecutionWatch.stop` (kernel activity slows every kernel while on). One process has
+callback); a record CUPTI had no buffer for is dropped and only counted, and each one
+counted while the watch was on is returned as an operation that ran. Collection is on only
+between :meth:`ExecutionWatch.start` and :meth:`ExecutionWatch.stop` (kernel activity slows
+every kernel while on). One process has
 one set of activity callbacks: where CUPTI refuses a step (as it may under another CUPTI
 client, such as a profiler: not yet tried), the watch reports itself off with the reason
 rather than fail the capture.
@@ -126,11 +128,15 @@ def _setup(retry_later: bool = False) -> str | None:
         return _SETUP["off"]
 
 
-def _dropped(cupti) -> int:
+def _dropped(cupti) -> int | None:
     """Records CUPTI dropped for want of buffer space since the last call (its global queue,
-    where every record goes)."""
+    where every record goes); None where CUPTI cannot say (the watch then goes on without the
+    count, as it did before it read one)."""
     count = ctypes.c_size_t(0)
-    cupti.activity_get_num_dropped_records(0, 0, ctypes.addressof(count))
+    try:
+        cupti.activity_get_num_dropped_records(0, 0, ctypes.addressof(count))
+    except Exception:
+        return None
     return count.value
 
 
@@ -200,12 +206,17 @@ class ExecutionWatch:
         self.ms = 0.0  # host time spent starting and stopping (its synchronization too), in ms
         self._on: list = []  # the activity kinds enabled (or being enabled)
         self._skip: int | None = None  # CUPTI's id of the capturing stream
+        self._counting = False  # whether CUPTI's count of dropped records was reset at start
+        self._failed: str | None = None  # why records could not be read (later starts: off)
 
     def start(self, capturing_stream: int | None = None) -> None:
         """Start collecting; ``capturing_stream``: the cudaStream_t the graph is captured on,
         whose records are left out."""
         t0 = time.perf_counter()
-        self.off = _setup()
+        # once a window could not be watched, the watch stays off for the rest of the capture
+        # call (one watch serves its graphs): the guard's summary then says why, whichever
+        # graph it happened to
+        self.off = self._failed or _setup()
         if self.off is None:
             cupti = _SETUP["cupti"]
             with _LOCK:
@@ -214,17 +225,18 @@ class ExecutionWatch:
                 self._skip = None if capturing_stream is None else _stream_id(cupti,
                                                                               capturing_stream)
             except Exception as exc:
-                self.off = f"CUPTI could not name the capturing stream ({exc})"
+                self.off = self._failed = f"CUPTI could not name the capturing stream ({exc})"
             if self.off is None:
+                # the count starts again: only this window's drops count
+                self._counting = _dropped(cupti) is not None
                 try:
-                    _dropped(cupti)  # the count starts again: only this window's drops count
                     for name in _KINDS:
                         kind = getattr(cupti.ActivityKind, name)
                         self._on.append(kind)  # before enabling: an interrupt still undoes it
                         cupti.activity_enable(kind)
                 except Exception as exc:  # another CUPTI client (a profiler) holds activity
                     self._disable()
-                    self.off = f"CUPTI activity could not be enabled ({exc})"
+                    self.off = self._failed = f"CUPTI activity could not be enabled ({exc})"
         self.ms += (time.perf_counter() - t0) * 1e3
 
     def stop(self) -> list[Executed]:
@@ -235,13 +247,14 @@ class ExecutionWatch:
             return []
         t0 = time.perf_counter()
         cupti = _SETUP["cupti"]
-        dropped = 0
+        dropped = None
         try:
             _cuda.require_cuda().cuda.runtime.deviceSynchronize()  # stray work has finished
             cupti.activity_flush_all(1)  # forced: every buffer, complete or not
-            dropped = _dropped(cupti)
+            if self._counting:
+                dropped = _dropped(cupti)
         except Exception as exc:
-            self.off = f"CUPTI's records could not be read ({exc})"
+            self.off = self._failed = f"CUPTI's records could not be read ({exc})"
         finally:
             self._disable()
         with _LOCK:
@@ -249,9 +262,10 @@ class ExecutionWatch:
         self.ms += (time.perf_counter() - t0) * 1e3
         if self.off is not None:
             return []
-        # A dropped record is work that ran, on a stream it does not name: counted as stray,
-        # as an unreadable record is (only a buffer CUPTI could not get drops one)
-        return [e for e in found if e.stream != self._skip] + [_DROPPED] * dropped
+        # A record CUPTI dropped (it had no buffer for it) is work that ran, on a stream it
+        # does not name: counted as stray, as an unreadable record is, though it may have been
+        # work queued on the capturing stream before the capture began (torch's seed fills)
+        return [e for e in found if e.stream != self._skip] + [_DROPPED] * (dropped or 0)
 
     def _disable(self) -> None:
         cupti = _SETUP["cupti"]
