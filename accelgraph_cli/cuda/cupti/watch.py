@@ -13,10 +13,9 @@ into :class:`Executed` values as each buffer completes (the buffer is CUPTI's ag
 callback); a record CUPTI had no buffer for is dropped and only counted, and each one
 counted while the watch was on is returned as an operation that ran. Collection is on only
 between :meth:`ExecutionWatch.start` and :meth:`ExecutionWatch.stop` (kernel activity slows
-every kernel while on). One process has
-one set of activity callbacks: where CUPTI refuses a step (as it may under another CUPTI
-client, such as a profiler: not yet tried), the watch reports itself off with the reason
-rather than fail the capture.
+every kernel while on). One process has one set of activity callbacks: where CUPTI refuses a
+step (as it may under another CUPTI client, such as a profiler: not yet tried), the watch
+reports itself off with the reason rather than fail the capture.
 """
 
 from __future__ import annotations
