@@ -5,8 +5,10 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from _paths import child_env, recorded, requires_no_gpu
@@ -314,6 +316,45 @@ def test_standard_input_that_cannot_be_read_is_bad_input(tmp_path, stdin, reason
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"accelgraph: error: <stdin>: cannot read standard input: {reason}"]
+
+
+_FLOOD = r"""
+import sys
+out = sys.stdout.buffer
+out.write(b"digraph {\n" + b"a -> b;\n" * 200000)  # 1.6 MB: written once the reader reads
+out.flush()
+sys.stderr.write("flooding\n")
+sys.stderr.flush()
+block = b"a -> b;\n" * 100000
+while True:
+    out.write(block)
+"""
+
+
+def test_ctrl_c_stops_show_reading_a_pipe_that_never_runs_dry(tmp_path):
+    # `yes 'a -> b;' | accelgraph show -`: one read() of a pipe a fast writer keeps full
+    # returned only at its end, so Ctrl-C went unheard while the input grew (until the
+    # system killed the process, silently). Read a chunk at a time, it is heard at once.
+    writer = subprocess.Popen([sys.executable, "-c", _FLOOD], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "accelgraph_cli", "show", "-"],
+                                stdin=writer.stdout, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=child_env())
+        writer.stdout.close()
+        assert writer.stderr.readline() == b"flooding\n"  # accelgraph is reading
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            pytest.fail("show - went on reading for 20 s after Ctrl-C")
+    finally:
+        writer.kill()
+        writer.wait()
+    assert (proc.returncode, out, err) == (130, "", "accelgraph: interrupted\n")
 
 
 def test_without_a_standard_output_only_accelgraphs_own_output_fails(monkeypatch, tmp_path):

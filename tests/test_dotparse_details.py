@@ -431,12 +431,12 @@ def test_an_escaped_quote_in_a_label_reads_the_same_on_both_generic_paths():
 
 
 def _no_pydot(monkeypatch):
-    import pydot
+    from accelgraph_cli.dot import generic
 
-    def fail(_text):
+    def fail(_pydot, _text):
         raise AssertionError("read by pydot")
 
-    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+    monkeypatch.setattr(generic, "_pydot_graphs", fail)
 
 
 def test_edge_chains_are_read_by_the_scanner_not_pydot(monkeypatch):
@@ -537,34 +537,66 @@ def test_pydot_errors_name_the_line_and_drop_pyparsing_positions(text, line):
     assert "(at char" not in message and "(line:" not in message and "\n" not in message
 
 
-def test_pydot_reason_is_cut_at_160_characters(monkeypatch):
-    import pydot
+@pytest.mark.parametrize("text, line, found", [
+    ("digraph { a -> b }\n c -> d; e -> f;\n", 2, "c"),
+    ("digraph { a -> b } junk junk", 1, "junk"),
+    ("digraph { a -> b } digraph", 1, "digraph"),
+    ("digraph { a:p -> b }\n}\n", 2, "}"),
+])
+def test_text_after_the_graph_is_refused_not_dropped(text, line, found):
+    # pydot's own reader stopped at the graph's "}" and dropped the rest without a word
+    # (the first file was a graph of two nodes); Graphviz refuses such a file.
+    with pytest.raises(DotParseError) as caught:
+        parse_dot(text, filename="x.dot")
+    assert str(caught.value) == f"x.dot:{line}: not valid DOT: Expected end of text, found {found!r}"
 
-    def fail(_text):
+
+@pytest.mark.parametrize("text", ["digraph { a:p -> b };\n", "digraph { a:p -> b }\n// the end\n",
+                                  "digraph { a:p -> b } /* the end */  \n\n"])
+def test_a_semicolon_or_comment_after_the_graph_is_still_read(text):
+    assert parse_dot(text, filename="x.dot").edges == [("a", "b")]
+
+
+def test_the_whole_text_is_read_with_pydot_3s_grammar_too(monkeypatch):
+    # pydot 3 builds its grammar with graph_definition(); pydot 4 keeps it on GraphParser.
+    import pydot.dot_parser as dot_parser
+
+    grammar = dot_parser.GraphParser.parser
+    monkeypatch.delattr(dot_parser, "GraphParser")
+    monkeypatch.setattr(dot_parser, "graph_definition", lambda: grammar, raising=False)
+    assert parse_dot("digraph { a:p -> b }", filename="x.dot").edges == [("a", "b")]
+    with pytest.raises(DotParseError, match="Expected end of text, found 'c'"):
+        parse_dot("digraph { a:p -> b } c", filename="x.dot")
+
+
+def test_pydot_reason_is_cut_at_160_characters(monkeypatch):
+    from accelgraph_cli.dot import generic
+
+    def fail(_pydot, _text):
         raise ValueError("r" * 200 + "\nsecond line")
 
-    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+    monkeypatch.setattr(generic, "_pydot_graphs", fail)
     with pytest.raises(DotParseError) as caught:
         parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: " + "r" * 160
 
 
 def test_pydot_without_a_reason_names_the_exception_type(monkeypatch):
-    import pydot
+    from accelgraph_cli.dot import generic
 
-    def fail(_text):
+    def fail(_pydot, _text):
         raise KeyError()
 
-    monkeypatch.setattr(pydot, "graph_from_dot_data", fail)
+    monkeypatch.setattr(generic, "_pydot_graphs", fail)
     with pytest.raises(DotParseError) as caught:
         parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: KeyError"
 
 
 def test_pydot_finding_no_graph_says_so(monkeypatch):
-    import pydot
+    from accelgraph_cli.dot import generic
 
-    monkeypatch.setattr(pydot, "graph_from_dot_data", lambda _text: [])
+    monkeypatch.setattr(generic, "_pydot_graphs", lambda _pydot, _text: [])
     with pytest.raises(DotParseError) as caught:
         parse_dot("digraph G { a:p -> b }", filename="x.dot")
     assert str(caught.value) == "x.dot: not valid DOT: no graph found"
@@ -876,6 +908,103 @@ def test_a_stream_is_read_from_where_it_stands(tmp_path, gzipped):
     with open(path, "rb") as handle:
         handle.readline()
         assert read_stream_bytes(handle, "<stdin>") == raw
+
+
+class _EndlessPipe:
+    """A pipe whose writer is always ahead: every read of a size returns that much at once."""
+
+    def __init__(self):
+        self.block = b"digraph {\n" + b"a -> b;\n" * (1 << 19)  # over 4 MiB
+        self.reads = 0
+
+    def seekable(self):
+        return False
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            raise AssertionError("read to the end: nothing between the calls could hear Ctrl-C")
+        self.reads += 1
+        return self.block[:size]  # (a slice of the whole block: one object, no memory growth)
+
+
+def test_ctrl_c_is_heard_while_a_pipe_that_never_runs_dry_is_read(monkeypatch):
+    import _thread
+    import threading
+
+    from accelgraph_cli.dot import load
+
+    monkeypatch.setattr(load, "_memory_limit", lambda: None)
+    pipe = _EndlessPipe()
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            load.read_stream_bytes(pipe, "<stdin>")
+    finally:
+        timer.cancel()
+    assert pipe.reads > 1
+
+
+def test_a_pipe_outgrowing_the_memory_limit_is_refused_before_it_is_all_read(monkeypatch):
+    from accelgraph_cli.dot import load
+
+    monkeypatch.setattr(load, "_memory_limit", lambda: 20 * 2**20)
+    pipe = _EndlessPipe()
+    with pytest.raises(ModelLoadError) as caught:
+        load.read_stream_bytes(pipe, "<stdin>")
+    assert str(caught.value) == (
+        "<stdin>: more than 20 MiB, too large for this machine's memory (input over a quarter "
+        "of the memory available is refused: reading it as a graph takes several times its size)")
+    assert pipe.reads == 1 + 20 // 4  # the head (64 KiB), then 4 MiB a read until past 20 MiB
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_pipe_within_the_limit_is_read_whole(monkeypatch, gzipped):
+    from accelgraph_cli.dot import load
+
+    monkeypatch.setattr(load, "_PIPE_CHUNK", 1000)  # many chunks, the last a short one
+    raw = recorded("chain1k_verbose.dot").read_bytes()  # 445 kB: the head, then chunks
+    body = gzip.compress(raw) if gzipped else raw
+    monkeypatch.setattr(load, "_memory_limit", lambda: len(body))
+    assert load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>") == raw
+    monkeypatch.setattr(load, "_memory_limit", lambda: len(body) - 1)
+    with pytest.raises(ModelLoadError, match="too large for this machine's memory"):
+        load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>")
+
+
+class _Unseekable(io.RawIOBase):
+    def __init__(self, data):
+        self.data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        return self.data.readinto(buffer)
+
+
+def test_a_file_over_the_memory_limit_is_refused_unread(monkeypatch, tmp_path):
+    from accelgraph_cli.dot import load
+
+    raw = recorded("chain_verbose.dot").read_bytes()
+    path = tmp_path / "big.dot"
+    path.write_bytes(raw)
+    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw))
+    assert load.read_file_bytes(path) == raw
+    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw) - 1)
+    with pytest.raises(ModelLoadError) as caught:
+        load.read_file_bytes(path)
+    assert str(caught.value).startswith(f"{path}: more than 0 MiB, too large for this machine")
+
+
+def test_the_memory_limit_is_a_quarter_of_what_the_system_calls_available():
+    from accelgraph_cli.dot import load
+
+    limit = load._memory_limit()
+    assert limit is not None
+    with open("/proc/meminfo") as info:
+        available = next(int(line.split()[1]) for line in info if line.startswith("MemAvailable:"))
+    assert abs(limit - available * 1024 // 4) < 256 * 2**20  # what was free moved a little
 
 
 @pytest.mark.parametrize("levels", [11, 40, 3000])

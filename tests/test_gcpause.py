@@ -70,18 +70,17 @@ def test_resumed_turns_on_only_what_a_pause_turned_off():
 def test_the_pydot_fallback_runs_with_the_collector_on_inside_a_pause(monkeypatch):
     # pyparsing leaves cyclic garbage at every statement: with the collector paused (as
     # `show` and `diff` run), a 10,000-node file held 1.5 GB; with it on, 50 MB.
-    import pydot
-
+    from accelgraph_cli.dot import generic
     from accelgraph_cli.dot.parse import parse_dot
 
     seen = []
-    real = pydot.graph_from_dot_data
+    real = generic._pydot_graphs
 
-    def recording(text):
+    def recording(pydot, text):
         seen.append(gc.isenabled())
-        return real(text)
+        return real(pydot, text)
 
-    monkeypatch.setattr(pydot, "graph_from_dot_data", recording)
+    monkeypatch.setattr(generic, "_pydot_graphs", recording)
     with cyclic_gc_paused():
         model = parse_dot("digraph { a:p -> b; }")  # a port: beyond the fast scanner
         assert not gc.isenabled()

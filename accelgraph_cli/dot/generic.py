@@ -88,7 +88,7 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         try:
             # pydot prints parse errors instead of raising; capture them for our message.
             with contextlib.redirect_stdout(messages):
-                graphs = pydot.graph_from_dot_data(text)
+                graphs = _pydot_graphs(pydot, text)
         except RecursionError:  # pyparsing recurses once per level of { } or [ ]
             graphs = None
             reason = "nested too deeply (braces or brackets inside one another)"
@@ -162,6 +162,22 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
     if graph.get_strict():
         edges = _merged(edges, directed=graph.get_type() == "digraph")
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
+
+
+def _pydot_graphs(pydot, text: str):
+    """pydot's graphs of ``text``, which must be graphs and nothing else: pydot's own
+    ``graph_from_dot_data`` stops at the last graph it can read and drops the rest without a
+    word (``digraph { a -> b } c -> d;`` was a graph of two nodes), where Graphviz refuses the
+    file. Its grammar, asked to read all the text, raises on the first word after it."""
+    import pydot.dot_parser as dot_parser
+
+    parser = getattr(getattr(dot_parser, "GraphParser", None), "parser", None)  # pydot 4
+    if parser is None:
+        make = getattr(dot_parser, "graph_definition", None)  # pydot 3
+        if make is None:
+            return pydot.graph_from_dot_data(text)
+        parser = make()
+    return list(parser.parse_string(text, parse_all=True))
 
 
 def _merged(edges: list[tuple[str, str]], directed: bool) -> list[tuple[str, str]]:

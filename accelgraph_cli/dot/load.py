@@ -72,13 +72,69 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
         if seekable:
             handle.seek(start)
         else:
-            handle = io.BytesIO(head + handle.read())
+            handle = io.BytesIO(_read_pipe(handle, head, name))
         return _gunzip(handle, name, what)
     _check_head(head, name)
     if not seekable:
-        return head + handle.read()
+        return _read_pipe(handle, head, name)
+    limit = _memory_limit()
+    if limit is not None and _size(handle) - start > limit:
+        raise _too_large(name, limit)
     handle.seek(start)
     return handle.read()  # not head + the rest: that is a second copy
+
+
+def _size(handle) -> int:
+    """The size of a seekable stream (a regular file's, else where its end is)."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return handle.seek(0, io.SEEK_END)
+
+
+def _read_pipe(handle, head: bytes, name: str) -> bytes:
+    """``head`` and the rest of a pipe, read a chunk at a time: one ``read()`` of a pipe that
+    a fast writer never lets run dry returns only at its end, so Ctrl-C went unheard while it
+    grew; between chunks Python acts on signals. A pipe that outgrows what this machine could
+    read as a graph (a quarter of its available memory: decoding and the model take several
+    times the bytes) is refused, rather than grown until the system kills the process."""
+    limit = _memory_limit()
+    chunks, total = [], 0
+    chunk = head
+    while chunk:
+        chunks.append(chunk)
+        total += len(chunk)
+        if limit is not None and total > limit:
+            raise _too_large(name, limit)
+        chunk = handle.read(_PIPE_CHUNK)
+    return b"".join(chunks)
+
+
+def _too_large(name: str, limit: int) -> ModelLoadError:
+    return ModelLoadError(
+        f"{name}: more than {limit / 2**20:,.0f} MiB, too large for this machine's memory "
+        "(input over a quarter of the memory available is refused: reading it as a graph "
+        "takes several times its size)")
+
+
+# How much of a pipe to read a call (between two chances for Ctrl-C to be heard).
+_PIPE_CHUNK = 4 * 2**20
+
+
+def _memory_limit() -> int | None:
+    """A quarter of the memory available now (Linux's MemAvailable, else free pages), or None
+    where the system cannot say."""
+    try:
+        with open("/proc/meminfo", "rb") as info:
+            for line in info:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // 4
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _gunzip(handle, name: str, what: str = "file") -> bytes:
