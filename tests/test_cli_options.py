@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import sys
 
 import pytest
@@ -163,6 +164,27 @@ def test_show_out_counts_the_nodes_of_nested_graphs_too(cli, tmp_path):
     total, top = count(model), len(model["nodes"])
     assert total > top  # the recorded dump has a child graph
     assert err == f"wrote {target} ({total} nodes, {total - top} of them in nested graphs)\n"
+
+
+def test_a_file_name_with_a_line_break_stays_on_one_line(cli, tmp_path):
+    # "wrote o" and "ut.json (6 nodes)" were two lines of stderr; error lines already wrote
+    # the break as \\n.
+    target = tmp_path / "o\nut.json"
+    code, out, err = cli("show", CHAIN, "--out", target)
+    assert code == 0
+    assert err == f"wrote {tmp_path}/o\\nut.json (6 nodes)\n"
+    assert json.loads(target.read_text())["nodes"]
+    odd = tmp_path / "new\rline.dot"
+    odd.write_bytes(CHAIN.read_bytes())
+    code, out, err = cli("diff", odd, CHAIN)
+    assert (code, err) == (0, "")
+    assert f"{tmp_path}/new\\rline.dot" in out and "\r" not in out
+    generic = tmp_path / "two\nlines.dot"
+    generic.write_text("digraph { a -> b }\n")
+    code, out, err = cli("show", generic)
+    assert code == 0
+    assert err.splitlines() == [f"note: {tmp_path}/two\\nlines.dot is not a CUDA graph dump; "
+                                "parsed generically (node kinds unknown)"]
 
 
 def test_show_out_json_and_svg(cli, tmp_path):
@@ -380,6 +402,25 @@ def test_diff_refuses_standard_input_for_both_sides(cli):
     assert code == 2 and out == ""
     assert err.strip() == ("accelgraph: error: A and B are both - (standard input); give a "
                            "file for one of them")
+
+
+def test_diff_refuses_one_fifo_named_twice_before_opening_it(cli, tmp_path):
+    # `diff ff ff` waited for ever: the first side drained the FIFO, the second opened it
+    # again and waited for a writer. Refused from stat(), which opens nothing.
+    fifo = tmp_path / "ff"
+    os.mkfifo(fifo)
+    code, out, err = cli("diff", fifo, fifo)
+    assert (code, out) == (2, "")
+    assert err == (f"accelgraph: error: A and B are the same pipe ({fifo} and {fifo}), which can "
+                   "be read once; give a file for one of them\n")
+
+
+def test_diff_of_one_regular_file_named_twice_is_read_twice(cli, tmp_path):
+    link = tmp_path / "again.dot"
+    link.symlink_to(CHAIN)
+    code, out, err = cli("diff", CHAIN, link)
+    assert (code, err) == (0, "")
+    assert "identical" in out
 
 
 def test_show_of_a_model_with_a_parameter_of_the_wrong_type_is_bad_input(cli, tmp_path):

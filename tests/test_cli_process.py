@@ -318,6 +318,18 @@ def test_standard_input_that_cannot_be_read_is_bad_input(tmp_path, stdin, reason
         f"accelgraph: error: <stdin>: cannot read standard input: {reason}"]
 
 
+@pytest.mark.parametrize("sides", [("-", "/dev/stdin"), ("/dev/stdin", "/dev/stdin")])
+def test_diff_refuses_standard_input_named_twice(tmp_path, sides):
+    # The second side found the pipe the first had drained: "/dev/stdin: empty file".
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "diff", *sides], cwd=tmp_path,
+                          input=recorded("chain_basic.dot").read_bytes(), capture_output=True,
+                          timeout=120, env=child_env())
+    names = " and ".join("<stdin>" if side == "-" else side for side in sides)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert proc.stderr.decode() == (f"accelgraph: error: A and B are the same pipe ({names}), "
+                                    "which can be read once; give a file for one of them\n")
+
+
 _FLOOD = r"""
 import sys
 out = sys.stdout.buffer

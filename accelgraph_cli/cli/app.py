@@ -17,6 +17,7 @@ import json
 import math
 import os
 import signal
+import stat
 import sys
 from enum import Enum
 from pathlib import Path
@@ -159,11 +160,17 @@ class _PrintableConsole(Console):
 err_console = _PrintableConsole(file=_StderrFile(), highlight=False, markup=False)
 
 
+def one_line(text) -> str:
+    """``text`` (a file name, a message holding one) with its line breaks written as ``\\n``
+    and ``\\r``: a line that names a file stays one line, whatever the name."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
     """Print one error line to stderr and return the Exit to raise. A line break inside the
     message (from a file name, say) is written as ``\\n``, so the error stays one line."""
     line = Text("accelgraph: error:", style="bold red")
-    line.append(" " + message.replace("\r", "\\r").replace("\n", "\\n"))
+    line.append(" " + one_line(message))
     err_console.print(line, soft_wrap=True)
     return typer.Exit(code)
 
@@ -864,10 +871,10 @@ def _print_model(model, source: str, limit: int, focus: tuple | None = None, dep
 
     console = _stdout()
     if model.source == "dot-generic" and not saved_model:
-        err_console.print(f"note: {source} is not a CUDA graph dump; parsed generically "
+        err_console.print(f"note: {one_line(source)} is not a CUDA graph dump; parsed generically "
                           "(node kinds unknown)", soft_wrap=True)
     if undirected:
-        err_console.print(f"note: {source} is an undirected graph (graph {{ a -- b }}); each edge "
+        err_console.print(f"note: {one_line(source)} is an undirected graph (graph {{ a -- b }}); each edge "
                           "is drawn pointing from the node written first", soft_wrap=True)
     console.print(render.render_summary(model, saved_model=saved_model))
     console.print()
@@ -986,7 +993,7 @@ def _write_picture(model, out: str, fmt: str) -> None:
         render_image(model, out, fmt)
     total = model.total_nodes()
     inside = total - len(model.nodes)
-    err_console.print(f"wrote {out} ({total:,} node{'s' if total != 1 else ''}"
+    err_console.print(f"wrote {one_line(out)} ({total:,} node{'s' if total != 1 else ''}"
                       f"{f', {inside:,} of them in nested graphs' if inside else ''})",
                       soft_wrap=True)
 
@@ -1094,7 +1101,7 @@ def dump(
 
             _warn_if_slow(model, "--format dot or json writes the graph at once")
             render_image(model, target, fmt)
-        err_console.print(f"wrote {target} ({captured.name}: {captured.node_count:,} nodes)")
+        err_console.print(f"wrote {one_line(target)} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
 
@@ -1365,7 +1372,7 @@ def smoke(
         if junit:  # CI uploads the report whatever happened: say why nothing ran
             write_text_atomic(junit, smoke_mod.junit_not_run(files, str(exc), errors))
             broken = f", {len(errors)} with errors" if errors else ""
-            err_console.print(f"wrote {junit} ({len(files) - len(errors)} scenario(s) skipped: "
+            err_console.print(f"wrote {one_line(junit)} ({len(files) - len(errors)} scenario(s) skipped: "
                               f"no usable GPU{broken})", soft_wrap=True)
         if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
             try:  # a report that cannot be written is lost: exit 2, as for --junit
@@ -1453,6 +1460,9 @@ def diff(
     ignored = {part.strip() for item in ignore for part in item.split(",")}
     if a == b == STDIN:
         raise AccelgraphError("A and B are both - (standard input); give a file for one of them")
+    if _one_pipe(a, b):  # `- /dev/stdin`, or a FIFO named twice: the first side would drain it
+        raise AccelgraphError(f"A and B are the same pipe ({_side_name(a)} and {_side_name(b)}), "
+                              "which can be read once; give a file for one of them")
     for which, side in (("A", a), ("B", b)):  # before anything is read or captured
         if not side.strip():
             raise AccelgraphError(f"{which} is an empty name: give a saved graph (a DOT dump "
@@ -1520,10 +1530,28 @@ def _check_ignored(ignored: set, *models) -> None:
                               f"parameters here: {choices}")
 
 
+def _one_pipe(a: str, b: str) -> bool:
+    """Whether the sides ``a`` and ``b`` (paths, or - for standard input) are one pipe, FIFO
+    or socket (two names of a regular file are two reads of the same bytes; fine)."""
+    from ..dot.read import STDIN
+
+    def pipe(side: str):
+        try:
+            found = os.fstat(0) if side == STDIN else os.stat(side)  # stat opens no FIFO
+        except (OSError, ValueError):
+            return None
+        if not (stat.S_ISFIFO(found.st_mode) or stat.S_ISSOCK(found.st_mode)):
+            return None
+        return found.st_dev, found.st_ino
+
+    first = pipe(a)
+    return first is not None and first == pipe(b)
+
+
 def _side_name(path: str) -> str:
     from ..dot.read import STDIN
 
-    return "<stdin>" if path == STDIN else path
+    return "<stdin>" if path == STDIN else one_line(path)
 
 
 def _diff_side(path: str, chosen: _Chosen | None, graph_name):
