@@ -76,9 +76,9 @@ def test_the_pydot_fallback_runs_with_the_collector_on_inside_a_pause(monkeypatc
     seen = []
     real = generic._pydot_graphs
 
-    def recording(pydot, text):
+    def recording(text):
         seen.append(gc.isenabled())
-        return real(pydot, text)
+        return real(text)
 
     monkeypatch.setattr(generic, "_pydot_graphs", recording)
     with cyclic_gc_paused():

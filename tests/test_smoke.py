@@ -85,6 +85,15 @@ def _one_good_one_broken(tmp_path):
 
 
 @requires_no_gpu
+def test_smoke_without_gpu_names_its_report_on_one_line(cli, tmp_path):
+    report = tmp_path / "r\nep.xml"
+    code, out, err = cli("smoke", SCENARIOS / "saxpy.py", "--junit", report)
+    assert code == 3
+    assert f"wrote {tmp_path}/r\\nep.xml (1 scenario(s) skipped: no usable GPU)" in err.splitlines()
+    assert ElementTree.parse(report).getroot().get("skipped") == "1"
+
+
+@requires_no_gpu
 def test_smoke_without_gpu_still_reports_a_broken_scenario_file_as_an_error(cli, tmp_path):
     # A CI job without a GPU must still fail on a file that cannot be a scenario (found
     # without running it), not list it among the skipped.

@@ -160,10 +160,15 @@ class _PrintableConsole(Console):
 err_console = _PrintableConsole(file=_StderrFile(), highlight=False, markup=False)
 
 
+_LINE_BREAKS = str.maketrans({"\r": "\\r", "\n": "\\n", "\x85": "\\x85",
+                              "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def one_line(text) -> str:
-    """``text`` (a file name, a message holding one) with its line breaks written as ``\\n``
-    and ``\\r``: a line that names a file stays one line, whatever the name."""
-    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+    """``text`` (a file name, a message holding one) with its line breaks written as escapes
+    (``\\n``, ``\\r``, and Unicode's ``\\x85``, ``\\u2028``, ``\\u2029``): a line that names a
+    file stays one line, whatever the name."""
+    return str(text).translate(_LINE_BREAKS)
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:

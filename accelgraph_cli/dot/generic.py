@@ -88,7 +88,7 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         try:
             # pydot prints parse errors instead of raising; capture them for our message.
             with contextlib.redirect_stdout(messages):
-                graphs = _pydot_graphs(pydot, text)
+                graphs = _pydot_graphs(text)
         except RecursionError:  # pyparsing recurses once per level of { } or [ ]
             graphs = None
             reason = "nested too deeply (braces or brackets inside one another)"
@@ -164,20 +164,29 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
 
 
-def _pydot_graphs(pydot, text: str):
+def _pydot_graphs(text: str):
     """pydot's graphs of ``text``, which must be graphs and nothing else: pydot's own
     ``graph_from_dot_data`` stops at the last graph it can read and drops the rest without a
     word (``digraph { a -> b } c -> d;`` was a graph of two nodes), where Graphviz refuses the
-    file. Its grammar, asked to read all the text, raises on the first word after it."""
+    file. Its grammar (pydot 4's ``GraphParser.parser``, the one ``graph_from_dot_data``
+    uses), asked to read all the text, raises on the first word after it."""
     import pydot.dot_parser as dot_parser
 
-    parser = getattr(getattr(dot_parser, "GraphParser", None), "parser", None)  # pydot 4
-    if parser is None:
-        make = getattr(dot_parser, "graph_definition", None)  # pydot 3
-        if make is None:
-            return pydot.graph_from_dot_data(text)
-        parser = make()
-    return list(parser.parse_string(text, parse_all=True))
+    return list(dot_parser.GraphParser.parser.parse_string(_trailing_semicolons_dropped(text),
+                                                           parse_all=True))
+
+
+_TRAILING_SEMICOLONS = re.compile(r"\}([\s;]*)\Z")
+
+
+def _trailing_semicolons_dropped(text: str) -> str:
+    """``text`` with the semicolons after its last ``}`` made spaces: Graphviz reads
+    ``digraph { a -> b } ; ;``, pydot's grammar takes one ``;`` there (its offsets, and so
+    the lines its messages name, are unchanged)."""
+    found = _TRAILING_SEMICOLONS.search(text)
+    if found is None or ";" not in found.group(1):
+        return text
+    return text[:found.start(1)] + found.group(1).replace(";", " ")
 
 
 def _merged(edges: list[tuple[str, str]], directed: bool) -> list[tuple[str, str]]:

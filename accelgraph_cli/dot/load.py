@@ -93,21 +93,23 @@ def _size(handle) -> int:
 
 
 def _read_pipe(handle, head: bytes, name: str) -> bytes:
-    """``head`` and the rest of a pipe, read a chunk at a time: one ``read()`` of a pipe that
-    a fast writer never lets run dry returns only at its end, so Ctrl-C went unheard while it
-    grew; between chunks Python acts on signals. A pipe that outgrows what this machine could
-    read as a graph (a quarter of its available memory: decoding and the model take several
-    times the bytes) is refused, rather than grown until the system kills the process."""
+    """``head`` and the rest of a pipe (or of what a gzip stream unzips to), read a chunk at a
+    time: one ``read()`` of a pipe that a fast writer never lets run dry returns only at its
+    end, so Ctrl-C went unheard while it grew; between chunks Python acts on signals. Input
+    that outgrows what this machine could read as a graph (a quarter of its available
+    memory: decoding and the model take several times the bytes) is refused, rather than
+    grown until the system kills the process."""
     limit = _memory_limit()
     chunks, total = [], 0
     chunk = head
-    while chunk:
+    while True:
         chunks.append(chunk)
         total += len(chunk)
         if limit is not None and total > limit:
             raise _too_large(name, limit)
         chunk = handle.read(_PIPE_CHUNK)
-    return b"".join(chunks)
+        if not chunk:
+            return b"".join(chunks)
 
 
 def _too_large(name: str, limit: int) -> ModelLoadError:
@@ -122,19 +124,47 @@ _PIPE_CHUNK = 4 * 2**20
 
 
 def _memory_limit() -> int | None:
-    """A quarter of the memory available now (Linux's MemAvailable, else free pages), or None
-    where the system cannot say."""
+    """A quarter of the memory available now, or None where the system does not say (no
+    limit then: free pages alone would refuse what the page cache could make room for).
+    Available is Linux's MemAvailable, or less where this process's control group allows less
+    (a container's memory limit, which MemAvailable does not show)."""
+    available = [_meminfo_available(), _cgroup_room()]
+    known = [value for value in available if value is not None and value > 0]
+    return min(known) // 4 if known else None
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo", "rb") as info:
             for line in info:
                 if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024 // 4
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
-    except (OSError, ValueError, AttributeError):
-        return None
+    return None
+
+
+# (limit, usage) files of cgroup v2, then v1; a limit of "max" (or v1's huge number) is none.
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+
+
+def _cgroup_room() -> int | None:
+    """What this process's memory control group lets it allocate still, or None (no limit, or
+    no control group files)."""
+    for limit_file, usage_file in _CGROUP_FILES:
+        try:
+            with open(limit_file, "rb") as f:
+                limit = f.read().strip()
+            with open(usage_file, "rb") as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit == b"max" or not limit.isdigit() or int(limit) >= 2**60:
+            return None
+        return int(limit) - usage
+    return None
 
 
 def _gunzip(handle, name: str, what: str = "file") -> bytes:
@@ -145,7 +175,8 @@ def _gunzip(handle, name: str, what: str = "file") -> bytes:
         _check_head(head, name)  # before the rest is gunzipped: 9 MB of gzip can hold 2 GB
         handle.seek(start)
         with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
-            return unzipped.read()
+            # a chunk at a time, as a pipe is: the memory limit holds for what it unzips to
+            return _read_pipe(unzipped, b"", name)
     except (OSError, EOFError, zlib.error) as problem:
         raise DotParseError(f"{name}: damaged gzip {what} ({problem})") from None
 
