@@ -1002,22 +1002,26 @@ def test_the_memory_limit_is_a_quarter_of_what_the_system_calls_available(monkey
     assert abs(limit - available * 1024 // 4) < 256 * 2**20  # what was free moved a little
 
 
-@pytest.mark.parametrize("limit, usage, room", [
-    (b"max\n", b"1000\n", None),  # cgroup v2 without a limit
-    (b"%d\n" % 2**63, b"1000\n", None),  # v1's "no limit", a huge number
-    (b"8000\n", b"1000\n", 7000),
-    (b"8000\n", b"9000\n", -1000),  # over its limit already: no room (ignored below)
-    (b"not a number\n", b"1000\n", None),
+@pytest.mark.parametrize("limit, usage, stat, room", [
+    (b"max\n", b"1000\n", b"", None),  # cgroup v2 without a limit
+    (b"%d\n" % 2**63, b"1000\n", b"", None),  # v1's "no limit", a huge number
+    (b"8000\n", b"1000\n", None, 7000),  # no statistics file
+    (b"8000\n", b"6000\n", b"anon 1000\nfile 5000\nfile_mapped 10\n", 7000),  # cache is room
+    (b"8000\n", b"9000\n", b"file 0\n", -1000),  # over its limit already (ignored below)
+    (b"not a number\n", b"1000\n", b"", None),
 ])
-def test_a_memory_control_group_limits_the_room(monkeypatch, tmp_path, limit, usage, room):
+def test_a_memory_control_group_limits_the_room(monkeypatch, tmp_path, limit, usage, stat, room):
     # In a container MemAvailable is the host's: the control group's limit is the one that
-    # kills the process.
+    # kills the process, and the page cache it counts is given back when needed.
     from accelgraph_cli.dot import load
 
     (tmp_path / "max").write_bytes(limit)
     (tmp_path / "current").write_bytes(usage)
-    monkeypatch.setattr(load, "_CGROUP_FILES", ((str(tmp_path / "missing"), str(tmp_path / "x")),
-                                                (str(tmp_path / "max"), str(tmp_path / "current"))))
+    if stat is not None:
+        (tmp_path / "stat").write_bytes(stat)
+    monkeypatch.setattr(load, "_CGROUP_FILES", (
+        (str(tmp_path / "missing"), str(tmp_path / "x"), str(tmp_path / "y"), b"file"),
+        (str(tmp_path / "max"), str(tmp_path / "current"), str(tmp_path / "stat"), b"file")))
     assert load._cgroup_room() == room
     monkeypatch.setattr(load, "_meminfo_available", lambda: 40_000)
     assert load._memory_limit() == (min(room, 40_000) if room and room > 0 else 40_000) // 4

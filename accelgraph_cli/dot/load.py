@@ -144,16 +144,20 @@ def _meminfo_available() -> int | None:
     return None
 
 
-# (limit, usage) files of cgroup v2, then v1; a limit of "max" (or v1's huge number) is none.
-_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+# (limit, usage, statistics, page cache's key in them) of cgroup v2, then v1; a limit of
+# "max" (or v1's huge number) is none.
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current",
+                  "/sys/fs/cgroup/memory.stat", b"file"),
                  ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+                  "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.stat", b"total_cache"))
 
 
 def _cgroup_room() -> int | None:
     """What this process's memory control group lets it allocate still, or None (no limit, or
-    no control group files)."""
-    for limit_file, usage_file in _CGROUP_FILES:
+    no control group files). Its usage counts the page cache, which the kernel gives back
+    when the group needs room: that part is not taken as used."""
+    for limit_file, usage_file, stat_file, cache_key in _CGROUP_FILES:
         try:
             with open(limit_file, "rb") as f:
                 limit = f.read().strip()
@@ -163,8 +167,21 @@ def _cgroup_room() -> int | None:
             continue
         if limit == b"max" or not limit.isdigit() or int(limit) >= 2**60:
             return None
-        return int(limit) - usage
+        return int(limit) - usage + _cgroup_stat(stat_file, cache_key)
     return None
+
+
+def _cgroup_stat(path: str, key: bytes) -> int:
+    """One value of a control group's memory.stat (0 where it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                name, _, value = line.partition(b" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _gunzip(handle, name: str, what: str = "file") -> bytes:
