@@ -7,6 +7,17 @@ from __future__ import annotations
 
 from .enums import ExitCode
 
+_LINE_BREAKS = str.maketrans({"\r": "\\r", "\n": "\\n", "\x0b": "\\x0b", "\x0c": "\\x0c",
+                              "\x1c": "\\x1c", "\x1d": "\\x1d", "\x1e": "\\x1e",
+                              "\x85": "\\x85", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def one_line(text) -> str:
+    """``text`` (a file name, a message holding one) with every character Python's
+    ``splitlines`` breaks a line at written as an escape (``\\n``, ``\\r``, ``\\u2028``...): a
+    line that names a file stays one line, whatever the name."""
+    return str(text).translate(_LINE_BREAKS)
+
 
 class AccelgraphError(Exception):
     """Base class: an error with a one-line message and the CLI exit code it maps to."""

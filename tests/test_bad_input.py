@@ -370,3 +370,104 @@ def test_the_gpu_running_out_of_memory_is_not_called_a_large_input(cli, monkeypa
     assert (code, out) == (2, "")
     assert _one_line_error(err).startswith(
         "accelgraph: error: the GPU ran out of memory (Out of memory allocating 1,024 bytes)")
+
+
+_BODY = '"""A scenario."""\n\ndef setup():\n    return {}\n\ndef step(state):\n    pass\n'
+_HUGE_HEX = "0x" + "f" * 4000  # Python reads it; repr() refuses: over 4,300 decimal digits
+
+
+@pytest.mark.parametrize("tail, said", [
+    (f"step = {_HUGE_HEX}\n", "step is bound to <an integer of 16,000 bits>, not a function"),
+    (f"setup = {_HUGE_HEX}\n", "setup is bound to <an integer of 16,000 bits>, not a function"),
+    (f"PARAMS = {{{_HUGE_HEX}: 1}}\n",
+     "PARAMS key <an integer of 16,000 bits> is not a valid parameter name"),
+])
+def test_an_integer_too_long_to_print_is_the_files_error_not_a_crash(cli, tmp_path, tail, said):
+    # repr() of it raised ValueError inside the message: exit 70, and a whole folder's
+    # `smoke --list` lost with it.
+    folder = tmp_path / "scen"
+    folder.mkdir()
+    (folder / "big.py").write_text(_BODY + tail)
+    (folder / "good.py").write_text(_BODY)
+    code, out, err = cli("smoke", "--list", "scen")  # (the cli fixture runs in tmp_path)
+    assert (code, err) == (1, "")
+    rows = out.splitlines()
+    assert rows[0].startswith("scen/big.py   error: line ") and said in rows[0], rows
+    assert rows[1].split() == ["scen/good.py", "A", "scenario."]
+
+
+def test_a_line_break_in_a_scenario_files_name_keeps_its_error_whole(cli, tmp_path):
+    # "accelgraph: error: n2/br [+2 more lines]": the name's break cut the message at it.
+    (tmp_path / "br\nok.py").write_text('"""x."""\ndef setup(:\n    pass\n')
+    code, out, err = cli("capture", "br\nok.py")  # (the cli fixture runs in tmp_path)
+    assert (code, out) == (2, "")
+    assert err == ("accelgraph: error: br\\nok.py:2:11: syntax error: invalid syntax; "
+                   "fix it (python -m py_compile br\\nok.py reports the same)\n")
+    (tmp_path / "new\u2028line.py").write_text(_BODY)
+    code, out, err = cli("smoke", "--list", "new\u2028line.py", "br\nok.py")
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "new\\u2028line.py  A scenario.",
+        "br\\nok.py         error: line 2, column 11: syntax error: invalid syntax; "
+        "fix it (python -m py_compile br\\nok.py reports the same)"]
+
+
+def test_pythons_warnings_about_the_scenarios_text_are_one_line_each(tmp_path):
+    # SyntaxWarning printed the file's line raw below it: ESC and BEL from the file reached
+    # the terminal. (A child process: in this one pytest catches warnings before they print.)
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    (tmp_path / "warns.py").write_text(
+        _BODY + '\ndef later(state):\n    assert (state, "\\x1b]0;title\\x07")\n'
+        "    return state is 1\n")
+    proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", "smoke", "--list", "warns.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=child_env())
+    assert proc.returncode == 0
+    assert proc.stderr.splitlines() == [
+        "warning: warns.py:10: SyntaxWarning: assertion is always true, perhaps remove "
+        "parentheses?",
+        'warning: warns.py:11: SyntaxWarning: "is" with a literal. Did you mean "=="?']
+    assert proc.stdout.split() == ["warns.py", "A", "scenario."]
+
+
+def test_a_named_pipe_for_the_capture_record_is_refused_not_read(tmp_path):
+    # `replay` with no SCENARIO read .accelgraph/last_capture.json: a FIFO there waited for
+    # ever for a writer. (A child process with a time limit: a hang fails the test.)
+    import os
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    (tmp_path / ".accelgraph").mkdir()
+    os.mkfifo(tmp_path / ".accelgraph" / "last_capture.json")
+    for verb in (["replay"], ["dump", "-o", "x.dot"]):
+        proc = subprocess.run([sys.executable, "-m", "accelgraph_cli", *verb], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60, env=child_env())
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr == ("accelgraph: error: .accelgraph/last_capture.json: not a regular "
+                               "file, so not a capture record; remove it and capture again\n")
+
+
+@pytest.mark.parametrize("args", [["capture", "saxpy"], ["smoke", "--junit", "r.xml"]])
+def test_a_removed_working_folder_is_bad_input_not_a_bug(tmp_path, args):
+    # os.getcwd() raised FileNotFoundError deep inside: "internal error", exit 70.
+    import subprocess
+    import sys
+
+    from _paths import child_env
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+              "from accelgraph_cli.cli.app import main; sys.exit(main(sys.argv[2:]))")
+    proc = subprocess.run([sys.executable, "-c", script, str(gone), *args], capture_output=True,
+                          text=True, timeout=120, env=child_env())
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("accelgraph: error: the current folder no longer exists (removed "
+                           "while the shell was in it), so no relative path can be read or "
+                           "written here; cd to a folder that exists\n")

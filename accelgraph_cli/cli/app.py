@@ -19,6 +19,7 @@ import os
 import signal
 import stat
 import sys
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,7 +31,7 @@ from typer.core import TyperArgument, TyperCommand
 
 from .. import __version__
 from ..enums import CaptureErrorMode, ExitCode, PoolKind
-from ..errors import AccelgraphError
+from ..errors import AccelgraphError, one_line
 from ..gcpause import cyclic_gc_paused
 from ..render.text import CONTROL
 
@@ -158,17 +159,6 @@ class _PrintableConsole(Console):
 
 # markup=False: a file named "[red]x.dot" prints as itself, and "[/]" cannot crash a print.
 err_console = _PrintableConsole(file=_StderrFile(), highlight=False, markup=False)
-
-
-_LINE_BREAKS = str.maketrans({"\r": "\\r", "\n": "\\n", "\x85": "\\x85",
-                              "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def one_line(text) -> str:
-    """``text`` (a file name, a message holding one) with its line breaks written as escapes
-    (``\\n``, ``\\r``, and Unicode's ``\\x85``, ``\\u2028``, ``\\u2029``): a line that names a
-    file stays one line, whatever the name."""
-    return str(text).translate(_LINE_BREAKS)
 
 
 def fail(message: str, code: int = ExitCode.BAD_INPUT) -> typer.Exit:
@@ -386,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     previous = _NOT_INSTALLED
     Terminated.seen = False
     _interrupt_told[0] = False
+    shown_before = warnings.showwarning
+    warnings.showwarning = _show_warning
+    _warned.clear()
     try:
         previous = _catch_sigterm()
         code = _run(argv)
@@ -401,6 +394,26 @@ def main(argv: list[str] | None = None) -> int:
             # None: a handler installed from C, which Python cannot put back; the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         Terminated.seen = False
+        if warnings.showwarning is _show_warning:
+            warnings.showwarning = shown_before
+
+
+_warned: set[str] = set()  # the warning lines this run printed
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning (Python's about a scenario's text, a library's) as one line on stderr, once
+    a run (a scenario's text is compiled twice: inspected, then run). Python's own form
+    quotes the source line below it, raw, control characters and all."""
+    text = (f"warning: {one_line(filename)}:{lineno}: {category.__name__}: "
+            f"{one_line(message)}")
+    if text in _warned:
+        return
+    _warned.add(text)
+    try:
+        err_console.print(text, soft_wrap=True)
+    except Exception:  # noqa: BLE001 - a warning that cannot be shown is dropped, as Python does
+        pass
 
 
 _NOT_INSTALLED = object()
@@ -481,6 +494,11 @@ def _run(argv: list[str] | None) -> int:
                      "whose edge statements expand to millions of edges, a .gz that "
                      "decompresses to gigabytes)", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
+        if isinstance(exc, FileNotFoundError) and _working_folder_gone():
+            fail("the current folder no longer exists (removed while the shell was in it), so "
+                 "no relative path can be read or written here; cd to a folder that exists",
+                 ExitCode.BAD_INPUT)
+            return ExitCode.BAD_INPUT
         return internal_error(exc)
     finally:
         if no_stdout:
@@ -528,6 +546,17 @@ def _stdout_unwritable() -> bool:
     except (OSError, ValueError, AttributeError):
         return True
     return flags & os.O_ACCMODE == os.O_RDONLY
+
+
+def _working_folder_gone() -> bool:
+    """Whether the process's current folder was removed (os.getcwd() cannot name it)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def internal_error(exc: BaseException) -> int:
@@ -1238,6 +1267,7 @@ def _scenario_json(info) -> dict:
 
 def _print_rows(rows) -> None:
     """One line per (label, text): the labels in bold, padded to one width."""
+    rows = [(one_line(label), text) for label, text in rows]  # a file's name keeps its row
     width = max((len(label) for label, _ in rows), default=0)
     console = _stdout()
     for label, text in rows:
@@ -1302,7 +1332,7 @@ def _list_smoke(paths, json_out: bool) -> None:
 def _without_path(error: str, path) -> str:
     """A file's error as its row of a listing shows it: the row names the file already, so
     ``PATH:3: message`` reads ``line 3: message``."""
-    prefix = f"{path}:"
+    prefix = f"{one_line(path)}:"  # (as ScenarioError writes a line break in the name)
     if not error.startswith(prefix):
         return error
     where, sep, rest = error[len(prefix):].partition(": ")

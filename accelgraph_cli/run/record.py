@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from ..enums import CaptureErrorMode, PoolKind
@@ -33,6 +34,9 @@ def load_record(directory: str = ".", given: tuple[str, ...] = ()) -> dict:
     ``given``: the record's keys an option overrides ("pool", "error_mode"), not checked."""
     target = record_path(directory)
     try:
+        if not stat.S_ISREG(os.stat(target).st_mode):  # a named pipe: read() would wait for ever
+            raise AccelgraphError(f"{target}: not a regular file, so not a capture record; "
+                                  "remove it and capture again")
         record = json.loads(target.read_text())
     except FileNotFoundError:
         raise AccelgraphError(

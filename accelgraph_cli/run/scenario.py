@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..enums import Backend, CaptureErrorMode, PoolKind
-from ..errors import AccelgraphError
+from ..errors import AccelgraphError, one_line
 from ..files import path_kind
 
 DEFAULT_POOL = PoolKind.PRIVATE
@@ -66,6 +66,8 @@ class ScenarioError(AccelgraphError):
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  detail: str = ""):
+        if path and one_line(path) != path:  # a line break in the file's name, kept in the line
+            message = message.replace(path, one_line(path))
         super().__init__(_one_line(message))
         self.path = path
         self.line = line
@@ -352,6 +354,18 @@ def _cut(text: str, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 1] + "…"
 
 
+def _literal(value, most: int = 60) -> str:
+    """``repr(value)`` as a message quotes a value from the file: cut to ``most`` characters,
+    and an integer too long for Python to write in decimal (a hexadecimal literal of
+    thousands of digits: repr raises ValueError) named by its size."""
+    try:
+        text = repr(value)
+    except ValueError:
+        text = f"<an integer of {value.bit_length():,} bits>" if isinstance(value, int) else (
+            f"<a {type(value).__name__}>")
+    return _cut(text, most)
+
+
 def _shown(node: ast.AST, most: int = 60) -> str:
     """An expression as a message quotes it: its source, cut to ``most`` characters (a
     chain of hundreds of terms is too deep for ast.unparse, which recurses)."""
@@ -478,7 +492,7 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
             ) from None
         if not isinstance(key, str) or not key.isidentifier() or keyword.iskeyword(key):
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS key {key!r} is not a valid parameter name; "
+                f"{where}:{item_line}: PARAMS key {_literal(key)} is not a valid parameter name; "
                 f"use identifier strings (they become setup()'s keyword arguments)",
                 path=where, line=item_line,
             )
@@ -530,7 +544,7 @@ def _parse_choice(where: str, node: ast.AST | None, name: str, choices: type[_E]
         return choices(value)
     except ValueError:
         raise ScenarioError(
-            f"{where}:{line}: {name} = {value!r} is not one of {listed}; use one of those "
+            f"{where}:{line}: {name} = {_literal(value)} is not one of {listed}; use one of those "
             f"(or remove {name} to get '{default}')",
             path=where, line=line,
         ) from None
@@ -546,7 +560,7 @@ def _check_function_shapes(where: str, nodes: dict[str, ast.AST], params: dict) 
             # step = None, setup = 5: never callable (outputs = None means none, as loading
             # takes it: an `except ImportError: outputs = None` fallback)
             raise ScenarioError(
-                f"{where}:{node.lineno}: {name} is bound to {value.value!r}, not a function; "
+                f"{where}:{node.lineno}: {name} is bound to {_literal(value.value)}, not a function; "
                 f"define it with def {name}(...)",
                 path=where, line=node.lineno,
             )
@@ -700,7 +714,7 @@ class Scenario:
         for key, call in graphs.items():
             if not isinstance(key, str) or not callable(call):
                 raise ScenarioError(
-                    f"{self.info.path}:{line}: steps() entry {key!r} -> {call!r} is not "
+                    f"{self.info.path}:{line}: steps() entry {_literal(key)} -> {_literal(call)} is not "
                     f"str -> callable; map each graph name to a function of no arguments",
                     path=str(self.info.path), line=line,
                 )
@@ -722,7 +736,7 @@ class Scenario:
         for key, value in result.items():
             if not hasattr(value, "shape") or not hasattr(value, "dtype"):
                 raise ScenarioError(
-                    f"{self.info.path}:{line}: outputs()[{key!r}] is "
+                    f"{self.info.path}:{line}: outputs()[{_literal(key)}] is "
                     f"{type(value).__name__}, not an array; return device arrays",
                     path=str(self.info.path), line=line,
                 )
