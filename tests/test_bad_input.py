@@ -471,3 +471,13 @@ def test_a_removed_working_folder_is_bad_input_not_a_bug(tmp_path, args):
     assert proc.stderr == ("accelgraph: error: the current folder no longer exists (removed "
                            "while the shell was in it), so no relative path can be read or "
                            "written here; cd to a folder that exists\n")
+
+
+def test_a_scenario_name_that_starts_with_a_space_keeps_it_in_the_error(cli, tmp_path):
+    # " saxpy: no such file, ...; bundled: ... saxpy ..." read "saxpy: no such file".
+    code, out, err = cli("capture", " saxpy")
+    assert (code, out) == (2, "")
+    assert err.startswith("accelgraph: error:  saxpy: no such file, and no bundled scenario")
+    (tmp_path / " lead.py").write_text('"""x."""\ndef setup(:\n    pass\n')
+    code, out, err = cli("capture", " lead.py")
+    assert err.startswith("accelgraph: error:  lead.py:2:11: syntax error")

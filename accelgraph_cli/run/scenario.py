@@ -68,7 +68,7 @@ class ScenarioError(AccelgraphError):
                  detail: str = ""):
         if path and one_line(path) != path:  # a line break in the file's name, kept in the line
             message = message.replace(path, one_line(path))
-        super().__init__(_one_line(message))
+        super().__init__(_one_line(message, keep_left=bool(path)))
         self.path = path
         self.line = line
         self.detail = detail
@@ -1011,8 +1011,12 @@ def _known_keys(defaults: dict[str, Any]) -> str:
                      for key, value in defaults.items())
 
 
-def _one_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+def _one_line(text: str, keep_left: bool = False) -> str:
+    """The first line of ``text`` that is not blank, and how many more there are.
+    ``keep_left``: its leading spaces kept (a message that starts with a file's name, which
+    may begin with a space)."""
+    lines = [line.rstrip() if keep_left else line.strip()
+             for line in str(text).splitlines() if line.strip()]
     if len(lines) <= 1:
         return lines[0] if lines else ""
     return f"{lines[0]} [+{len(lines) - 1} more lines]"
