@@ -481,3 +481,51 @@ def test_a_scenario_name_that_starts_with_a_space_keeps_it_in_the_error(cli, tmp
     (tmp_path / " lead.py").write_text('"""x."""\ndef setup(:\n    pass\n')
     code, out, err = cli("capture", " lead.py")
     assert err.startswith("accelgraph: error:  lead.py:2:11: syntax error")
+
+
+def test_warnings_still_reach_a_caller_that_records_them(cli, tmp_path):
+    # main() changes how a printed warning is written, not where warnings go: under
+    # pytest.warns (or any catch_warnings(record=True)) they stay the caller's.
+    (tmp_path / "warns.py").write_text(_BODY + "\ndef later(state):\n    return state is 1\n")
+    with pytest.warns(SyntaxWarning, match='"is" with a literal'):
+        code, out, err = cli("smoke", "--list", "warns.py")
+    assert (code, err) == (0, "")
+
+
+def test_main_puts_pythons_warning_format_back(capsys):
+    import warnings
+
+    from accelgraph_cli.cli import app
+
+    before = warnings.formatwarning
+    assert app.main(["--version"]) == 0  # (which also forgets the warnings a run wrote)
+    assert warnings.formatwarning is before
+    shown = [app._format_warning(SyntaxWarning("always true\x1b]0;t\x07"), SyntaxWarning,
+                                 "a\nb.py", 3) for _ in range(2)]
+    # a scenario's text is compiled twice in a run: its warning written once
+    assert shown == ["warning: a\\nb.py:3: SyntaxWarning: always true]0;t\n", ""]
+    assert app._format_warning("another", SyntaxWarning, "a\nb.py", 3) == (
+        "warning: a\\nb.py:3: SyntaxWarning: another\n")
+
+
+def test_an_exception_whose_message_cannot_be_written_is_still_one_line(tmp_path):
+    # setup() raising ValueError(10**5000): str() of it raises inside the error's own making.
+    from accelgraph_cli.run.scenario import ScenarioError, load_scenario
+
+    path = tmp_path / "raises.py"
+    path.write_text('"""x."""\ndef setup():\n    raise ValueError(10**5000)\n\n'
+                    "def step(state):\n    pass\n")
+    scenario = load_scenario(path)
+    with pytest.raises(ScenarioError) as caught:
+        scenario.make_state()
+    assert str(caught.value) == (f"{path}:3: setup() raised ValueError: (its message cannot be "
+                                 "written: ValueError)")
+
+
+def test_every_line_break_python_knows_is_escaped_in_a_name():
+    from accelgraph_cli.errors import one_line
+
+    name = "a\nb\rc\x0bd\x0ce\x1cf\x1dg\x1eh\x85i\u2028j\u2029k"
+    assert len(name.splitlines()) == 11
+    assert one_line(name) == "a\\nb\\rc\\x0bd\\x0ce\\x1cf\\x1dg\\x1eh\\x85i\\u2028j\\u2029k"
+    assert len(one_line(name).splitlines()) == 1

@@ -376,8 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     previous = _NOT_INSTALLED
     Terminated.seen = False
     _interrupt_told[0] = False
-    shown_before = warnings.showwarning
-    warnings.showwarning = _show_warning
+    formatted_before = warnings.formatwarning
+    # How a printed warning is written; one that is recorded (pytest, catch_warnings) is not
+    # formatted, and stays the recorder's.
+    warnings.formatwarning = _format_warning
     _warned.clear()
     try:
         previous = _catch_sigterm()
@@ -394,26 +396,26 @@ def main(argv: list[str] | None = None) -> int:
             # None: a handler installed from C, which Python cannot put back; the default then
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         Terminated.seen = False
-        if warnings.showwarning is _show_warning:
-            warnings.showwarning = shown_before
+        if warnings.formatwarning is _format_warning:
+            warnings.formatwarning = formatted_before
 
 
 _warned: set[str] = set()  # the warning lines this run printed
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A warning (Python's about a scenario's text, a library's) as one line on stderr, once
-    a run (a scenario's text is compiled twice: inspected, then run). Python's own form
-    quotes the source line below it, raw, control characters and all."""
-    text = (f"warning: {one_line(filename)}:{lineno}: {category.__name__}: "
-            f"{one_line(message)}")
+def _format_warning(message, category, filename, lineno, line=None) -> str:
+    """A printed warning (Python's about a scenario's text, a library's) as one line, once a
+    run (a scenario's text is compiled twice: inspected, then run); "" for a repeat. Python's
+    own form quotes the source line below it raw, control characters and all: here line
+    breaks are escaped and control characters dropped, as in everything accelgraph prints."""
+    from ..render.text import CONTROL
+
+    text = CONTROL.sub("", f"warning: {one_line(filename)}:{lineno}: {category.__name__}: "
+                           f"{one_line(message)}")
     if text in _warned:
-        return
+        return ""
     _warned.add(text)
-    try:
-        err_console.print(text, soft_wrap=True)
-    except Exception:  # noqa: BLE001 - a warning that cannot be shown is dropped, as Python does
-        pass
+    return text + "\n"
 
 
 _NOT_INSTALLED = object()
@@ -494,7 +496,7 @@ def _run(argv: list[str] | None) -> int:
                      "whose edge statements expand to millions of edges, a .gz that "
                      "decompresses to gigabytes)", ExitCode.BAD_INPUT)
             return ExitCode.BAD_INPUT
-        if isinstance(exc, FileNotFoundError) and _working_folder_gone():
+        if isinstance(exc, FileNotFoundError) and exc.filename is None and _working_folder_gone():
             fail("the current folder no longer exists (removed while the shell was in it), so "
                  "no relative path can be read or written here; cd to a folder that exists",
                  ExitCode.BAD_INPUT)

@@ -355,15 +355,24 @@ def _cut(text: str, most: int = 60) -> str:
 
 
 def _literal(value, most: int = 60) -> str:
-    """``repr(value)`` as a message quotes a value from the file: cut to ``most`` characters,
-    and an integer too long for Python to write in decimal (a hexadecimal literal of
-    thousands of digits: repr raises ValueError) named by its size."""
+    """A value from the file as a message quotes it (:func:`_shown_value`), an integer too
+    long for Python to write in decimal (a hexadecimal literal of thousands of digits)
+    named by its size."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return _cut(repr(value), most)
+        except ValueError:
+            return f"<an integer of {value.bit_length():,} bits>"
+    return _shown_value(value, most)
+
+
+def _message_of(error: BaseException) -> str:
+    """``str(error)``, or what it is where that raises (``ValueError(10**5000)``: too long an
+    int to write; an exception class whose ``__str__`` fails)."""
     try:
-        text = repr(value)
-    except ValueError:
-        text = f"<an integer of {value.bit_length():,} bits>" if isinstance(value, int) else (
-            f"<a {type(value).__name__}>")
-    return _cut(text, most)
+        return str(error)
+    except Exception as problem:  # noqa: BLE001 - whatever the scenario's exception does
+        return f"(its message cannot be written: {type(problem).__name__})"
 
 
 def _shown(node: ast.AST, most: int = 60) -> str:
@@ -778,7 +787,7 @@ class Scenario:
         where = f"{self.info.path}:{line}" if line else f"{self.info.path}"
         return ScenarioError(
             f"{where}: {during} cannot be called as accelgraph calls it, {passed}: "
-            f"TypeError: {_one_line(str(error))}",
+            f"TypeError: {_one_line(_message_of(error))}",
             path=str(self.info.path), line=line)
 
 
@@ -911,7 +920,7 @@ def located_error(path: str | os.PathLike, error: BaseException, during: str) ->
             and os.path.realpath(error.filename) == scenario_file):
         line = error.lineno  # the scenario's own text did not compile
     where = f"{path}:{line}" if line else f"{path}"
-    message = _one_line(str(error)) or "(no message)"
+    message = _one_line(_message_of(error)) or "(no message)"
     text = f"{where}: {during} raised {type(error).__name__}: {message}"
     if frames and (not in_scenario or frames[-1] is not in_scenario[-1]):
         deepest = frames[-1]
