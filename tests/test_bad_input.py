@@ -529,3 +529,23 @@ def test_every_line_break_python_knows_is_escaped_in_a_name():
     assert len(name.splitlines()) == 11
     assert one_line(name) == "a\\nb\\rc\\x0bd\\x0ce\\x1cf\\x1dg\\x1eh\\x85i\\u2028j\\u2029k"
     assert len(one_line(name).splitlines()) == 1
+
+
+def test_a_scenario_file_over_the_memory_limit_is_refused_unread(cli, tmp_path, monkeypatch):
+    # a 7 GB .py was read whole (73 s) before its NUL bytes were reported
+    from accelgraph_cli.dot import load
+
+    (tmp_path / "big.py").write_text(_BODY + "#" * 1000 + "\n")
+    size = (tmp_path / "big.py").stat().st_size
+    monkeypatch.setattr(load, "memory_limit", lambda: size - 1)
+    code, out, err = cli("smoke", "--list", "big.py")
+    assert (code, err) == (1, "")
+    assert out.strip() == (f"big.py  error: {size:,} bytes, too large to read as a scenario here "
+                           "(more than a quarter of the memory available); a scenario is a "
+                           "small Python file")
+    code, out, err = cli("capture", "big.py")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"accelgraph: error: big.py: {size:,} bytes, too large")
+    monkeypatch.setattr(load, "memory_limit", lambda: size)
+    code, out, err = cli("smoke", "--list", "big.py")
+    assert (code, out.split()) == (0, ["big.py", "A", "scenario."])

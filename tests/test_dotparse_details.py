@@ -925,7 +925,7 @@ def test_ctrl_c_is_heard_while_a_pipe_that_never_runs_dry_is_read(monkeypatch):
 
     from accelgraph_cli.dot import load
 
-    monkeypatch.setattr(load, "_memory_limit", lambda: None)
+    monkeypatch.setattr(load, "memory_limit", lambda: None)
     pipe = _EndlessPipe()
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
@@ -940,7 +940,7 @@ def test_ctrl_c_is_heard_while_a_pipe_that_never_runs_dry_is_read(monkeypatch):
 def test_a_pipe_outgrowing_the_memory_limit_is_refused_before_it_is_all_read(monkeypatch):
     from accelgraph_cli.dot import load
 
-    monkeypatch.setattr(load, "_memory_limit", lambda: 20 * 2**20)
+    monkeypatch.setattr(load, "memory_limit", lambda: 20 * 2**20)
     pipe = _EndlessPipe()
     with pytest.raises(ModelLoadError) as caught:
         load.read_stream_bytes(pipe, "<stdin>")
@@ -958,9 +958,9 @@ def test_a_pipe_within_the_limit_is_read_whole(monkeypatch, gzipped):
     raw = recorded("chain1k_verbose.dot").read_bytes()  # 445 kB: the head, then chunks
     body = gzip.compress(raw) if gzipped else raw
     # the limit holds for what a gzipped pipe unzips to (about 20 times its size here)
-    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw))
+    monkeypatch.setattr(load, "memory_limit", lambda: len(raw))
     assert load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>") == raw
-    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw) - 1)
+    monkeypatch.setattr(load, "memory_limit", lambda: len(raw) - 1)
     with pytest.raises(ModelLoadError, match="too large for this machine's memory"):
         load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>")
 
@@ -984,9 +984,9 @@ def test_a_file_over_the_memory_limit_is_refused(monkeypatch, tmp_path, gzipped)
     raw = recorded("chain_verbose.dot").read_bytes()
     path = tmp_path / ("big.dot.gz" if gzipped else "big.dot")
     path.write_bytes(gzip.compress(raw) if gzipped else raw)
-    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw))
+    monkeypatch.setattr(load, "memory_limit", lambda: len(raw))
     assert load.read_file_bytes(path) == raw
-    monkeypatch.setattr(load, "_memory_limit", lambda: len(raw) - 1)
+    monkeypatch.setattr(load, "memory_limit", lambda: len(raw) - 1)
     with pytest.raises(ModelLoadError) as caught:
         load.read_file_bytes(path)
     assert str(caught.value).startswith(f"{path}: more than 0 MiB, too large for this machine")
@@ -996,7 +996,7 @@ def test_the_memory_limit_is_a_quarter_of_what_the_system_calls_available(monkey
     from accelgraph_cli.dot import load
 
     monkeypatch.setattr(load, "_CGROUP_FILES", ())
-    limit = load._memory_limit()
+    limit = load.memory_limit()
     with open("/proc/meminfo") as info:
         available = next(int(line.split()[1]) for line in info if line.startswith("MemAvailable:"))
     assert abs(limit - available * 1024 // 4) < 256 * 2**20  # what was free moved a little
@@ -1024,9 +1024,9 @@ def test_a_memory_control_group_limits_the_room(monkeypatch, tmp_path, limit, us
         (str(tmp_path / "max"), str(tmp_path / "current"), str(tmp_path / "stat"), b"file")))
     assert load._cgroup_room() == room
     monkeypatch.setattr(load, "_meminfo_available", lambda: 40_000)
-    assert load._memory_limit() == (min(room, 40_000) if room and room > 0 else 40_000) // 4
+    assert load.memory_limit() == (min(room, 40_000) if room and room > 0 else 40_000) // 4
     monkeypatch.setattr(load, "_meminfo_available", lambda: None)
-    assert load._memory_limit() == (room // 4 if room and room > 0 else None)
+    assert load.memory_limit() == (room // 4 if room and room > 0 else None)
 
 
 @pytest.mark.parametrize("levels", [11, 40, 3000])

@@ -77,7 +77,7 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
     _check_head(head, name)
     if not seekable:
         return _read_pipe(handle, head, name)
-    limit = _memory_limit()
+    limit = memory_limit()
     if limit is not None and _size(handle) - start > limit:
         raise _too_large(name, limit)
     handle.seek(start)
@@ -99,7 +99,7 @@ def _read_pipe(handle, head: bytes, name: str) -> bytes:
     that outgrows what this machine could read as a graph (a quarter of its available
     memory: decoding and the model take several times the bytes) is refused, rather than
     grown until the system kills the process."""
-    limit = _memory_limit()
+    limit = memory_limit()
     chunks, total = [], 0
     chunk = head
     while True:
@@ -123,7 +123,7 @@ def _too_large(name: str, limit: int) -> ModelLoadError:
 _PIPE_CHUNK = 4 * 2**20
 
 
-def _memory_limit() -> int | None:
+def memory_limit() -> int | None:
     """A quarter of the memory available now, or None where the system does not say (no
     limit then: free pages alone would refuse what the page cache could make room for).
     Available is Linux's MemAvailable, or less where this process's control group allows less
