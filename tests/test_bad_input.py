@@ -549,3 +549,13 @@ def test_a_scenario_file_over_the_memory_limit_is_refused_unread(cli, tmp_path, 
     monkeypatch.setattr(load, "memory_limit", lambda: size)
     code, out, err = cli("smoke", "--list", "big.py")
     assert (code, out.split()) == (0, ["big.py", "A", "scenario."])
+
+
+def test_a_long_param_key_is_cut_in_its_error(cli):
+    # a 100,000-character key was echoed whole, twice, where a bad value is cut to 60
+    key = "k" * 100_000
+    code, out, err = cli("capture", "saxpy", "--param", f"{key}=1")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"accelgraph: error: --param '{'k' * 58}…: unknown key '{'k' * 58}…; "
+                          "known keys: ")
+    assert len(err) < 600

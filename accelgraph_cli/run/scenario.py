@@ -969,13 +969,14 @@ def parse_params(defaults: dict[str, Any], overrides: list[str] | tuple[str, ...
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(
-                f"{source} {item!r}: expected KEY=VALUE, e.g. "
+                f"{source} {_shown_value(item)}: expected KEY=VALUE, e.g. "
                 f"{source if source.startswith('--') else '--param'} batch=8; "
                 f"known keys: {_known_keys(declared)}"
             )
         if key not in defaults:
             raise ScenarioError(
-                f"{source} {item!r}: unknown key {key!r}; known keys: {_known_keys(declared)}"
+                f"{source} {_shown_value(item)}: unknown key {_shown_value(key)}; known keys: "
+                f"{_known_keys(declared)}"
             )
         params[key] = _parse_value(key, text, declared.get(key, defaults[key]), source)
     return params
