@@ -67,17 +67,17 @@ def read_stream_bytes(handle, name: str, what: str = "data") -> bytes:
     # beginning, and reading goes on from there, as any filter's would).
     start = handle.tell() if seekable else 0
     head = handle.read(_SNIFF_BYTES)
+    limit = memory_limit()  # (once a read: it reads /proc and the control group's files)
     if head.startswith(_GZIP_MAGIC):
         # make fixtures stores big dumps gzipped; read them as they are.
         if seekable:
             handle.seek(start)
         else:
-            handle = io.BytesIO(_read_pipe(handle, head, name))
-        return _gunzip(handle, name, what)
+            handle = io.BytesIO(_read_pipe(handle, head, name, limit))
+        return _gunzip(handle, name, what, limit)
     _check_head(head, name)
     if not seekable:
-        return _read_pipe(handle, head, name)
-    limit = memory_limit()
+        return _read_pipe(handle, head, name, limit)
     if limit is not None and _size(handle) - start > limit:
         raise _too_large(name, limit)
     handle.seek(start)
@@ -92,14 +92,13 @@ def _size(handle) -> int:
         return handle.seek(0, io.SEEK_END)
 
 
-def _read_pipe(handle, head: bytes, name: str) -> bytes:
+def _read_pipe(handle, head: bytes, name: str, limit: int | None) -> bytes:
     """``head`` and the rest of a pipe (or of what a gzip stream unzips to), read a chunk at a
     time: one ``read()`` of a pipe that a fast writer never lets run dry returns only at its
     end, so Ctrl-C went unheard while it grew; between chunks Python acts on signals. Input
     that outgrows what this machine could read as a graph (a quarter of its available
     memory: decoding and the model take several times the bytes) is refused, rather than
-    grown until the system kills the process."""
-    limit = memory_limit()
+    grown until the system kills the process (``limit``: :func:`memory_limit`'s)."""
     chunks, total = [], 0
     chunk = head
     while True:
@@ -184,7 +183,12 @@ def _cgroup_stat(path: str, key: bytes) -> int:
     return 0
 
 
-def _gunzip(handle, name: str, what: str = "file") -> bytes:
+_UNSET = object()
+
+
+def _gunzip(handle, name: str, what: str = "file", limit=_UNSET) -> bytes:
+    if limit is _UNSET:
+        limit = memory_limit()
     start = handle.tell()
     try:
         with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
@@ -193,7 +197,7 @@ def _gunzip(handle, name: str, what: str = "file") -> bytes:
         handle.seek(start)
         with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
             # a chunk at a time, as a pipe is: the memory limit holds for what it unzips to
-            return _read_pipe(unzipped, b"", name)
+            return _read_pipe(unzipped, b"", name, limit)
     except (OSError, EOFError, zlib.error) as problem:
         raise DotParseError(f"{name}: damaged gzip {what} ({problem})") from None
 
