@@ -4,6 +4,17 @@
 // on four elements per thread through float4 (16-byte aligned arrays: the wrappers check), the
 // last n % 4 elements by the first threads of block 0: ceil(n / 4 / 256) blocks.
 
+// Every kernel in this file begins with WAIT_FOR_PRIOR_GRID(). Under capture, accelgraph
+// launches such kernels with programmatic dependencies (accelgraph_cli/cuda/launch.py), so
+// one may start while the kernel before it is still finishing: the wait holds each thread
+// until that kernel has completed and its writes are visible. Launched any other way, it
+// returns at once.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#endif
+
 // add_mod1: x = frac(x + c), in place. A rotation on [0, 1): values stay bounded however many
 // times it runs (a chain of thousands of launches, replayed thousands of times, never
 // overflows or converges), and floorf is exact, so NumPy reproduces it bit for bit.
@@ -15,6 +26,7 @@ static __device__ __forceinline__ float frac_add(float x, float c)
 
 extern "C" __global__ void add_mod1(float* x, float c, int n)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     x[i] = frac_add(x[i], c);
@@ -22,6 +34,7 @@ extern "C" __global__ void add_mod1(float* x, float c, int n)
 
 extern "C" __global__ void add_mod1_4(float* x, float c, int n)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int n4 = n >> 2;
     if (i < n4) {
@@ -40,6 +53,7 @@ extern "C" __global__ void add_mod1_4(float* x, float c, int n)
 extern "C" __global__ void axpby(float a, const float* x, float b, const float* y,
                                  float* out, int n)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     out[i] = a * x[i] + b * y[i];
@@ -48,6 +62,7 @@ extern "C" __global__ void axpby(float a, const float* x, float b, const float* 
 extern "C" __global__ void axpby4(float a, const float* x, float b, const float* y,
                                   float* out, int n)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int n4 = n >> 2;
     if (i < n4) {

@@ -12,6 +12,17 @@
 //   anything not 16-byte       sgemm_tiled: the plain 16x16 shared-memory kernel
 //   aligned or N, K % 4 != 0
 
+// Every kernel in this file begins with WAIT_FOR_PRIOR_GRID(). Under capture, accelgraph
+// launches such kernels with programmatic dependencies (accelgraph_cli/cuda/launch.py), so
+// one may start while the kernel before it is still finishing: the wait holds each thread
+// until that kernel has completed and its writes are visible. Launched any other way, it
+// returns at once.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#endif
+
 #define GEMM_TILE 16
 
 // GELU, tanh approximation (as GPT-2 / torch approximate="tanh"):
@@ -46,6 +57,7 @@ static __device__ __forceinline__ float gemm_out(float s, const float* C, long l
 extern "C" __global__ void sgemm_tiled(const float* A, const float* B, float* C,
                                        int M, int N, int K, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     __shared__ float a_tile[GEMM_TILE][GEMM_TILE];
     __shared__ float b_tile[GEMM_TILE][GEMM_TILE];
 
@@ -162,7 +174,6 @@ __device__ __forceinline__ void skinny_finish(float (&acc)[MT][4], float (&red)[
         __syncthreads();
     }
 }
-
 
 template <int MT>
 __device__ __forceinline__ void sgemm_skinny_body(
@@ -344,6 +355,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_1(
     const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
     int K, int kslice, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     sgemm_skinny_body<1>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
@@ -351,6 +363,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_2(
     const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
     int K, int kslice, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     sgemm_skinny_body<2>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
@@ -358,6 +371,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_4(
     const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
     int K, int kslice, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     sgemm_skinny_staged_body<4>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
@@ -365,6 +379,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_8(
     const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
     int K, int kslice, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     sgemm_skinny_staged_body<8>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
@@ -372,6 +387,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS, 2) sgemm_skinny_16(
     const float* A, const float* B, float* C, float* partial, const float* bias, int M, int N,
     int K, int kslice, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     sgemm_skinny_staged_body<16>(A, B, C, partial, bias, M, N, K, kslice, alpha, beta);
 }
 
@@ -386,6 +402,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_splitk_reduce(
     const float* __restrict__ partial, float* __restrict__ C, const float* __restrict__ bias,
     int mn, int n, int S, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= mn) return;
     const float* p = partial + i;
@@ -419,6 +436,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_128x128(
     const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
     int M, int N, int K, float alpha, float beta)
 {
+    WAIT_FOR_PRIOR_GRID();
     __shared__ __align__(16) float as[2][BIG_BK][BIG_BM];  // A tile, transposed: as[k][m]
     __shared__ __align__(16) float bs[2][BIG_BK][BIG_BN];
 
@@ -519,6 +537,7 @@ extern "C" __global__ void __launch_bounds__(256) sgemm_128x128(
 extern "C" __global__ void bias_gelu(const float* x, const float* bias, float* y,
                                      int rows, int cols)
 {
+    WAIT_FOR_PRIOR_GRID();
     const long long n = (long long)rows * cols;
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -530,6 +549,7 @@ extern "C" __global__ void bias_gelu(const float* x, const float* bias, float* y
 extern "C" __global__ void bias_gelu4(const float4* x, const float4* bias, float4* y,
                                       int rows, int cols)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int n4 = rows * (cols / 4);  // the wrapper keeps rows * cols within int32
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n4) return;

@@ -9,6 +9,17 @@
 // Launch: grid (rows), block (ROW_BLOCK); the wrappers always use exactly ROW_BLOCK threads.
 // out may alias x: each element is read by the thread that later writes it.
 
+// Every kernel in this file begins with WAIT_FOR_PRIOR_GRID(). Under capture, accelgraph
+// launches such kernels with programmatic dependencies (accelgraph_cli/cuda/launch.py), so
+// one may start while the kernel before it is still finishing: the wait holds each thread
+// until that kernel has completed and its writes are visible. Launched any other way, it
+// returns at once.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#endif
+
 #define ROW_BLOCK 256
 #define ROW_WARPS (ROW_BLOCK / 32)
 #define ROW_VECS 8
@@ -92,6 +103,7 @@ static __device__ __forceinline__ void softmax_registers(float4 (&v)[VECS], floa
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows(
     const float* x, float* out, int rows, int cols)
 {
+    WAIT_FOR_PRIOR_GRID();
     __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
     if (row >= rows) return;  // uniform across the block, so no __syncthreads is skipped
@@ -145,6 +157,7 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) sgemm_splitk_reduce_soft
     const float* __restrict__ partial, float* __restrict__ C, float* __restrict__ P, int M,
     int N, int S)
 {
+    WAIT_FOR_PRIOR_GRID();
     __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
     const int nv = N >> 2;
@@ -190,6 +203,7 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) layernorm_rows(
     const float* x, const float* gamma, const float* beta, float* out, int rows, int cols,
     float eps)
 {
+    WAIT_FOR_PRIOR_GRID();
     __shared__ float red[ROW_WARPS];
     const int row = blockIdx.x;
     if (row >= rows) return;
@@ -264,6 +278,7 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) layernorm_rows(
 extern "C" __global__ void __launch_bounds__(ROW_BLOCK) softmax_rows_warp(
     const float* x, float* out, int rows, int cols)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int row = blockIdx.x * ROW_WARPS + (threadIdx.x >> 5);
     if (row >= rows) return;  // the whole warp leaves together; no block barrier follows
     const int lane = threadIdx.x & 31;
@@ -304,6 +319,7 @@ extern "C" __global__ void __launch_bounds__(ROW_BLOCK) layernorm_rows_warp(
     const float* x, const float* gamma, const float* beta, float* out, int rows, int cols,
     float eps)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int row = blockIdx.x * ROW_WARPS + (threadIdx.x >> 5);
     if (row >= rows) return;
     const int lane = threadIdx.x & 31;

@@ -8,10 +8,23 @@
 // from its column plus its west and east neighbours (which the neighbouring lanes loaded:
 // cache hits), and every thread has several independent loads in flight.
 // Launch: block (32, 8), grid (ceil(nx / 32), ceil(ny / (8 * JACOBI_ROWS))).
+
+// Every kernel in this file begins with WAIT_FOR_PRIOR_GRID(). Under capture, accelgraph
+// launches such kernels with programmatic dependencies (accelgraph_cli/cuda/launch.py), so
+// one may start while the kernel before it is still finishing: the wait holds each thread
+// until that kernel has completed and its writes are visible. Launched any other way, it
+// returns at once.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#endif
+
 #define JACOBI_ROWS 8
 
 extern "C" __global__ void jacobi_step(const float* src, float* dst, int ny, int nx)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;  // column
     const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * JACOBI_ROWS;  // first row
     if (i >= nx || j0 >= ny) return;
@@ -48,6 +61,7 @@ extern "C" __global__ void jacobi_step(const float* src, float* dst, int ny, int
 // Launch: block (32, 8), grid (ceil(nx / 128), ceil(ny / (8 * JACOBI_ROWS))).
 extern "C" __global__ void jacobi_step4(const float* src, float* dst, int ny, int nx)
 {
+    WAIT_FOR_PRIOR_GRID();
     const int lane = threadIdx.x;
     const int c0 = (blockIdx.x * 32 + lane) * 4;  // the first of this thread's four columns
     const int j0 = (blockIdx.y * blockDim.y + threadIdx.y) * JACOBI_ROWS;

@@ -121,6 +121,23 @@ def get_kernel(filename: str, name: str) -> Any:
     return kernel
 
 
+_LAUNCHERS: dict[tuple[str, str], Any] = {}
+
+
+def launcher(filename: str, name: str) -> Any:
+    """The kernel ``name`` from ``kernels/<filename>``, to launch on the current stream as
+    ``launcher(grid, block, args, shared_mem=0)``: a :class:`~.launch.Launcher` (cached),
+    which launches with programmatic dependencies while the stream captures where the kernel
+    begins with its wait (see :mod:`.launch`), and as :func:`get_kernel`'s kernel otherwise."""
+    found = _LAUNCHERS.get((filename, name))
+    if found is None:
+        from .launch import Launcher, waits
+
+        found = _LAUNCHERS[(filename, name)] = Launcher(
+            get_kernel(filename, name), waits(kernel_source(filename), name))
+    return found
+
+
 def preload(*filenames: str) -> None:
     """Compile, load and look up every kernel of each file, so that nothing loads under capture.
 
@@ -128,4 +145,4 @@ def preload(*filenames: str) -> None:
     """
     for filename in filenames:
         for name in kernel_names(filename):
-            get_kernel(filename, name)
+            launcher(filename, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kernel_loader import get_kernel
+from .kernel_loader import launcher
 
 Array = Any
 """A cupy.ndarray (float32, C-contiguous; each wrapper checks). Named for the signatures
@@ -182,12 +182,12 @@ def _gemm(a, b, c, m, n, k, alpha, beta, bias, softmax=None) -> tuple[bool, bool
     if k and m <= _SKINNY_MAX_M:
         return True, _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax)
     if k and k % 4 == 0 and n % 4 == 0 and _aligned(a, b, c):
-        get_kernel("gemm.cu", "sgemm_128x128")(
+        launcher("gemm.cu", "sgemm_128x128")(
             ((n + 127) // 128, (m + 127) // 128), (256,),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
     else:
         grid = ((n + _GEMM_TILE - 1) // _GEMM_TILE, (m + _GEMM_TILE - 1) // _GEMM_TILE)
-        get_kernel("gemm.cu", "sgemm_tiled")(
+        launcher("gemm.cu", "sgemm_tiled")(
             grid, (_GEMM_TILE, _GEMM_TILE),
             (a, b, c, numpy.int32(m), numpy.int32(n), numpy.int32(k), *scalars))
     return bias is None, False
@@ -203,12 +203,12 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax=None) -> bool:
     slices, per_slice = skinny_split(k, n)
     grid = (_ceil_div(m, rows), _ceil_div(n, _SKINNY_COLS), slices)
     dims = (numpy.int32(m), numpy.int32(n), numpy.int32(k), numpy.int32(per_slice))
-    kernel = get_kernel("gemm.cu", f"sgemm_skinny_{rows}")
+    kernel = launcher("gemm.cu", f"sgemm_skinny_{rows}")
     # sgemm_skinny_4 and _8 stage their whole slice of A when given the shared memory for it
     # (no barrier in the loop over B); without it they stage A chunk by chunk, same bits.
     shared = 0
     if 4 <= rows <= _SKINNY_STAGED_MAX_MT:
-        shared = _staging_shared(kernel, 4 * rows * per_slice)
+        shared = _staging_shared(kernel.kernel, 4 * rows * per_slice)
     null = numpy.uint64(0)
     bias_arg = null if bias is None else bias
     if slices == 1:  # the skinny kernel writes C (and applies the bias + GELU) itself
@@ -218,11 +218,11 @@ def _sgemm_skinny(a, b, c, m, n, k, scalars, bias, softmax=None) -> bool:
     kernel(grid, (_THREADS,), (a, b, c, workspace, null, *dims, *scalars), shared_mem=shared)
     if (softmax is not None and bias is None and scalars == (1.0, 0.0) and n % 4 == 0
             and n <= _SOFTMAX_FUSED_COLS and _aligned(c, softmax)):
-        get_kernel("softmax.cu", "sgemm_splitk_reduce_softmax")(
+        launcher("softmax.cu", "sgemm_splitk_reduce_softmax")(
             (m,), (_ROW_BLOCK,),
             (workspace, c, softmax, numpy.int32(m), numpy.int32(n), numpy.int32(slices)))
         return True
-    get_kernel("gemm.cu", "sgemm_splitk_reduce")(
+    launcher("gemm.cu", "sgemm_splitk_reduce")(
         _blocks(m * n), (_THREADS,),
         (workspace, c, bias_arg, numpy.int32(m * n), numpy.int32(n), numpy.int32(slices),
          *scalars))
@@ -290,9 +290,9 @@ def bias_gelu(x: Array, bias: Array, out: Array | None = None) -> Array:
         return out
     args = (x, bias, out, numpy.int32(rows), numpy.int32(cols))
     if cols % 4 == 0 and _aligned(x, bias, out):
-        get_kernel("gemm.cu", "bias_gelu4")(_blocks(x.size // 4), (_THREADS,), args)
+        launcher("gemm.cu", "bias_gelu4")(_blocks(x.size // 4), (_THREADS,), args)
     else:
-        get_kernel("gemm.cu", "bias_gelu")(_blocks(x.size), (_THREADS,), args)
+        launcher("gemm.cu", "bias_gelu")(_blocks(x.size), (_THREADS,), args)
     return out
 
 
@@ -310,10 +310,10 @@ def saxpy(a: float, x: Array, y: Array) -> Array:
     args = (numpy.float32(a), x, y, numpy.int32(y.size))
     if _aligned(x, y):
         grid = (max(1, min(_blocks(y.size // 4)[0], _GRID_STRIDE_CAP)),)
-        get_kernel("saxpy.cu", "saxpy4")(grid, (_THREADS,), args)
+        launcher("saxpy.cu", "saxpy4")(grid, (_THREADS,), args)
     else:
         grid = (min(_blocks(y.size)[0], _GRID_STRIDE_CAP),)
-        get_kernel("saxpy.cu", "saxpy")(grid, (_THREADS,), args)
+        launcher("saxpy.cu", "saxpy")(grid, (_THREADS,), args)
     return y
 
 
@@ -326,9 +326,9 @@ def add_mod1(x: Array, c: float) -> Array:
         return x
     args = (x, numpy.float32(c), numpy.int32(x.size))
     if _aligned(x):
-        get_kernel("elementwise.cu", "add_mod1_4")(_vec_blocks(x.size), (_THREADS,), args)
+        launcher("elementwise.cu", "add_mod1_4")(_vec_blocks(x.size), (_THREADS,), args)
     else:
-        get_kernel("elementwise.cu", "add_mod1")(_blocks(x.size), (_THREADS,), args)
+        launcher("elementwise.cu", "add_mod1")(_blocks(x.size), (_THREADS,), args)
     return x
 
 
@@ -344,9 +344,9 @@ def axpby(a: float, x: Array, b: float, y: Array, out: Array) -> Array:
         return out
     args = (numpy.float32(a), x, numpy.float32(b), y, out, numpy.int32(out.size))
     if _aligned(x, y, out):
-        get_kernel("elementwise.cu", "axpby4")(_vec_blocks(out.size), (_THREADS,), args)
+        launcher("elementwise.cu", "axpby4")(_vec_blocks(out.size), (_THREADS,), args)
     else:
-        get_kernel("elementwise.cu", "axpby")(_blocks(out.size), (_THREADS,), args)
+        launcher("elementwise.cu", "axpby")(_blocks(out.size), (_THREADS,), args)
     return out
 
 
@@ -377,9 +377,9 @@ def softmax_rows(x: Array, out: Array | None = None) -> Array:
         return out
     args = (x, out, numpy.int32(rows), numpy.int32(cols))
     if _warp_rows(cols, x, out):
-        get_kernel("softmax.cu", "softmax_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,), args)
+        launcher("softmax.cu", "softmax_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,), args)
     else:
-        get_kernel("softmax.cu", "softmax_rows")((rows,), (_ROW_BLOCK,), args)
+        launcher("softmax.cu", "softmax_rows")((rows,), (_ROW_BLOCK,), args)
     return out
 
 
@@ -407,10 +407,10 @@ def layernorm_rows(x: Array, gamma: Array, beta: Array, out: Array | None = None
         return out
     args = (x, gamma, beta, out, numpy.int32(rows), numpy.int32(cols), numpy.float32(eps))
     if _warp_rows(cols, x, gamma, beta, out):
-        get_kernel("softmax.cu", "layernorm_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,),
+        launcher("softmax.cu", "layernorm_rows_warp")(_warp_row_blocks(rows), (_ROW_BLOCK,),
                                                         args)
     else:
-        get_kernel("softmax.cu", "layernorm_rows")((rows,), (_ROW_BLOCK,), args)
+        launcher("softmax.cu", "layernorm_rows")((rows,), (_ROW_BLOCK,), args)
     return out
 
 
@@ -435,8 +435,8 @@ def jacobi_step(src: Array, dst: Array) -> Array:
     rows_per_block = by * _STENCIL_ROWS
     if nx % 4 == 0 and _aligned(src, dst):  # four columns per thread, same bits
         grid = (_ceil_div(nx, 4 * bx), _ceil_div(ny, rows_per_block))
-        get_kernel("stencil.cu", "jacobi_step4")(grid, (bx, by), args)
+        launcher("stencil.cu", "jacobi_step4")(grid, (bx, by), args)
     else:
         grid = (_ceil_div(nx, bx), _ceil_div(ny, rows_per_block))
-        get_kernel("stencil.cu", "jacobi_step")(grid, (bx, by), args)
+        launcher("stencil.cu", "jacobi_step")(grid, (bx, by), args)
     return dst

@@ -1,0 +1,213 @@
+"""Programmatic dependent launch (accelgraph_cli/cuda/launch.py), without a GPU.
+
+Which kernels may be launched so is read from their source: only a kernel whose body begins
+with its wait. The launch itself is checked against a stand-in for CuPy and the driver call:
+what it packs for each argument, and when it leaves the launch to CuPy. The GPU tier checks
+that CUDA records programmatic edges and that replays keep eager's bits
+(tests/gpu/test_launch_gpu.py).
+"""
+
+import ctypes
+import types
+
+import numpy
+import pytest
+
+from accelgraph_cli.cuda import kernel_loader, launch
+
+
+@pytest.mark.parametrize("filename", ["elementwise.cu", "gemm.cu", "saxpy.cu", "softmax.cu",
+                                      "stencil.cu"])
+def test_every_bundled_kernel_begins_with_its_wait(filename):
+    source = kernel_loader.kernel_source(filename)
+    names = kernel_loader.kernel_names(filename)
+    assert names
+    assert [name for name in names if not launch.waits(source, name)] == []
+
+
+KERNEL = 'extern "C" __global__ void {launch}k(float* x, int n)\n{{\n{body}}}\n'
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("    WAIT_FOR_PRIOR_GRID();\n    x[0] = 1.0f;\n", True),
+    ("    // the comment first\n\n    WAIT_FOR_PRIOR_GRID( ) ;\n    x[0] = 1.0f;\n", True),
+    ("    x[0] = 1.0f;\n    WAIT_FOR_PRIOR_GRID();\n", False),  # a write before the wait
+    ("    const float v = x[0];\n    WAIT_FOR_PRIOR_GRID();\n", False),
+    ("    x[0] = 1.0f;\n", False),
+    ("    /* WAIT_FOR_PRIOR_GRID(); */\n    x[0] = 1.0f;\n", False),
+])
+def test_only_a_kernel_whose_body_begins_with_the_wait_waits(body, expected):
+    assert launch.waits(KERNEL.format(launch="", body=body), "k") is expected
+    bounded = KERNEL.format(launch="__launch_bounds__(256, 2) ", body=body)
+    assert launch.waits(bounded, "k") is expected
+
+
+def test_waits_names_one_kernel_not_its_neighbour():
+    source = (KERNEL.format(launch="", body="    x[0] = 1.0f;\n").replace("void k(", "void a(")
+              + KERNEL.format(launch="", body="    WAIT_FOR_PRIOR_GRID();\n"))
+    assert not launch.waits(source, "a")
+    assert launch.waits(source, "k")
+    assert not launch.waits(source, "missing")
+
+
+class _Array:
+    def __init__(self, ptr):
+        self.data = types.SimpleNamespace(ptr=ptr)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A stand-in for CuPy (a stream, its capture status, a device of compute capability
+    9.0) and for cuLaunchKernelEx, which records what each launch passed."""
+    state = types.SimpleNamespace(capturing=1, capability="90", stream=0x5000, launches=[],
+                                  cupy_launches=[], status=0, configs=[])
+
+    def launch_ex(config, function, params, extra):
+        state.configs.append(config)
+        attribute = config.attributes.contents
+        args = [ctypes.c_uint64.from_address(params[i]).value for i in range(state.count)]
+        state.launches.append(dict(
+            grid=(config.grid_x, config.grid_y, config.grid_z),
+            block=(config.block_x, config.block_y, config.block_z),
+            shared=config.shared_bytes, stream=config.stream, function=function, args=args,
+            attribute=(attribute.id, attribute.value.int_value, config.attribute_count)))
+        return state.status
+
+    attribute = launch._Attribute()
+    attribute.id = 6
+    attribute.value.int_value = 1
+    driver = types.SimpleNamespace(config=launch._Config, launch=launch_ex,
+                                   attribute=attribute, attribute_pointer=ctypes.pointer(attribute))
+
+    class DriverError(RuntimeError):
+        pass
+
+    runtime = types.SimpleNamespace(streamIsCapturing=lambda stream: state.capturing,
+                                    getDevice=lambda: 0)
+    cupy = types.SimpleNamespace(
+        ndarray=_Array,
+        cuda=types.SimpleNamespace(
+            runtime=runtime,
+            get_current_stream=lambda: types.SimpleNamespace(ptr=state.stream),
+            Device=lambda device: types.SimpleNamespace(compute_capability=state.capability),
+            driver=types.SimpleNamespace(CUDADriverError=DriverError)))
+    monkeypatch.setattr(launch._cuda, "require_cuda", lambda: cupy)
+    monkeypatch.setitem(launch._DRIVER, "driver", driver)
+    monkeypatch.setattr(launch, "_CAPABLE", {})
+    monkeypatch.setattr(launch, "_ENABLED", True)
+
+    class Kernel:  # a cupy.RawKernel: called for CuPy's own launch
+        kernel = types.SimpleNamespace(ptr=0xF00)
+
+        def __call__(self, grid, block, args, shared_mem=0):
+            state.cupy_launches.append((grid, block, args, shared_mem))
+
+    state.kernel = Kernel()
+    state.DriverError = DriverError
+    return state
+
+
+ARGS = (_Array(0x7F00_0000_1000), numpy.float32(-1.5), numpy.int32(-5), numpy.int32(7),
+        numpy.uint64(0), numpy.uint64(2**63 + 1))
+
+
+def test_a_capturing_launch_packs_each_argument_in_its_slot(fake):
+    fake.count = len(ARGS)
+    launch.Launcher(fake.kernel, True)((2, 3), (256,), ARGS, shared_mem=4096)
+    assert fake.cupy_launches == []
+    (done,) = fake.launches
+    assert done["args"] == [0x7F00_0000_1000, int(numpy.float32(-1.5).view(numpy.uint32)),
+                            2**32 - 5, 7, 0, 2**63 + 1]
+    # the 32-bit values are the low half of their slot, as the kernel reads them
+    assert ctypes.c_float.from_buffer(ctypes.c_uint64(done["args"][1])).value == -1.5
+    assert ctypes.c_int32.from_buffer(ctypes.c_uint64(done["args"][2])).value == -5
+    assert done["grid"] == (2, 3, 1) and done["block"] == (256, 1, 1)
+    assert done["shared"] == 4096 and done["stream"] == 0x5000 and done["function"] == 0xF00
+    assert done["attribute"] == (6, 1, 1)  # programmatic stream serialization, on
+
+
+@pytest.mark.parametrize("change", [
+    "not capturing", "capture invalidated", "legacy stream", "older device", "kernel does not wait",
+    "switched off", "another argument type", "query refused",
+])
+def test_other_launches_go_through_cupy(fake, monkeypatch, change):
+    fake.count = len(ARGS)
+    args, waits = ARGS, True
+    if change == "not capturing":
+        fake.capturing = 0
+    elif change == "capture invalidated":
+        fake.capturing = 2
+    elif change == "legacy stream":
+        fake.stream = 0
+    elif change == "older device":
+        fake.capability = "80"
+    elif change == "kernel does not wait":
+        waits = False
+    elif change == "switched off":
+        monkeypatch.setattr(launch, "_ENABLED", False)
+    elif change == "another argument type":
+        args = ARGS + (numpy.float64(1.0),)  # a double: CuPy knows how to pass it
+    elif change == "query refused":
+        def refuse(stream):
+            raise RuntimeError("cudaErrorStreamCaptureImplicit")
+        launch._cuda.require_cuda().cuda.runtime.streamIsCapturing = refuse
+    launch.Launcher(fake.kernel, waits)((4,), (128,), args)
+    assert fake.launches == []
+    assert fake.cupy_launches == [((4,), (128,), args, 0)]
+
+
+def test_a_configuration_is_made_once_a_shape_and_stream(fake):
+    fake.count = len(ARGS)
+    launcher = launch.Launcher(fake.kernel, True)
+    launcher((2, 3), (256,), ARGS)
+    launcher((2, 3), (256,), ARGS)
+    fake.stream = 0x6000
+    launcher((2, 3), (256,), ARGS)
+    launcher([5], [64], ARGS)  # lists (unhashable): a configuration made for the launch
+    first, again, other_stream, listed = fake.configs
+    assert again is first and other_stream is not first
+    assert [done["stream"] for done in fake.launches] == [0x5000, 0x5000, 0x6000, 0x6000]
+    assert fake.launches[-1]["grid"] == (5, 1, 1) and fake.launches[-1]["block"] == (64, 1, 1)
+
+
+def test_each_thread_fills_its_own_argument_slots():
+    import threading
+
+    mine = launch._buffers(3)
+    assert launch._buffers(3) is mine
+    theirs = []
+    thread = threading.Thread(target=lambda: theirs.append(launch._buffers(3)))
+    thread.start()
+    thread.join()
+    assert theirs[0][0] is not mine[0]
+    slots, params = mine
+    assert [params[i] for i in range(3)] == [ctypes.addressof(slots) + 8 * i for i in range(3)]
+
+
+def test_a_refused_launch_raises_cupys_driver_error(fake):
+    fake.count = len(ARGS)
+    fake.status = 1  # CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(fake.DriverError):
+        launch.Launcher(fake.kernel, True)(1, 32, ARGS)
+    assert fake.cupy_launches == []
+
+
+def test_launchers_are_cached_and_know_whether_their_kernel_waits(monkeypatch):
+    monkeypatch.setattr(kernel_loader, "get_kernel", lambda filename, name: ("kernel", name))
+    monkeypatch.setattr(kernel_loader, "_LAUNCHERS", {})
+    first = kernel_loader.launcher("saxpy.cu", "saxpy")
+    assert first is kernel_loader.launcher("saxpy.cu", "saxpy")
+    assert first.kernel == ("kernel", "saxpy") and first.waits
+
+
+def test_the_structures_match_cuda_h():
+    # cuda.h: CUlaunchAttributeValue is a 64-byte union; CUlaunchAttribute an id padded to 8
+    # bytes, then the value; CUlaunchConfig seven unsigned ints, the stream, the attribute
+    # pointer and their count
+    assert ctypes.sizeof(launch._Value) == 64
+    assert ctypes.sizeof(launch._Attribute) == 72
+    assert launch._Attribute.value.offset == 8
+    assert launch._Config.stream.offset == 32
+    assert launch._Config.attributes.offset == 40
+    assert launch._Config.attribute_count.offset == 48
+    assert ctypes.sizeof(launch._Config) == 56
