@@ -161,7 +161,7 @@ def targets(report: dict) -> list[dict]:
     add("torch backend: torch_buckets shared pool / largest graph",
         (torch_run.get("buckets") or {}).get("shared_over_largest"), 1.05)
     for row in (report.get("small_capture") or {}).get("rows", []):
-        if row["kernels"] == 4:
+        if row["kernels"] == 4 and row.get("launch", "plain") == "plain":
             add(f"capture + instantiate, 4 kernels{', allocating' if row['allocates'] else ''}: "
                 "accelgraph Graph / bare CuPy", row["ratio_cupy"], 1.2)
     kernels_run = report.get("kernels") or {}
