@@ -25,29 +25,62 @@ def test_every_bundled_kernel_begins_with_its_wait(filename):
     assert [name for name in names if not launch.waits(source, name)] == []
 
 
-KERNEL = 'extern "C" __global__ void {launch}k(float* x, int n)\n{{\n{body}}}\n'
+DEFINITION = """\
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#endif
+"""
+KERNEL = 'extern "C" __global__ void {launch}{name}(float* x, int n)\n{{\n{body}}}\n'
+WAITING = "    WAIT_FOR_PRIOR_GRID();\n    x[0] = 1.0f;\n"
+NOT_WAITING = "    x[0] = 1.0f;\n"
+
+
+def kernel(body, name="k", launch_bounds=""):
+    return KERNEL.format(launch=launch_bounds, name=name, body=body)
 
 
 @pytest.mark.parametrize("body, expected", [
-    ("    WAIT_FOR_PRIOR_GRID();\n    x[0] = 1.0f;\n", True),
-    ("    // the comment first\n\n    WAIT_FOR_PRIOR_GRID( ) ;\n    x[0] = 1.0f;\n", True),
+    (WAITING, True),
+    ("    // the comment first\n\n    /* and another */ WAIT_FOR_PRIOR_GRID( ) ;\n", True),
     ("    x[0] = 1.0f;\n    WAIT_FOR_PRIOR_GRID();\n", False),  # a write before the wait
     ("    const float v = x[0];\n    WAIT_FOR_PRIOR_GRID();\n", False),
-    ("    x[0] = 1.0f;\n", False),
+    (NOT_WAITING, False),
     ("    /* WAIT_FOR_PRIOR_GRID(); */\n    x[0] = 1.0f;\n", False),
+    ("    // WAIT_FOR_PRIOR_GRID();\n    x[0] = 1.0f;\n", False),
 ])
 def test_only_a_kernel_whose_body_begins_with_the_wait_waits(body, expected):
-    assert launch.waits(KERNEL.format(launch="", body=body), "k") is expected
-    bounded = KERNEL.format(launch="__launch_bounds__(256, 2) ", body=body)
+    assert launch.waits(DEFINITION + kernel(body), "k") is expected
+    bounded = DEFINITION + kernel(body, launch_bounds="__launch_bounds__(256, 2) ")
     assert launch.waits(bounded, "k") is expected
 
 
 def test_waits_names_one_kernel_not_its_neighbour():
-    source = (KERNEL.format(launch="", body="    x[0] = 1.0f;\n").replace("void k(", "void a(")
-              + KERNEL.format(launch="", body="    WAIT_FOR_PRIOR_GRID();\n"))
+    source = DEFINITION + kernel(NOT_WAITING, name="a") + kernel(WAITING)
     assert not launch.waits(source, "a")
     assert launch.waits(source, "k")
     assert not launch.waits(source, "missing")
+
+
+@pytest.mark.parametrize("source", [
+    # the waiting definition only in a comment, above the real one
+    DEFINITION + "/*\n" + kernel(WAITING) + "*/\n" + kernel(NOT_WAITING),
+    DEFINITION + "// " + kernel(WAITING).replace("\n", " ") + "\n" + kernel(NOT_WAITING),
+    # two definitions, one compiled out
+    DEFINITION + "#if 0\n" + kernel(WAITING) + "#else\n" + kernel(NOT_WAITING) + "#endif\n",
+    # the kernel inside a conditional block of its own
+    DEFINITION + "#ifdef SLOW\n" + kernel(WAITING) + "#endif\n",
+    # the wait defined as nothing, or as something else, or redefined later
+    "#define WAIT_FOR_PRIOR_GRID()\n" + kernel(WAITING),
+    DEFINITION.replace("griddepcontrol.wait;", "nanosleep.u32 1;") + kernel(WAITING),
+    DEFINITION.replace(">= 900", ">= 1000") + kernel(WAITING),
+    DEFINITION + "#undef WAIT_FOR_PRIOR_GRID\n#define WAIT_FOR_PRIOR_GRID()\n" + kernel(WAITING),
+    # no definition at all (the name would not compile, but say no anyway)
+    kernel(WAITING),
+])
+def test_a_wait_that_would_not_be_compiled_in_does_not_count(source):
+    assert not launch.waits(source, "k")
 
 
 class _Array:
@@ -98,6 +131,7 @@ def fake(monkeypatch):
 
     class Kernel:  # a cupy.RawKernel: called for CuPy's own launch
         kernel = types.SimpleNamespace(ptr=0xF00)
+        attributes = {"ptx_version": 90}
 
         def __call__(self, grid, block, args, shared_mem=0):
             state.cupy_launches.append((grid, block, args, shared_mem))
@@ -128,7 +162,7 @@ def test_a_capturing_launch_packs_each_argument_in_its_slot(fake):
 
 @pytest.mark.parametrize("change", [
     "not capturing", "capture invalidated", "legacy stream", "older device", "kernel does not wait",
-    "switched off", "another argument type", "query refused",
+    "switched off", "another argument type", "query refused", "compiled for an older device",
 ])
 def test_other_launches_go_through_cupy(fake, monkeypatch, change):
     fake.count = len(ARGS)
@@ -147,6 +181,8 @@ def test_other_launches_go_through_cupy(fake, monkeypatch, change):
         monkeypatch.setattr(launch, "_ENABLED", False)
     elif change == "another argument type":
         args = ARGS + (numpy.float64(1.0),)  # a double: CuPy knows how to pass it
+    elif change == "compiled for an older device":
+        fake.kernel.attributes = {"ptx_version": 86}
     elif change == "query refused":
         def refuse(stream):
             raise RuntimeError("cudaErrorStreamCaptureImplicit")
@@ -184,12 +220,16 @@ def test_each_thread_fills_its_own_argument_slots():
     assert [params[i] for i in range(3)] == [ctypes.addressof(slots) + 8 * i for i in range(3)]
 
 
-def test_a_refused_launch_raises_cupys_driver_error(fake):
+def test_a_refused_launch_says_so_and_later_launches_go_through_cupy(fake):
     fake.count = len(ARGS)
-    fake.status = 1  # CUDA_ERROR_INVALID_VALUE
-    with pytest.raises(fake.DriverError):
-        launch.Launcher(fake.kernel, True)(1, 32, ARGS)
+    fake.status = 400  # CUDA_ERROR_INVALID_HANDLE
+    launcher = launch.Launcher(fake.kernel, True)
+    with pytest.raises(launch.LaunchError, match="ACCELGRAPH_PDL=0") as raised:
+        launcher(1, 32, ARGS)
+    assert isinstance(raised.value.__cause__, fake.DriverError)
     assert fake.cupy_launches == []
+    launcher(1, 32, ARGS)  # the device is no longer given programmatic launches
+    assert len(fake.launches) == 1 and fake.cupy_launches == [(1, 32, ARGS, 0)]
 
 
 def test_launchers_are_cached_and_know_whether_their_kernel_waits(monkeypatch):
@@ -198,6 +238,15 @@ def test_launchers_are_cached_and_know_whether_their_kernel_waits(monkeypatch):
     first = kernel_loader.launcher("saxpy.cu", "saxpy")
     assert first is kernel_loader.launcher("saxpy.cu", "saxpy")
     assert first.kernel == ("kernel", "saxpy") and first.waits
+
+
+def test_a_launcher_reads_the_source_its_kernel_was_compiled_from(monkeypatch):
+    # the file on disk waits (every bundled kernel does); what was compiled did not
+    monkeypatch.setattr(kernel_loader, "get_kernel", lambda filename, name: ("kernel", name))
+    monkeypatch.setattr(kernel_loader, "_LAUNCHERS", {})
+    monkeypatch.setitem(kernel_loader._KERNEL_SOURCES, ("saxpy.cu", "saxpy"),
+                        DEFINITION + kernel(NOT_WAITING, name="saxpy"))
+    assert not kernel_loader.launcher("saxpy.cu", "saxpy").waits
 
 
 def test_the_structures_match_cuda_h():

@@ -99,10 +99,13 @@ def _load_module(folder: Path, filename: str, name_expressions: tuple, options: 
         module.compile()  # compile and load now, not lazily at the first (maybe captured) launch
     except CompileException as error:
         raise KernelError(f"{folder / filename} failed to compile:\n{error}") from error
+    _MODULE_SOURCES[id(module)] = source  # (the cache above keeps every module alive)
     return module
 
 
+_MODULE_SOURCES: dict[int, str] = {}  # id of a loaded module -> the source it was compiled from
 _KERNELS: dict[tuple[str, str], Any] = {}
+_KERNEL_SOURCES: dict[tuple[str, str], str] = {}  # what each looked-up kernel was compiled from
 
 
 def get_kernel(filename: str, name: str) -> Any:
@@ -118,6 +121,7 @@ def get_kernel(filename: str, name: str) -> Any:
     if kernel is None:
         module = load_module(filename)
         kernel = _KERNELS[(filename, name)] = module.get_function(name)
+        _KERNEL_SOURCES[(filename, name)] = _MODULE_SOURCES.get(id(module), "")
     return kernel
 
 
@@ -133,8 +137,13 @@ def launcher(filename: str, name: str) -> Any:
     if found is None:
         from .launch import Launcher, waits
 
-        found = _LAUNCHERS[(filename, name)] = Launcher(
-            get_kernel(filename, name), waits(kernel_source(filename), name))
+        kernel = get_kernel(filename, name)
+        # read from the source the kernel was compiled from, not from the file as it is now
+        # (another $ACCELGRAPH_KERNELS, or the file edited since the kernel was looked up)
+        source = _KERNEL_SOURCES.get((filename, name))
+        if source is None:
+            source = kernel_source(filename)
+        found = _LAUNCHERS[(filename, name)] = Launcher(kernel, waits(source, name))
     return found
 
 

@@ -1,14 +1,20 @@
 """Launching the kernels of kernels/: programmatic dependent launch while a stream captures.
 
 A kernel whose body begins with ``WAIT_FOR_PRIOR_GRID();`` (defined in the .cu files that use
-it) may start while the kernel before it in its stream is still finishing: the wait holds
-every thread until that kernel has completed and its writes are visible, so nothing the
-kernel reads or writes can race it. While the current stream is capturing, on a device of
-compute capability 9.0 or later, such a kernel is launched with programmatic stream
-serialization (``cuLaunchKernelEx``), which the graph records as a programmatic edge: in a
-replay the kernel's blocks are scheduled as the previous kernel's blocks drain, not after its
-last one has ended (mlp_decode: 18.7–18.8 → 17.7–17.9 µs a replay on an H100, the same bits;
-``bench/HISTORY.md``, 12-07, fifth entry).
+it, see :func:`waits`) may be launched before the kernel before it in its stream has
+completed: the wait holds every thread until that kernel has completed and its writes are
+visible. While the current stream is capturing, on a device of compute capability 9.0 or
+later, such a kernel is launched with programmatic stream serialization
+(``cuLaunchKernelEx``), which the graph records as a programmatic edge. None of the kernels
+lets its dependents launch early, so in a replay the next kernel is launched once every
+block of the one before has exited, without waiting for that grid to complete and its
+writes to be flushed (the wait covers that): mlp_decode 18.7–18.8 → 17.7–17.9 µs a replay
+on an H100, the same bits (``bench/HISTORY.md``, 12-07, fifth entry).
+
+The guarantee rests on the kernel before having completed only once what it depends on has:
+true of accelgraph's kernels and of any launched without the attribute. A kernel of another
+library launched with it that does not wait itself races its own predecessor, and a kernel
+of accelgraph's after it could race that predecessor too.
 
 Eager launches stay CuPy's, whatever the kernel: from Python it is the cheaper launch (a
 ``kernels.saxpy`` call took 9.4 µs through it against 12.3–12.6 µs through the ctypes one),
@@ -32,9 +38,10 @@ from typing import Any
 from . import device as _cuda
 
 PDL_ENV = "ACCELGRAPH_PDL"
-"""Set to 0 to launch without programmatic dependencies, under capture too (read at import)."""
+"""Set to 0 (or false, no, off) to launch without programmatic dependencies, under capture
+too (read at import)."""
 
-_ENABLED = os.environ.get(PDL_ENV, "1").strip() != "0"
+_ENABLED = os.environ.get(PDL_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 _WAIT = "WAIT_FOR_PRIOR_GRID"
 _ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6  # CUlaunchAttributeID (cuda.h, CUDA 12+)
 _CAPTURE_ACTIVE = 1  # cudaStreamCaptureStatusActive
@@ -49,15 +56,45 @@ def set_enabled(enabled: bool) -> bool:
     return previous
 
 
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+_DEFINES = re.compile(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+" + _WAIT + r"\b", re.M)
+# The definition every file in kernels/ carries: the wait wherever the kernel is compiled for
+# compute capability 9.0 or later (the only devices launched with programmatic dependencies,
+# and only kernels compiled for them: Launcher checks both), nothing elsewhere.
+_DEFINITION = re.compile(
+    r"^[ \t]*#[ \t]*if[ \t]+defined\(__CUDA_ARCH__\)[ \t]*&&[ \t]*__CUDA_ARCH__[ \t]*>=[ \t]*900[ \t]*\n"
+    r"[ \t]*#[ \t]*define[ \t]+" + _WAIT + r"\(\)[ \t]+"
+    r'asm[ \t]+volatile\("griddepcontrol\.wait;"[ \t]*:::[ \t]*"memory"\)[ \t]*\n'
+    r"[ \t]*#[ \t]*else[ \t]*\n"
+    r"[ \t]*#[ \t]*define[ \t]+" + _WAIT + r"\(\)[ \t]+\(\(void\)0\)[ \t]*\n"
+    r"[ \t]*#[ \t]*endif\b", re.M)
+
+
 def waits(source: str, name: str) -> bool:
-    """Whether kernel ``name``'s body in ``source`` begins with ``WAIT_FOR_PRIOR_GRID();``
-    (comments and blank lines before it allowed): only such kernels are launched with
-    programmatic dependencies. A kernel that reads or writes memory before its wait could
-    race the kernel before it, so the wait must come first."""
-    pattern = (r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?'
-               + re.escape(name) + r'\s*\([^)]*\)\s*\{\s*(?://[^\n]*\n\s*)*'
-               + _WAIT + r'\s*\(\s*\)\s*;')
-    return re.search(pattern, source) is not None
+    """Whether kernel ``name`` in ``source`` waits for the kernel before it before anything
+    else: only such kernels are launched with programmatic dependencies, since a kernel that
+    read or wrote memory before its wait could race the kernel before it. It does where the
+    file defines ``WAIT_FOR_PRIOR_GRID`` as the files in kernels/ do (and nowhere else), the
+    kernel is defined once, outside any ``#if``, and its body's first statement is
+    ``WAIT_FOR_PRIOR_GRID();``. Comments are left out first: a definition or a wait in a
+    comment does not count."""
+    code = _COMMENTS.sub(" ", source)
+    if len(_DEFINITION.findall(code)) != 1 or len(_DEFINES.findall(code)) != 2:
+        return False
+    kernel = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?'
+                        + re.escape(name) + r"\s*\(")
+    found = list(kernel.finditer(code))
+    if len(found) != 1:
+        return False
+    start = found[0].start()
+    depth = 0
+    for directive in _CONDITIONAL.finditer(code, 0, start):
+        depth += -1 if directive.group(1) == "endif" else 1
+    if depth:
+        return False
+    body = re.compile(r"[^)]*\)\s*\{\s*" + _WAIT + r"\s*\(\s*\)\s*;")
+    return body.match(code, found[0].end()) is not None
 
 
 class _Value(ctypes.Union):  # CUlaunchAttributeValue: a union of 64 bytes
@@ -168,7 +205,13 @@ class Launcher:
                 return False
         function = self._functions.get(device)
         if function is None:
-            function = self._functions[device] = int(self.kernel.kernel.ptr)
+            # 0: compiled for a compute capability below 9.0 (a CuPy whose NVRTC stops short
+            # of the device's), where the wait is compiled out: launched as CuPy launches it
+            compiled_for = int(self.kernel.attributes["ptx_version"])
+            function = int(self.kernel.kernel.ptr) if compiled_for >= 90 else 0
+            self._functions[device] = function
+        if not function:
+            return False
         driver = _DRIVER["driver"]
         key = (grid, block, shared_mem, stream)
         try:
@@ -186,8 +229,19 @@ class Launcher:
         slots[:] = values
         status = driver.launch(config, function, params, None)
         if status:
-            raise cupy.cuda.driver.CUDADriverError(status)
+            # The device takes no more such launches in this process (a driver or device
+            # that refuses them under capture); this capture has most likely failed with it
+            _CAPABLE[device] = False
+            error = cupy.cuda.driver.CUDADriverError(status)
+            raise LaunchError(
+                f"cuLaunchKernelEx with programmatic dependencies failed under capture: "
+                f"{error}; later captures in this process launch as CuPy does, and "
+                f"{PDL_ENV}=0 does so from the start") from error
         return True
+
+
+class LaunchError(RuntimeError):
+    """A launch with programmatic dependencies that CUDA refused, under capture."""
 
 
 _CONFIGS_KEPT = 64  # launch configurations a kernel keeps (more: it starts again)

@@ -50,13 +50,31 @@ def _walk(graph_handle, graph_ids) -> GraphModel:
         model_nodes.append(node)
     edges = []
     if nodes:
-        # CUDA 12 returns (from, to, count); CUDA 13 adds edge data: (from, to, data, count).
-        count = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, 0))[-1]
-        if count:
-            found = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, count))
-            sources, targets = found[0], found[1]
-            edges = [(ids[int(a)], ids[int(b)]) for a, b in zip(sources[:count], targets[:count])]
+        edges = [(ids[a], ids[b]) for a, b, _ in graph_edges(graph_handle)]
     return GraphModel(nodes=model_nodes, edges=edges, source="live")
+
+
+def graph_edges(graph_handle: int) -> list[tuple[int, int, int | None]]:
+    """The edges of a cudaGraph_t as (from node, to node, type): the type a
+    cudaGraphDependencyType (0 default, 1 programmatic), None where the bindings give no edge
+    data. CUDA 13's cudaGraphGetEdges returns the data; CUDA 12's does not, and refuses
+    (cudaErrorLossyQuery) a graph with an edge that is not a default one, such as those of
+    kernels captured with programmatic dependencies: its cudaGraphGetEdges_v2 (12.3 and up)
+    is asked instead."""
+    runtime, _ = _cuda.bindings()
+    get = runtime.cudaGraphGetEdges
+    # (from, to, count) without edge data; (from, to, data, count) with it. Asking for the
+    # count alone is never lossy.
+    counted = _cuda.check("cudaGraphGetEdges", get(graph_handle, 0))
+    count = counted[-1]
+    if not count:
+        return []
+    if len(counted) == 3 and hasattr(runtime, "cudaGraphGetEdges_v2"):
+        get = runtime.cudaGraphGetEdges_v2  # CUDA 12.3+: the edges with their data
+    found = _cuda.check("cudaGraphGetEdges", get(graph_handle, count))
+    sources, targets = found[0][:count], found[1][:count]
+    kinds = [int(data.type) for data in found[2][:count]] if len(found) == 4 else [None] * count
+    return [(int(a), int(b), kind) for a, b, kind in zip(sources, targets, kinds)]
 
 
 def _conditional_body(runtime, handle):

@@ -4,8 +4,9 @@ Under capture, on compute capability 9.0 and up, the kernels of kernels/ are lau
 programmatic stream serialization (accelgraph_cli/cuda/launch.py): CUDA records each edge
 from the kernel before as a programmatic one, and the kernel's wait keeps it from reading
 what that kernel has not finished writing. Checked here: the edge types CUDA reports (so a
-launch that silently lost its attribute fails), the switch that turns it off, and replays
-that read what the kernel before them wrote, compared bit for bit with eager steps.
+launch that silently lost its attribute fails), the switch that turns it off, replays bit
+for bit eager's, a plain edge after a memset, and the wait itself, against a writer that lets
+the next kernel start early (with a control that shows the race it prevents).
 """
 
 from __future__ import annotations
@@ -14,19 +15,17 @@ import numpy as np
 import pytest
 
 from accelgraph_cli import Graph, kernels
-from accelgraph_cli.cuda import device as _cuda
 from accelgraph_cli.cuda import launch
+from accelgraph_cli.cuda.live import graph_edges
 
 _PROGRAMMATIC = 1  # cudaGraphDependencyTypeProgrammatic
 
 
 def _edge_types(graph_handle: int) -> list[int]:
-    runtime, _ = _cuda.bindings()
-    count = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, 0))[-1]
-    found = _cuda.check("cudaGraphGetEdges", runtime.cudaGraphGetEdges(graph_handle, count))
-    if len(found) < 4:  # CUDA 12's bindings: (from, to, count), no edge data
-        pytest.skip("these CUDA bindings return no edge data (CUDA 13's do)")
-    return [int(data.type) for data in found[2][:count]]
+    edges = graph_edges(graph_handle)
+    if edges and edges[0][2] is None:
+        pytest.skip("these CUDA bindings give no edge data")
+    return [kind for _, _, kind in edges]
 
 
 @pytest.fixture
@@ -75,10 +74,9 @@ def test_captured_kernels_get_programmatic_edges_and_eager_bits(cupy, stream, ho
         assert replayed.view(np.uint32).tolist() == eager[key].view(np.uint32).tolist(), key
 
 
-def test_dependent_kernels_read_what_the_kernel_before_wrote(cupy, stream, hopper):
+def test_dependent_kernels_keep_eager_bits(cupy, stream, hopper):
     # Jacobi ping-pong: each step reads its neighbours' values, which other blocks of the
-    # previous kernel wrote. A kernel that started reading before its wait would see the
-    # values of two steps before, and the replay would not keep eager's bits.
+    # previous kernel wrote; 32 programmatic edges in a row, the replay bit for bit eager's.
     rng = np.random.default_rng(5)
     start = rng.standard_normal((2048, 2048), dtype=np.float32)
     a, b = cupy.asarray(start), cupy.empty((2048, 2048), dtype=cupy.float32)
@@ -98,3 +96,82 @@ def test_dependent_kernels_read_what_the_kernel_before_wrote(cupy, stream, hoppe
     assert set(_edge_types(graph.graph_handle)) == {_PROGRAMMATIC}
     graph.replay()
     assert cupy.asnumpy(a).view(np.uint32).tolist() == eager.view(np.uint32).tolist()
+
+
+# A writer that lets the kernel after it launch at once, then spins about a millisecond
+# before it writes: the kernel after it runs beside it, and only its wait orders the two.
+_RACE = r"""
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define WAIT_FOR_PRIOR_GRID() asm volatile("griddepcontrol.wait;" ::: "memory")
+#define LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;")
+#else
+#define WAIT_FOR_PRIOR_GRID() ((void)0)
+#define LAUNCH_DEPENDENTS() ((void)0)
+#endif
+
+extern "C" __global__ void late_writer(int* flag, int cycles)
+{
+    WAIT_FOR_PRIOR_GRID();
+    LAUNCH_DEPENDENTS();
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+    *flag = 1;
+}
+
+extern "C" __global__ void reader(const int* flag, int* seen)
+{
+    WAIT_FOR_PRIOR_GRID();
+    *seen = *flag;
+}
+
+extern "C" __global__ void hasty_reader(const int* flag, int* seen)
+{
+    *seen = *flag;
+}
+"""
+
+
+def _race_graph(cupy, reader_name):
+    writer = launch.Launcher(cupy.RawKernel(_RACE, "late_writer"), True)
+    # (told it waits, for the control: the launch it gets is the one a waiting kernel gets)
+    reader = launch.Launcher(cupy.RawKernel(_RACE, reader_name), True)
+    flag = cupy.zeros(1, dtype=cupy.int32)
+    seen = cupy.full(1, -1, dtype=cupy.int32)
+    graph = Graph(keep_graph=True)
+    with graph:
+        writer((1,), (1,), (flag, np.int32(2_000_000)))
+        reader((1,), (1,), (flag, seen))
+    return graph, flag, seen
+
+
+def _replays_seen(cupy, graph, flag, seen, times=5):
+    found = []
+    for _ in range(times):
+        flag.fill(0)
+        graph.replay()
+        found.append(int(seen.get()))
+    return found
+
+
+def test_the_wait_orders_a_kernel_after_one_that_lets_it_start_early(cupy, stream, hopper):
+    graph, flag, seen = _race_graph(cupy, "reader")
+    assert _edge_types(graph.graph_handle) == [_PROGRAMMATIC]
+    assert _replays_seen(cupy, graph, flag, seen) == [1] * 5
+    # The control: the same launch of a kernel without the wait reads the flag before the
+    # writer has set it, so the test above would see a wait that did not hold
+    graph, flag, seen = _race_graph(cupy, "hasty_reader")
+    assert 0 in _replays_seen(cupy, graph, flag, seen)
+
+
+def test_a_kernel_after_a_memset_gets_a_plain_edge(cupy, stream, hopper):
+    y = cupy.ones(1 << 20, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    graph = Graph(keep_graph=True)
+    with graph:
+        cupy.cuda.runtime.memsetAsync(y.data.ptr, 0, y.nbytes, stream.ptr)
+        kernels.add_mod1(y, 0.25)
+        kernels.add_mod1(y, 0.25)
+    assert sorted(_edge_types(graph.graph_handle)) == [0, _PROGRAMMATIC]
+    graph.replay()
+    assert (cupy.asnumpy(y) == np.float32(0.5)).all()
