@@ -131,7 +131,7 @@ def fake(monkeypatch):
 
     class Kernel:  # a cupy.RawKernel: called for CuPy's own launch
         kernel = types.SimpleNamespace(ptr=0xF00)
-        attributes = {"ptx_version": 90}
+        ptx_version = 90  # CuPy's: the virtual architecture the kernel was compiled for
 
         def __call__(self, grid, block, args, shared_mem=0):
             state.cupy_launches.append((grid, block, args, shared_mem))
@@ -182,7 +182,7 @@ def test_other_launches_go_through_cupy(fake, monkeypatch, change):
     elif change == "another argument type":
         args = ARGS + (numpy.float64(1.0),)  # a double: CuPy knows how to pass it
     elif change == "compiled for an older device":
-        fake.kernel.attributes = {"ptx_version": 86}
+        fake.kernel.ptx_version = 86
     elif change == "query refused":
         def refuse(stream):
             raise RuntimeError("cudaErrorStreamCaptureImplicit")

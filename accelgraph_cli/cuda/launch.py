@@ -207,7 +207,7 @@ class Launcher:
         if function is None:
             # 0: compiled for a compute capability below 9.0 (a CuPy whose NVRTC stops short
             # of the device's), where the wait is compiled out: launched as CuPy launches it
-            compiled_for = int(self.kernel.attributes["ptx_version"])
+            compiled_for = int(getattr(self.kernel, "ptx_version", 0) or 0)
             function = int(self.kernel.kernel.ptr) if compiled_for >= 90 else 0
             self._functions[device] = function
         if not function:
