@@ -78,6 +78,8 @@ def test_waits_names_one_kernel_not_its_neighbour():
     DEFINITION + "#undef WAIT_FOR_PRIOR_GRID\n#define WAIT_FOR_PRIOR_GRID()\n" + kernel(WAITING),
     # no definition at all (the name would not compile, but say no anyway)
     kernel(WAITING),
+    # a // comment ending in a backslash takes the next line with it
+    DEFINITION + kernel("    // see c:\\\n    WAIT_FOR_PRIOR_GRID();\n    x[0] = 1.0f;\n"),
 ])
 def test_a_wait_that_would_not_be_compiled_in_does_not_count(source):
     assert not launch.waits(source, "k")
@@ -260,3 +262,66 @@ def test_the_structures_match_cuda_h():
     assert launch._Config.attributes.offset == 40
     assert launch._Config.attribute_count.offset == 48
     assert ctypes.sizeof(launch._Config) == 56
+
+
+class _Status:
+    def __init__(self, name):
+        self.name = name
+
+    def __int__(self):
+        return 0 if self.name == "cudaSuccess" else 913
+
+
+OK = _Status("cudaSuccess")
+LOSSY = _Status("cudaErrorLossyQuery")
+
+
+def _runtime(edges, with_data, lossy=False, v2=False):
+    """A stand-in for cuda.bindings' runtime: cudaGraphGetEdges as CUDA 13's (edge data) or
+    CUDA 12's (none, and refusing a lossy query), with or without CUDA 12.3's _v2."""
+    calls = []
+    data = [types.SimpleNamespace(type=kind) for _, _, kind in edges]
+
+    def get(graph, count):
+        calls.append(("get", count))
+        if not count:
+            return (OK, None, None, None, len(edges)) if with_data else (OK, None, None, len(edges))
+        if lossy:
+            return (LOSSY, None, None, 0)
+        sources, targets = [a for a, _, _ in edges], [b for _, b, _ in edges]
+        if with_data:
+            return (OK, sources, targets, data, len(edges))
+        return (OK, sources, targets, len(edges))
+
+    def get_v2(graph, count):
+        calls.append(("v2", count))
+        return (OK, [a for a, _, _ in edges], [b for _, b, _ in edges], data, len(edges))
+
+    runtime = types.SimpleNamespace(cudaGraphGetEdges=get)
+    if v2:
+        runtime.cudaGraphGetEdges_v2 = get_v2
+    return runtime, calls
+
+
+@pytest.mark.parametrize("bindings", ["cuda13", "cuda12 default edges", "cuda12.3 lossy",
+                                      "cuda12 old driver, default edges", "cuda12 old, lossy"])
+def test_graph_edges_reads_each_bindings_shape(monkeypatch, bindings):
+    from accelgraph_cli.cuda import live
+    from accelgraph_cli.errors import CudaError
+
+    edges = [(11, 12, 0), (12, 13, 1)]
+    runtime, calls = _runtime(edges, with_data=bindings == "cuda13", lossy="lossy" in bindings,
+                              v2="old" not in bindings and bindings != "cuda13")
+    monkeypatch.setattr(live._cuda, "bindings", lambda: (runtime, None))
+    if bindings == "cuda12 old, lossy":  # no _v2 to ask: the error stands
+        with pytest.raises(CudaError, match="cudaErrorLossyQuery"):
+            live.graph_edges(1)
+        return
+    found = live.graph_edges(1)
+    if bindings == "cuda13" or "lossy" in bindings:
+        assert found == edges
+    else:  # CUDA 12's plain call, all edges default: no data, and _v2 never asked
+        assert found == [(11, 12, None), (12, 13, None)]
+        assert [name for name, _ in calls] == ["get", "get"]
+    if bindings == "cuda12.3 lossy":
+        assert calls == [("get", 0), ("get", 2), ("v2", 2)]

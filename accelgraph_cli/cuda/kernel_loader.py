@@ -120,8 +120,10 @@ def get_kernel(filename: str, name: str) -> Any:
     kernel = _KERNELS.get((filename, name))
     if kernel is None:
         module = load_module(filename)
-        kernel = _KERNELS[(filename, name)] = module.get_function(name)
+        kernel = module.get_function(name)
+        # the source first: a thread that finds the kernel finds what it was compiled from
         _KERNEL_SOURCES[(filename, name)] = _MODULE_SOURCES.get(id(module), "")
+        _KERNELS[(filename, name)] = kernel
     return kernel
 
 

@@ -78,8 +78,10 @@ def waits(source: str, name: str) -> bool:
     file defines ``WAIT_FOR_PRIOR_GRID`` as the files in kernels/ do (and nowhere else), the
     kernel is defined once, outside any ``#if``, and its body's first statement is
     ``WAIT_FOR_PRIOR_GRID();``. Comments are left out first: a definition or a wait in a
-    comment does not count."""
-    code = _COMMENTS.sub(" ", source)
+    comment does not count. Headers the file includes and options given to the compiler are
+    not read: the kernels of kernels/ use neither."""
+    # (a backslash at a line's end joins the next line to it, a // comment's too)
+    code = _COMMENTS.sub(" ", source.replace("\\\n", ""))
     if len(_DEFINITION.findall(code)) != 1 or len(_DEFINES.findall(code)) != 2:
         return False
     kernel = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?'

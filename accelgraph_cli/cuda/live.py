@@ -60,18 +60,21 @@ def graph_edges(graph_handle: int) -> list[tuple[int, int, int | None]]:
     data. CUDA 13's cudaGraphGetEdges returns the data; CUDA 12's does not, and refuses
     (cudaErrorLossyQuery) a graph with an edge that is not a default one, such as those of
     kernels captured with programmatic dependencies: its cudaGraphGetEdges_v2 (12.3 and up)
-    is asked instead."""
+    is then asked instead (where the driver has none, the error stands)."""
     runtime, _ = _cuda.bindings()
     get = runtime.cudaGraphGetEdges
     # (from, to, count) without edge data; (from, to, data, count) with it. Asking for the
     # count alone is never lossy.
-    counted = _cuda.check("cudaGraphGetEdges", get(graph_handle, 0))
-    count = counted[-1]
+    count = _cuda.check("cudaGraphGetEdges", get(graph_handle, 0))[-1]
     if not count:
         return []
-    if len(counted) == 3 and hasattr(runtime, "cudaGraphGetEdges_v2"):
-        get = runtime.cudaGraphGetEdges_v2  # CUDA 12.3+: the edges with their data
-    found = _cuda.check("cudaGraphGetEdges", get(graph_handle, count))
+    result = get(graph_handle, count)
+    if (getattr(result[0], "name", "") == "cudaErrorLossyQuery"
+            and hasattr(runtime, "cudaGraphGetEdges_v2")):
+        # CUDA 12.3+, an edge that is not a default one: ask for the edges with their data
+        # (only then: a driver before 12.3 has no cudaGraphGetEdges_v2)
+        result = runtime.cudaGraphGetEdges_v2(graph_handle, count)
+    found = _cuda.check("cudaGraphGetEdges", result)
     sources, targets = found[0][:count], found[1][:count]
     kinds = [int(data.type) for data in found[2][:count]] if len(found) == 4 else [None] * count
     return [(int(a), int(b), kind) for a, b, kind in zip(sources, targets, kinds)]

@@ -17,12 +17,18 @@ import pytest
 from accelgraph_cli import Graph, kernels
 from accelgraph_cli.cuda import launch
 from accelgraph_cli.cuda.live import graph_edges
+from accelgraph_cli.errors import CudaError
 
 _PROGRAMMATIC = 1  # cudaGraphDependencyTypeProgrammatic
 
 
 def _edge_types(graph_handle: int) -> list[int]:
-    edges = graph_edges(graph_handle)
+    try:
+        edges = graph_edges(graph_handle)
+    except CudaError as exc:
+        if exc.error_name == "cudaErrorLossyQuery":  # CUDA 12 bindings before 12.3: no edge data to ask for
+            pytest.skip(f"these CUDA bindings cannot read programmatic edges ({exc})")
+        raise
     if edges and edges[0][2] is None:
         pytest.skip("these CUDA bindings give no edge data")
     return [kind for _, _, kind in edges]
@@ -136,6 +142,8 @@ def _race_graph(cupy, reader_name):
     writer = launch.Launcher(cupy.RawKernel(_RACE, "late_writer"), True)
     # (told it waits, for the control: the launch it gets is the one a waiting kernel gets)
     reader = launch.Launcher(cupy.RawKernel(_RACE, reader_name), True)
+    for each in (writer, reader):
+        each.kernel.compile()  # compiled and loaded now: module loading is no capture work
     flag = cupy.zeros(1, dtype=cupy.int32)
     seen = cupy.full(1, -1, dtype=cupy.int32)
     graph = Graph(keep_graph=True)
@@ -165,6 +173,7 @@ def test_the_wait_orders_a_kernel_after_one_that_lets_it_start_early(cupy, strea
 
 
 def test_a_kernel_after_a_memset_gets_a_plain_edge(cupy, stream, hopper):
+    kernels.preload("elementwise.cu")
     y = cupy.ones(1 << 20, dtype=cupy.float32)
     cupy.cuda.Device().synchronize()
     graph = Graph(keep_graph=True)
