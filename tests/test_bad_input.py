@@ -559,3 +559,25 @@ def test_a_long_param_key_is_cut_in_its_error(cli):
     assert err.startswith(f"accelgraph: error: --param '{'k' * 58}…: unknown key '{'k' * 58}…; "
                           "known keys: ")
     assert len(err) < 600
+
+
+_LONG = "k" * 5000
+
+
+@pytest.mark.parametrize("tail, said", [
+    (f'PARAMS = {{"{_LONG}": 1e999}}\n', f"PARAMS['{'k' * 58}…] is inf; use a finite number"),
+    (f'PARAMS = {{"{_LONG}": 1, "{_LONG}": 2}}\n', f"PARAMS lists '{'k' * 58}… twice; keep one"),
+    (f'PARAMS = {{"{_LONG}": [1]}}\n', f"PARAMS['{'k' * 58}…] is list [1]; use an int"),
+    (f'PARAMS = {{"{_LONG}": 0x{"f" * 300}}}\n',
+     f"PARAMS['{'k' * 58}…] is an integer of 1,200 bits"),
+    (f'EXPECT_EMPTY = ["{_LONG}"]\n',
+     f"EXPECT_EMPTY names '{'k' * 58}…, but a scenario with step(state) has one graph"),
+])
+def test_long_names_from_the_file_are_cut_in_its_errors(cli, tmp_path, tail, said):
+    # each was echoed whole (5,000 characters, some twice) where a value is cut to 60
+    (tmp_path / "long.py").write_text(_BODY.replace("def setup():", "def setup(**params):")
+                                      + tail)
+    code, out, err = cli("capture", "long.py")
+    assert (code, out) == (2, "")
+    assert said in err
+    assert len(err) < 600

@@ -437,3 +437,20 @@ def test_expect_empty_naming_a_graph_steps_does_not_return_is_refused(tmp_path):
         check_expect_empty(info, ["warm", "idle"])
     assert str(caught.value) == (f"{path}:2: EXPECT_EMPTY names 'idel', which steps() does "
                                  "not return; its graphs: warm, idle")
+
+
+def test_expect_empty_and_graph_names_are_cut_in_that_error(tmp_path):
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run.protocol import check_expect_empty
+
+    long = "g" * 5000
+    path = tmp_path / "multi.py"
+    path.write_text(f'"""Doc."""\nEXPECT_EMPTY = ["{long}"]\n\ndef setup():\n    return {{}}'
+                    "\n\ndef steps(state):\n    return {}\n")
+    info = inspect_scenario(path)
+    with pytest.raises(AccelgraphError) as caught:
+        check_expect_empty(info, [f"{n}{long}" for n in range(100)])
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: EXPECT_EMPTY names '{'g' * 58}…, which steps() "
+                              f"does not return; its graphs: 0{'g' * 58}…, 1{'g' * 58}…, ")
+    assert message.endswith("…") and len(message) < len(str(path)) + 450

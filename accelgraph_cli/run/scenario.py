@@ -186,7 +186,7 @@ def inspect_scenario(path: str | os.PathLike) -> ScenarioInfo:
     if isinstance(expect_empty, tuple) and has_step and not has_steps and \
             set(expect_empty) - {"step"}:
         line = definitions["EXPECT_EMPTY"]
-        unknown = ", ".join(repr(n) for n in expect_empty if n != "step")
+        unknown = ", ".join(_literal(n) for n in expect_empty if n != "step")
         raise ScenarioError(
             f"{where}:{line}: EXPECT_EMPTY names {unknown}, but a scenario with step(state) has "
             f"one graph, 'step' (graph names come from steps(state)'s keys): use True or "
@@ -241,8 +241,9 @@ def check_expect_empty(info: ScenarioInfo, graph_names: list[str]) -> None:
     if unknown:
         line = info.definitions.get("EXPECT_EMPTY", 1)
         raise ScenarioError(
-            f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(repr(n) for n in unknown)}, "
-            f"which steps() does not return; its graphs: {', '.join(graph_names)}",
+            f"{info.path}:{line}: EXPECT_EMPTY names {', '.join(_literal(n) for n in unknown)}, "
+            f"which steps() does not return; its graphs: "
+            f"{_cut(', '.join(_cut(str(name)) for name in graph_names), 300)}",
             path=str(info.path), line=line)
 
 
@@ -525,27 +526,27 @@ def _parse_params_literal(where: str, node: ast.AST | None) -> dict[str, Any]:
             )
         if not isinstance(value, _PARAM_TYPES):
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS[{key!r}] is {type(value).__name__} "
+                f"{where}:{item_line}: PARAMS[{_literal(key)}] is {type(value).__name__} "
                 f"{_shown(value_node_item)}; "
-                f"use an int, float, bool or str literal (--param {key}=... parses to its type)",
+                f"use an int, float, bool or str literal (--param {_cut(key)}=... parses to its type)",
                 path=where, line=item_line,
             )
         if isinstance(value, int) and value.bit_length() > _PARAM_INT_BITS:
             # (Python prints no int of more than 4,300 digits: every report would fail)
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS[{key!r}] is an integer of "
+                f"{where}:{item_line}: PARAMS[{_literal(key)}] is an integer of "
                 f"{value.bit_length():,} bits; use one of at most {_PARAM_INT_BITS} bits",
                 path=where, line=item_line,
             )
         if isinstance(value, float) and not math.isfinite(value):
             # (JSON has no infinity: `scenarios --json` would print what no parser reads)
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS[{key!r}] is {value!r}; use a finite number",
+                f"{where}:{item_line}: PARAMS[{_literal(key)}] is {value!r}; use a finite number",
                 path=where, line=item_line,
             )
         if key in params:
             raise ScenarioError(
-                f"{where}:{item_line}: PARAMS lists {key!r} twice; keep one",
+                f"{where}:{item_line}: PARAMS lists {_literal(key)} twice; keep one",
                 path=where, line=item_line,
             )
         params[key] = value
