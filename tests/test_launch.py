@@ -325,3 +325,20 @@ def test_graph_edges_reads_each_bindings_shape(monkeypatch, bindings):
         assert [name for name, _ in calls] == ["get", "get"]
     if bindings == "cuda12.3 lossy":
         assert calls == [("get", 0), ("get", 2), ("v2", 2)]
+
+
+def test_prepare_looks_the_kernel_up_before_any_capture(fake):
+    fake.count = len(ARGS)
+    asked = []
+    kind = type(fake.kernel)
+    kind.ptx_version = property(lambda self: asked.append("ptx_version") or 90)
+    try:
+        launcher = launch.Launcher(fake.kernel, True)
+        launcher.prepare()
+        assert asked == ["ptx_version"]
+        launcher((1,), (32,), ARGS)  # under capture: nothing more asked of the driver
+        assert asked == ["ptx_version"] and fake.launches[0]["function"] == 0xF00
+        launch.Launcher(fake.kernel, False).prepare()  # a kernel that does not wait: nothing
+        assert asked == ["ptx_version"]
+    finally:
+        kind.ptx_version = 90

@@ -156,4 +156,4 @@ def preload(*filenames: str) -> None:
     """
     for filename in filenames:
         for name in kernel_names(filename):
-            launcher(filename, name)
+            launcher(filename, name).prepare()

@@ -188,6 +188,22 @@ class Launcher:
                         return
         self.kernel(grid, block, args, shared_mem=shared_mem)
 
+    def prepare(self) -> None:
+        """Look up, for the current device, what a launch under capture needs of the kernel,
+        so that the first capture does not ask the driver for it (kernel_loader's preload
+        calls this, outside any capture)."""
+        if self.waits:
+            self._function(_cuda.require_cuda().cuda.runtime.getDevice())
+
+    def _function(self, device: int) -> int:
+        """The kernel's CUfunction on ``device``; 0 where it was compiled for a compute
+        capability below 9.0 (a CuPy whose NVRTC stops short of the device's), where its
+        wait is compiled out: it is then launched as CuPy launches it."""
+        compiled_for = int(getattr(self.kernel, "ptx_version", 0) or 0)
+        function = int(self.kernel.kernel.ptr) if compiled_for >= 90 else 0
+        self._functions[device] = function
+        return function
+
     def _programmatic(self, cupy, device, stream, grid, block, args, shared_mem) -> bool:
         """Launch with programmatic stream serialization; False (nothing launched) where an
         argument is of a type this does not pack."""
@@ -207,11 +223,7 @@ class Launcher:
                 return False
         function = self._functions.get(device)
         if function is None:
-            # 0: compiled for a compute capability below 9.0 (a CuPy whose NVRTC stops short
-            # of the device's), where the wait is compiled out: launched as CuPy launches it
-            compiled_for = int(getattr(self.kernel, "ptx_version", 0) or 0)
-            function = int(self.kernel.kernel.ptr) if compiled_for >= 90 else 0
-            self._functions[device] = function
+            function = self._function(device)
         if not function:
             return False
         driver = _DRIVER["driver"]
