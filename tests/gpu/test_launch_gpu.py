@@ -26,7 +26,8 @@ def _edge_types(graph_handle: int) -> list[int]:
     try:
         edges = graph_edges(graph_handle)
     except CudaError as exc:
-        if exc.error_name == "cudaErrorLossyQuery":  # CUDA 12 bindings before 12.3: no edge data to ask for
+        # CUDA 12's bindings before 12.3 have no call that returns the edges' data
+        if exc.error_name == "cudaErrorLossyQuery":
             pytest.skip(f"these CUDA bindings cannot read programmatic edges ({exc})")
         raise
     if edges and edges[0][2] is None:
@@ -64,7 +65,7 @@ def test_captured_kernels_get_programmatic_edges_and_eager_bits(cupy, stream, ho
                                                                 monkeypatch, enabled):
     monkeypatch.setattr(launch, "_ENABLED", enabled)
     step, out = _decode_step(cupy)
-    cupy.cuda.Device().synchronize()  # the inputs' uploads (made on the legacy stream)
+    cupy.cuda.Device().synchronize()  # the inputs' uploads have landed
     step()
     eager = {key: cupy.asnumpy(value) for key, value in out.items()}
     graph = Graph(keep_graph=True)
