@@ -581,3 +581,19 @@ def test_long_names_from_the_file_are_cut_in_its_errors(cli, tmp_path, tail, sai
     assert (code, out) == (2, "")
     assert said in err
     assert len(err) < 600
+
+
+def test_a_garbled_dump_whose_sizes_multiply_past_any_memory_is_shown(cli, tmp_path):
+    # dimensions of 1,500 digits each multiplied to a size Python will not write in decimal:
+    # show, show --json and diff exited 70 ("this is a bug")
+    text = recorded("memops_verbose.dot").read_text()
+    huge = "9" * 1500
+    garbled = text.replace("| 0 | 1 | 262144 | 1}}}", f"| 0 | {huge} | {huge} | {huge}}}}}}}", 1)
+    assert garbled != text
+    (tmp_path / "m.dot").write_text(garbled)
+    code, out, err = cli("show", "m.dot")
+    assert code == 0 and "memset" in out
+    code, out, err = cli("show", "m.dot", "--json")
+    assert code == 0 and huge in out
+    code, out, err = cli("diff", "m.dot", str(recorded("memops_verbose.dot")))
+    assert code in (0, 1) and "internal error" not in err

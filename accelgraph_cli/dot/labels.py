@@ -404,12 +404,12 @@ def _normalise(kind: str, params: dict) -> None:
             extent = [params.get(f"extent_{d}") for d in ("width", "height", "depth")]
             # (factors of 0 or more only: two negative ones make a size that looks right)
             if all(is_count(e) for e in extent):
-                params["bytes"] = extent[0] * extent[1] * extent[2]
+                _set_bytes(params, extent[0] * extent[1] * extent[2])
     elif kind == "memset":
         if "bytes" not in params:
             sizes = [params.get(k) for k in ("element_size", "width", "height")]
             if all(is_count(x) for x in sizes):
-                params["bytes"] = sizes[0] * sizes[1] * sizes[2]
+                _set_bytes(params, sizes[0] * sizes[1] * sizes[2])
     elif kind == "mem_alloc" and "bytes" not in params:
         for key in ("bytesize", "byte_size", "size", "bytes_size"):
             if is_count(params.get(key)):
@@ -435,3 +435,14 @@ def _node_from_label(node_id: str, label: str, shape: str) -> Node:
     parsed = _parse_label(label, shape)
     _normalise(parsed.kind, parsed.params)
     return Node(node_id, parsed.kind, parsed.name, parsed.params, topo_id=parsed.topo_id)
+
+
+_BYTES_LIMIT = 1 << 64  # no copy or memset CUDA writes is this large
+
+
+def _set_bytes(params: dict, product: int) -> None:
+    """The node's size in bytes, the product of its dimensions, where it can be one: a
+    garbled dump's dimensions of hundreds of digits each multiply to more than any memory
+    (and to a number Python will not write in decimal), and such a node gets no size."""
+    if product < _BYTES_LIMIT:
+        params["bytes"] = product
