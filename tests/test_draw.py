@@ -117,3 +117,27 @@ def test_a_graphviz_that_draws_nothing_is_an_error_and_leaves_no_file(tmp_path, 
         draw.render_image(_model(), str(target), "svg")
     assert str(caught.value) == message.format(target=target, dot=fake)
     assert list(target.parent.iterdir()) == []
+
+
+def test_graphviz_is_given_utf8_whatever_the_locale_and_names_that_are_no_text(tmp_path,
+                                                                                monkeypatch):
+    # the DOT went through the locale's encoding: a CJK name under LC_ALL=C, or a lone
+    # surrogate read from JSON, raised UnicodeEncodeError (exit 70, "this is a bug")
+    fake, target = _fake_dot(tmp_path, monkeypatch,
+                             f'cat >"{tmp_path}/given"\nprintf x >"$3"\n', "g.svg")
+    model = GraphModel([Node("a", "kernel", "核函数", {}), Node("b", "kernel", "k\ud800", {})],
+                       [("a", "b")])
+    monkeypatch.setattr("locale.getpreferredencoding", lambda do_setlocale=True: "ascii")
+    draw.render_image(model, str(target), "svg")
+    given = (tmp_path / "given").read_bytes().decode("utf-8")
+    assert "核函数" in given and "k?" in given  # (the surrogate, which UTF-8 cannot hold)
+    assert target.read_text() == "x"
+
+
+def test_graphviz_errors_in_another_encoding_are_read(tmp_path, monkeypatch):
+    _, target = _fake_dot(tmp_path, monkeypatch,
+                          "cat >/dev/null\nprintf 'Error: \\377\\376 bad\\n' >&2\nexit 1\n",
+                          "g.png")
+    with pytest.raises(AccelgraphError) as caught:
+        draw.render_image(_model(), str(target), "png")
+    assert str(caught.value) == f"Graphviz failed drawing {target}: Error: \ufffd\ufffd bad"

@@ -144,7 +144,10 @@ def render_image(model: GraphModel, path: str, fmt: str) -> str:
     text = styled_dot(model)
     with atomic_output(path, suffix="." + fmt) as tmp:
         try:
-            proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=text, text=True,
+            # UTF-8 whatever the locale (Graphviz reads its input as UTF-8 by default); a
+            # name that is no text (a lone surrogate from JSON) drawn with a replacement
+            proc = subprocess.run([dot, f"-T{fmt}", "-o", tmp],
+                                  input=text.encode("utf-8", "replace"),
                                   capture_output=True, timeout=RENDER_TIMEOUT_S)
         except subprocess.TimeoutExpired:  # run() has killed it
             raise AccelgraphError(
@@ -152,13 +155,14 @@ def render_image(model: GraphModel, path: str, fmt: str) -> str:
                 f"({len(model.nodes):,} top-level nodes): write it as JSON instead (show -o "
                 f"FILE.json, dump --format json), or draw a part of it (show --focus NODE)"
             ) from None
+        stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode < 0:  # (on POSIX: killed by that signal, out of memory perhaps)
             raise AccelgraphError(f"Graphviz was stopped by {_signal_name(-proc.returncode)} "
                                   f"while drawing {path}")
         if proc.returncode != 0:
-            raise AccelgraphError(f"Graphviz failed drawing {path}: {_graphviz_error(proc.stderr)}")
+            raise AccelgraphError(f"Graphviz failed drawing {path}: {_graphviz_error(stderr)}")
         if not os.path.isfile(tmp) or not os.path.getsize(tmp):  # exit code 0, no drawing
-            said = _graphviz_error(proc.stderr) if proc.stderr.strip() else "no message"
+            said = _graphviz_error(stderr) if stderr.strip() else "no message"
             raise AccelgraphError(f"Graphviz wrote nothing for {path} ({dot} exited 0: {said})")
     return path
 
