@@ -597,3 +597,54 @@ def test_a_garbled_dump_whose_sizes_multiply_past_any_memory_is_shown(cli, tmp_p
     assert code == 0 and huge in out
     code, out, err = cli("diff", "m.dot", str(recorded("memops_verbose.dot")))
     assert code in (0, 1) and "internal error" not in err
+
+
+def test_the_capture_record_replaces_a_pipe_or_a_link_at_its_path(tmp_path):
+    # save_record wrote into what was there: a named pipe waited for a reader for ever, a
+    # link had its target overwritten with the record
+    import os
+    import threading
+
+    from accelgraph_cli.run.record import load_record, record_path, save_record
+
+    (tmp_path / ".accelgraph").mkdir()
+    target = record_path(str(tmp_path))
+    os.mkfifo(target)
+    done = []
+    writer = threading.Thread(target=lambda: done.append(
+        save_record("s.py", {"n": 1}, "private", "global", False, directory=str(tmp_path))),
+        daemon=True)
+    writer.start()
+    writer.join(30)
+    assert done and target.is_file() and not target.is_symlink()
+    assert load_record(str(tmp_path))["params"] == {"n": 1}
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    target.unlink()
+    target.symlink_to(victim)
+    save_record("s.py", {"n": 2}, "private", "global", False, directory=str(tmp_path))
+    assert victim.read_text() == "keep me\n"
+    assert not target.is_symlink() and load_record(str(tmp_path))["params"] == {"n": 2}
+
+
+def test_a_folder_at_the_record_path_is_refused_before_any_capture(tmp_path):
+    from accelgraph_cli.errors import AccelgraphError
+    from accelgraph_cli.run.record import check_record_path, record_path
+
+    (tmp_path / ".accelgraph" / "last_capture.json").mkdir(parents=True)
+    with pytest.raises(AccelgraphError, match="a folder where accelgraph keeps the record"):
+        check_record_path(str(tmp_path))
+    record_path(str(tmp_path)).rmdir()
+    check_record_path(str(tmp_path))  # nothing there: fine
+
+
+def test_a_capture_record_too_large_to_be_one_is_refused_unread(cli, tmp_path):
+    # an 8 GB file there was read whole (82 s, 16.8 GB) before it was called no record
+    (tmp_path / ".accelgraph").mkdir()
+    with open(tmp_path / ".accelgraph" / "last_capture.json", "wb") as big:
+        big.truncate(8 << 30)  # sparse: no disk used
+    code, out, err = cli("replay")
+    assert (code, out) == (2, "")
+    assert _one_line_error(err) == (
+        f"accelgraph: error: .accelgraph/last_capture.json: {8 << 30:,} bytes, too large for a "
+        "capture record (a few hundred bytes); capture again")

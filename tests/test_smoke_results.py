@@ -408,3 +408,17 @@ def test_a_folder_named_like_a_scenario_inside_a_smoke_folder_is_not_taken(tmp_p
     scenario = tmp_path / "one.py"
     scenario.write_text((SCENARIOS / "saxpy.py").read_text())
     assert discover([str(tmp_path)]) == [scenario]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("update", [False, True])
+def test_a_baseline_that_is_a_pipe_is_refused_not_waited_on(tmp_path, update):
+    # compare_baseline read x.json whatever it was: a named pipe waited for a writer for ever
+    import os
+
+    result = FakeResult(type("S", (), {"path": tmp_path / "x.py"})(), {},
+                        [FakeCaptured("step", FakeGraph(dump_text("chain_verbose.dot")), 6, 0, 0)])
+    os.mkfifo(tmp_path / "x.json")
+    with pytest.raises(AccelgraphError, match=r"x\.json is not a regular file; remove it"):
+        compare_baseline(result, tmp_path, update=update)
+    assert not (tmp_path / "x.json").is_file()

@@ -758,14 +758,14 @@ def capture(
     from ..run import artifacts
     from ..run import protocol as runner
     from ..run.catalog import resolve_scenario
-    from ..run.record import record_path, save_record
+    from ..run.record import check_record_path, save_record
 
     _refuse_empty(("--out", out, "folder"))
     # Where it will write, checked before any GPU work: the artifacts' folder (--out, or
     # the default under ./.accelgraph/) and the record of this capture (./.accelgraph/).
     files.check_output_folder(out if out is not None
                               else artifacts.default_folder(resolve_scenario(scenario)))
-    files.check_output_folder(record_path().parent)
+    check_record_path()
     scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
     result = runner.capture(scen, values, pool=pool, error_mode=error_mode, keep_graph=keep_graph)
     folder = artifacts.write_capture(result, out)

@@ -13,17 +13,47 @@ from pathlib import Path
 
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError
-from ..files import write_text_atomic
+from ..files import check_output_folder, write_error, write_text_atomic
 
 RECORD_DIR = ".accelgraph"
 RECORD_FILE = "last_capture.json"
 
 
+_RECORD_LIMIT = 1 << 20  # bytes: a record is a few hundred; more is not one of accelgraph's
+
+
+def check_record_path(directory: str = ".") -> None:
+    """Refuse, before any GPU work, a record that could not be written: its folder not
+    writable, or a folder where the record file goes. (A link or a pipe there is replaced:
+    the record is accelgraph's own file, never written through.)"""
+    target = record_path(directory)
+    check_output_folder(target.parent)
+    if target.is_dir() and not target.is_symlink():
+        raise AccelgraphError(f"{target}: a folder where accelgraph keeps the record of the last "
+                              "capture; remove it")
+
+
 def save_record(path: str, params: dict, pool: PoolKind | str, error_mode: CaptureErrorMode | str,
                 keep_graph: bool,
                 directory: str = ".") -> Path:
-    """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO."""
-    return write_text_atomic(record_path(directory), json.dumps({
+    """Remember the last capture in ``./.accelgraph/`` so replay/dump can omit SCENARIO.
+    Whatever else is at the record's path (a link, a named pipe) is replaced, not written
+    through: a pipe would wait for a reader for ever, a link write over its target."""
+    target = record_path(directory)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise write_error(target, exc) from None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise write_error(target, exc) from None
+    return write_text_atomic(target, json.dumps({
         "scenario": os.path.abspath(path), "params": params, "pool": pool,
         "error_mode": error_mode, "keep_graph": keep_graph,
     }, indent=2) + "\n")
@@ -34,9 +64,13 @@ def load_record(directory: str = ".", given: tuple[str, ...] = ()) -> dict:
     ``given``: the record's keys an option overrides ("pool", "error_mode"), not checked."""
     target = record_path(directory)
     try:
-        if not stat.S_ISREG(os.stat(target).st_mode):  # a named pipe: read() would wait for ever
+        found = os.stat(target)
+        if not stat.S_ISREG(found.st_mode):  # a named pipe: read() would wait for ever
             raise AccelgraphError(f"{target}: not a regular file, so not a capture record; "
                                   "remove it and capture again")
+        if found.st_size > _RECORD_LIMIT:  # (read whole, a file of gigabytes took minutes)
+            raise AccelgraphError(f"{target}: {found.st_size:,} bytes, too large for a capture "
+                                  "record (a few hundred bytes); capture again")
         record = json.loads(target.read_text())
     except FileNotFoundError:
         raise AccelgraphError(

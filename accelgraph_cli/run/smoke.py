@@ -193,6 +193,9 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
         # checked before any is written.
         origin = {"scenario": stem, "graph": captured.name}
         exists = target.exists()
+        if exists and not target.is_file():  # a pipe would be waited on for ever
+            raise AccelgraphError(f"baseline {target} is not a regular file; remove it, or use "
+                                  "another --baseline folder")
         document = _baseline_document(target) if exists else None
         recorded = document.get(_ORIGIN_KEY) if document is not None else None
         if not isinstance(recorded, dict):
