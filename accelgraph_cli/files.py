@@ -201,13 +201,15 @@ def write_error(path: str | os.PathLike, exc: OSError) -> AccelgraphError:
 
 #: What writing a file can run into that is the user's to fix (bad input, exit 2): a full disk
 #: or quota, a folder in the way, a name too long, no permission, a read-only file system, a
-#: failing device. Any error that names the file itself is one too (a bind-mounted target
-#: that cannot be replaced, its folder removed, another file system); any other OSError
-#: from the code that writes is a bug, reported as one.
+#: failing device, a network file system gone stale or unreachable, a process or system out
+#: of file descriptors or memory. Any error that names the file itself is one too (a
+#: bind-mounted target that cannot be replaced, its folder removed, another file system);
+#: any other OSError from the code that writes is a bug, reported as one.
 _WRITE_ERRNOS = frozenset(
     getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR",
                                        "ENAMETOOLONG", "EACCES", "EPERM", "EROFS", "EEXIST",
-                                       "EIO")
+                                       "EIO", "ESTALE", "ETIMEDOUT", "ENOLINK", "EREMOTEIO",
+                                       "ENXIO", "ENODEV", "EMFILE", "ENFILE", "ENOMEM")
     if hasattr(errno, name)
 )
 

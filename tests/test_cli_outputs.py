@@ -4,6 +4,7 @@ internal error; a failed write leaves no file, no temporary file and no new empt
 
 import errno
 import json
+import os
 
 import pytest
 from _paths import SCENARIOS, recorded, requires_no_gpu
@@ -91,6 +92,34 @@ def test_disk_full_is_bad_input_and_leaves_no_file(cli, tmp_path, disk_full, arg
     assert code == 2, (code, out, err)
     assert "No space left on device" in _one_line_error(err)
     assert not (tmp_path / "out").exists()  # nor the folder the write made for it
+
+
+@pytest.mark.parametrize("number", ["ESTALE", "ETIMEDOUT", "EMFILE", "ENOMEM"])
+def test_a_network_or_resource_failure_while_writing_is_bad_input(cli, tmp_path, monkeypatch,
+                                                                   number):
+    # a stale NFS handle met while writing was "internal error ... this is a bug" (exit 70)
+    real_open = open
+    code_of = getattr(errno, number)
+
+    class Failing:
+        def __init__(self, path, mode):
+            self.fh = real_open(path, mode)
+
+        def write(self, data):
+            raise OSError(code_of, os.strerror(code_of))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    monkeypatch.setattr(files, "open", Failing, raising=False)
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", "new/graph.json")
+    assert (code, out) == (2, "")
+    assert _one_line_error(err) == (f"accelgraph: error: cannot write new/graph.json: "
+                                    f"{os.strerror(code_of)}")
+    assert not (tmp_path / "new").exists()
 
 
 def test_capture_artifacts_on_a_full_disk(tmp_path, disk_full):
