@@ -260,8 +260,9 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
             raise write_error(shown, exc) from None
         try:
             yield tmp
-            # mkstemp makes the file private (0600); the result gets a new file's mode
-            os.chmod(tmp, 0o666 & ~_umask())
+            # mkstemp makes the file private (0600); the result gets the mode of the file it
+            # replaces (a private 0600 file stays private), else a new file's mode
+            os.chmod(tmp, _mode_of(path))
             os.replace(tmp, path)
             done = True
         except OSError as exc:
@@ -272,6 +273,18 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
     finally:
         if not done:
             _remove_folders(created)
+
+
+def _mode_of(path: str) -> int:
+    """The permission bits for the file written at ``path``: those of the regular file there
+    now, else what a new file gets (0666 less the umask)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = None
+    if found is not None and stat.S_ISREG(found.st_mode):
+        return stat.S_IMODE(found.st_mode)
+    return 0o666 & ~_umask()
 
 
 def _make_folders(directory: str, created: list[str]) -> None:

@@ -443,3 +443,18 @@ def test_show_writes_a_gzipped_model_that_show_and_diff_read_back(cli, tmp_path)
     assert code == 0 and "identical" in out
     code, _, err = cli("show", recorded("chain_verbose.dot"), "-o", tmp_path / "g.svg.gz")
     assert code == 2 and "name a .svg, .png, .json or .json.gz file" in err
+
+
+def test_an_output_written_over_a_file_keeps_that_files_permissions(cli, tmp_path):
+    # the atomic replace gave every output a new file's mode: a private 0600 file came back
+    # readable by everyone (0644)
+    private = tmp_path / "private.json"
+    private.write_text("{}\n")
+    private.chmod(0o600)
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", "private.json")
+    assert code == 0, err
+    assert private.stat().st_mode & 0o777 == 0o600 and private.read_text() != "{}\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    code, out, err = cli("show", recorded("chain_basic.dot"), "-o", "fresh.json")
+    assert code == 0 and (tmp_path / "fresh.json").stat().st_mode & 0o777 == 0o666 & ~umask
