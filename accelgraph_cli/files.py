@@ -42,7 +42,7 @@ def ensure_folder(folder: str | os.PathLike, created: list[str] | None = None) -
 
     Given ``created``, the missing folders are made one at a time from the top and each this
     call made is put at its front (the deepest first), so a caller can remove them again
-    (:func:`_remove_folders`); one that another process makes meanwhile is not this call's.
+    (:func:`remove_folders`); one that another process makes meanwhile is not this call's.
     """
     path = Path(folder)
     try:
@@ -272,7 +272,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
                 os.unlink(tmp)
     finally:
         if not done:
-            _remove_folders(created)
+            remove_folders(created)
 
 
 def _mode_of(path: str) -> int:
@@ -305,9 +305,10 @@ def _make_folders(directory: str, created: list[str]) -> None:
         created.insert(0, folder)
 
 
-def _remove_folders(folders: list[str]) -> None:
+def remove_folders(folders: list[str]) -> None:
     """Remove the folders a failed write made (deepest first), as long as they are empty: a
-    failure leaves no folder behind that was not there before."""
+    failure leaves no folder behind that was not there before (``folders`` as
+    :func:`ensure_folder` lists them)."""
     for folder in folders:
         try:
             os.rmdir(folder)

@@ -141,9 +141,64 @@ def test_capture_artifacts_on_a_full_disk(tmp_path, disk_full):
         def summary(self):
             return {"graphs": [{"name": "step"}]}
 
-    with pytest.raises(AccelgraphError, match=r"cannot write .*step\.dot: No space left"):
+    with pytest.raises(AccelgraphError) as raised:
         write_capture(Result(), str(tmp_path / "art"))
-    assert list((tmp_path / "art").iterdir()) == []
+    assert str(raised.value) == f"cannot write {tmp_path / 'art' / 'step.dot'}: No space left on device"
+    assert not (tmp_path / "art").exists()  # the folder it made goes too
+
+
+def _capture_result(names, fail_at=None):
+    """A capture of graphs ``names`` whose debug_dump writes a recorded dump; the one at
+    index ``fail_at`` fails as on a full disk."""
+    import types
+
+    text = recorded("chain_verbose.dot").read_text()
+
+    def graph(index):
+        def debug_dump(path, flags):
+            if index == fail_at:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            files.write_text_atomic(path, f"// graph {index}\n" + text)
+        return types.SimpleNamespace(debug_dump=debug_dump)
+
+    graphs = [types.SimpleNamespace(name=name, graph=graph(i)) for i, name in enumerate(names)]
+    return types.SimpleNamespace(
+        graphs=graphs, scenario=types.SimpleNamespace(path="s.py"),
+        summary=lambda: {"graphs": [{"name": name} for name in names]})
+
+
+def test_graphs_whose_names_make_one_file_name_get_a_file_each(tmp_path):
+    # "batch 64" and "batch_64" both made batch_64.dot, "é" and "ü" both graph.dot: each
+    # later graph's DOT replaced the one before, and capture.json pointed two graphs at it
+    import json
+
+    from accelgraph_cli.run.artifacts import write_capture
+
+    names = ["batch 64", "batch_64", "é", "ü", "graph", "Batch_64"]
+    folder = write_capture(_capture_result(names), str(tmp_path / "art"))
+    summary = json.loads((folder / "capture.json").read_text())
+    files_of = [entry["dot"] for entry in summary["graphs"]]
+    assert files_of == ["batch_64.dot", "batch_64-2.dot", "graph.dot", "graph-2.dot",
+                        "graph-3.dot", "Batch_64-3.dot"]
+    for index, name in enumerate(files_of):
+        assert (folder / name).read_text().startswith(f"// graph {index}\n")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*files_of, "capture.json"])
+
+
+def test_a_capture_that_fails_to_write_leaves_the_folder_as_it_was(tmp_path):
+    # the first graph's DOT was left written beside the old capture.json and the command
+    # failed: nothing of a failed write is left now, in a folder that was there before too
+    from accelgraph_cli.run.artifacts import write_capture
+
+    folder = tmp_path / "art"
+    folder.mkdir()
+    (folder / "capture.json").write_text("old\n")
+    (folder / "prefill.dot").write_text("old\n")
+    with pytest.raises(AccelgraphError, match=r"decode\.dot: No space left on device"):
+        write_capture(_capture_result(["prefill", "decode"], fail_at=1), str(folder))
+    assert sorted(p.name for p in folder.iterdir()) == ["capture.json", "prefill.dot"]
+    assert (folder / "prefill.dot").read_text() == "old\n"
+    assert (folder / "capture.json").read_text() == "old\n"
 
 
 def test_atomic_output_turns_write_errors_into_one_line_errors(tmp_path):

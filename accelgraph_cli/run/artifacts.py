@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from ..errors import AccelgraphError
-from ..files import ensure_folder, safe_name, write_text_atomic
+from ..files import ensure_folder, remove_folders, safe_name, write_error, write_text_atomic
 
 
 def default_folder(scenario_path) -> Path:
@@ -17,16 +21,67 @@ def default_folder(scenario_path) -> Path:
 def write_capture(result, out: str | None) -> Path:
     """Write ``<graph>.dot`` (verbose) for each graph and ``capture.json`` into ``out``.
 
-    Default folder: ``.accelgraph/<scenario stem>/``. Returns the folder.
+    Default folder: ``.accelgraph/<scenario stem>/``. Returns the folder. Every file is
+    written into a temporary folder inside it first and moved into place only once all are
+    written: a write that fails (a full disk) leaves the folder as it was, and no folder this
+    call made. Two graphs whose names make one file name get one each (``batch_64.dot``,
+    ``batch_64-2.dot``); capture.json names each graph's file.
     """
-    folder = ensure_folder(out or default_folder(result.scenario.path))
+    folder = Path(out or default_folder(result.scenario.path))
+    created: list[str] = []
+    ensure_folder(folder, created)
     summary = result.summary()
-    for entry, captured in zip(summary["graphs"], result.graphs):
-        dot = folder / f"{safe_name(captured.name)}.dot"
+    names = dot_names([captured.name for captured in result.graphs])
+    done = False
+    staging = None
+    try:
         try:
-            captured.graph.debug_dump(dot, flags="verbose")
+            staging = Path(tempfile.mkdtemp(prefix=".accelgraph-", dir=folder))
         except OSError as exc:
-            raise AccelgraphError(f"cannot write {dot}: {exc.strerror}") from None
-        entry["dot"] = dot.name
-    write_text_atomic(folder / "capture.json", json.dumps(summary, indent=2) + "\n")
+            raise write_error(folder, exc) from None
+        for entry, captured, name in zip(summary["graphs"], result.graphs, names):
+            with _named_as(staging, folder):
+                try:
+                    captured.graph.debug_dump(staging / name, flags="verbose")
+                except OSError as exc:
+                    raise AccelgraphError(f"cannot write {folder / name}: {exc.strerror}") from None
+            entry["dot"] = name
+        with _named_as(staging, folder):
+            write_text_atomic(staging / "capture.json", json.dumps(summary, indent=2) + "\n")
+        for name in [*names, "capture.json"]:
+            try:
+                os.replace(staging / name, folder / name)
+            except OSError as exc:
+                raise write_error(folder / name, exc) from None
+        done = True
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        if not done:
+            remove_folders(created)
     return folder
+
+
+@contextlib.contextmanager
+def _named_as(staging: Path, folder: Path):
+    """An error writing into the temporary folder names the file where it was to go."""
+    try:
+        yield
+    except AccelgraphError as exc:
+        raise AccelgraphError(str(exc).replace(str(staging), str(folder))) from None
+
+
+def dot_names(graph_names: list[str]) -> list[str]:
+    """The file each graph's DOT is written to: its name made safe (:func:`safe_name`), and
+    where that file name (letter case aside: some file systems ignore it) is taken already,
+    ``-2``, ``-3``... after it."""
+    taken: set[str] = set()
+    names = []
+    for graph in graph_names:
+        base = safe_name(graph)
+        name, number = f"{base}.dot", 2
+        while name.lower() in taken:
+            name, number = f"{base}-{number}.dot", number + 1
+        taken.add(name.lower())
+        names.append(name)
+    return names
