@@ -185,6 +185,23 @@ def test_graphs_whose_names_make_one_file_name_get_a_file_each(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == sorted([*files_of, "capture.json"])
 
 
+def test_an_error_of_another_kind_while_writing_artifacts_keeps_its_kind(tmp_path):
+    from accelgraph_cli.errors import CudaError
+    from accelgraph_cli.run.artifacts import write_capture
+
+    result = _capture_result(["step"])
+
+    def refuse(path, flags):
+        raise CudaError("cudaGraphDebugDotPrint", "cudaErrorInvalidValue", str(path))
+
+    result.graphs[0].graph.debug_dump = refuse
+    with pytest.raises(CudaError) as raised:
+        write_capture(result, str(tmp_path / "art"))
+    assert str(raised.value) == ("cudaGraphDebugDotPrint failed: cudaErrorInvalidValue "
+                                 f"({tmp_path / 'art' / 'step.dot'})")
+    assert not (tmp_path / "art").exists()
+
+
 def test_a_capture_that_fails_to_write_leaves_the_folder_as_it_was(tmp_path):
     # the first graph's DOT was left written beside the old capture.json and the command
     # failed: nothing of a failed write is left now, in a folder that was there before too

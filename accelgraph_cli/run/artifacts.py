@@ -64,11 +64,15 @@ def write_capture(result, out: str | None) -> Path:
 
 @contextlib.contextmanager
 def _named_as(staging: Path, folder: Path):
-    """An error writing into the temporary folder names the file where it was to go."""
+    """An error writing into the temporary folder names the file where it was to go (the
+    same error: its kind sets the exit code)."""
     try:
         yield
     except AccelgraphError as exc:
-        raise AccelgraphError(str(exc).replace(str(staging), str(folder))) from None
+        text = str(exc)
+        if str(staging) in text:
+            exc.args = (text.replace(str(staging), str(folder)), *exc.args[1:])
+        raise
 
 
 def dot_names(graph_names: list[str]) -> list[str]:
