@@ -422,3 +422,40 @@ def test_a_baseline_that_is_a_pipe_is_refused_not_waited_on(tmp_path, update):
     with pytest.raises(AccelgraphError, match=r"x\.json is not a regular file; remove it"):
         compare_baseline(result, tmp_path, update=update)
     assert not (tmp_path / "x.json").is_file()
+
+
+def test_dump_of_several_graphs_takes_back_what_it_wrote_when_one_fails(cli, tmp_path,
+                                                                        stub_runner,
+                                                                        monkeypatch):
+    # a full disk at the second graph left the first graph's file written (and said so)
+    # beside an error, exit 2
+    import errno
+
+    from accelgraph_cli import files
+    from accelgraph_cli.cli import app
+    from accelgraph_cli.cuda import device as _cuda
+
+    knobs, _ = stub_runner
+    monkeypatch.setattr(_cuda, "require_cuda", lambda: None)
+    knobs["graphs"] = [("prefill", "scenario_saxpy_verbose.dot", 1, 2.0, 0.5),
+                       ("decode", "scenario_saxpy_verbose.dot", 1, 2.0, 0.5),
+                       ("extra", "scenario_saxpy_verbose.dot", 1, 2.0, 0.5)]
+    scenario_file(tmp_path, "two")
+    (tmp_path / "g_extra.dot").write_text("mine\n")  # there before: not the dump's to remove
+    real = app._write_text_file
+
+    def second_fails(target, text):
+        if target.endswith("decode.dot"):
+            raise files.write_error(target, OSError(errno.ENOSPC, "No space left on device"))
+        real(target, text)
+
+    monkeypatch.setattr(app, "_write_text_file", second_fails)
+    code, out, err = cli("dump", tmp_path / "two.py", "--out", "g.dot", "--no-render")
+    assert (code, out) == (2, "")
+    assert "wrote" not in err and "g_decode.dot: No space left on device" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g_extra.dot", "two.py"]
+    monkeypatch.setattr(app, "_write_text_file", real)
+    code, out, err = cli("dump", tmp_path / "two.py", "--out", "g.dot", "--no-render")
+    assert code == 0, err
+    assert [line.split()[1] for line in err.splitlines() if line.startswith("wrote")] == [
+        "g_prefill.dot", "g_decode.dot", "g_extra.dot"]

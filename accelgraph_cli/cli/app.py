@@ -1126,17 +1126,30 @@ def dump(
             names = ", ".join(g.name for g in result.graphs)
             raise AccelgraphError(f"--graph {graph_name!r}: no such graph; this scenario has {names}")
     targets = _dump_targets(out, [captured.name for captured in graphs])
-    for captured, target in zip(graphs, targets):
-        text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
-        model = parse_dot(text, filename=target)
-        if fmt in (DumpFormat.DOT, DumpFormat.JSON):
-            _write_text_file(target, json.dumps(model.to_json(), indent=2) + "\n"
-                             if fmt is DumpFormat.JSON else text)
-        else:
-            from ..dot.draw import render_image
+    # A failure part way (a full disk at the third graph) takes back the files this dump
+    # made: what it says it wrote is said once all are written
+    new = {target for target in targets if not os.path.lexists(target)}
+    written = []
+    try:
+        for captured, target in zip(graphs, targets):
+            text = captured.graph.debug_dot(flags if fmt is DumpFormat.DOT else "verbose")
+            model = parse_dot(text, filename=target)
+            if fmt in (DumpFormat.DOT, DumpFormat.JSON):
+                _write_text_file(target, json.dumps(model.to_json(), indent=2) + "\n"
+                                 if fmt is DumpFormat.JSON else text)
+            else:
+                from ..dot.draw import render_image
 
-            _warn_if_slow(model, "--format dot or json writes the graph at once")
-            render_image(model, target, fmt)
+                _warn_if_slow(model, "--format dot or json writes the graph at once")
+                render_image(model, target, fmt)
+            written.append((captured, target, model))
+    except BaseException:
+        for _, target, _ in written:
+            if target in new:
+                with contextlib.suppress(OSError):
+                    os.unlink(target)
+        raise
+    for captured, target, model in written:
         err_console.print(f"wrote {one_line(target)} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
