@@ -648,3 +648,36 @@ def test_a_capture_record_too_large_to_be_one_is_refused_unread(cli, tmp_path):
     assert _one_line_error(err) == (
         f"accelgraph: error: .accelgraph/last_capture.json: {8 << 30:,} bytes, too large for a "
         "capture record (a few hundred bytes); capture again")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_json_model_holding_a_number_json_has_not_is_invalid_json(cli, tmp_path, constant):
+    # Python's reader takes NaN and Infinity; show --json and -o then wrote them back out,
+    # which no JSON reader takes
+    (tmp_path / "m.json").write_text('{"nodes": [{"id": "a", "kind": "kernel", "params": '
+                                     f'{{"x": {constant}}}}}], "edges": []}}')
+    code, out, err = cli("show", "m.json", "--json")
+    assert (code, out) == (2, "")
+    assert _one_line_error(err) == (f"accelgraph: error: m.json: invalid JSON: {constant} is "
+                                    "not a JSON value")
+
+
+def test_a_dump_number_past_a_doubles_range_stays_as_written(cli, tmp_path):
+    # "1.0e999" read as float('inf') went out of show --json as Infinity, which is no JSON
+    import json
+
+    text = recorded("memops_verbose.dot").read_text()
+    garbled = text.replace("| 0 | 1 | 262144 | 1}}}", "| 1.0e999 | 1 | 262144 | 1}}}", 1)
+    assert garbled != text
+    (tmp_path / "m.dot").write_text(garbled)
+    code, out, err = cli("show", "m.dot", "--json")
+    assert code == 0, err
+
+    def refuse(name):
+        raise ValueError(name)
+
+    document = json.loads(out, parse_constant=refuse)
+    (memset,) = [n for n in document["nodes"] if n["kind"] == "memset"]
+    assert memset["params"]["value"] == "1.0e999"
+    code, out, err = cli("show", "m.dot", "-o", "m.json")
+    assert code == 0 and cli("show", "m.json")[0] == 0

@@ -6,6 +6,7 @@ This is the reference for what a label means; templates.py reuses it once per la
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -122,7 +123,9 @@ def _value(text: str):
     if _SHORT_HEX.match(text):
         return int(text, 16)  # flags and small values ("0x00000005"), not addresses
     if _FLOAT.match(text):
-        return float(text)
+        number = float(text)
+        # (an exponent past a double's range is no number JSON can write: kept as written)
+        return number if math.isfinite(number) else text
     return text
 
 

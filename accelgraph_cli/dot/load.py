@@ -277,9 +277,15 @@ def _named_json(filename: str) -> bool:
     return name.endswith(".json") or name.endswith(".json.gz")
 
 
+def _no_constant(name: str):
+    """NaN, Infinity and -Infinity, which Python's reader takes and JSON has not: refused
+    (accelgraph writes none, and would write them back out, no JSON)."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _load_json(text: str, filename: str) -> GraphModel:
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as problem:
         # msg alone can end in "starting at": the position is in lineno and colno
         where = f"line {problem.lineno}, column {problem.colno}"

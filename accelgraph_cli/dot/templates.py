@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 import string
@@ -26,7 +27,10 @@ def _token_value(token: str):
     """What _value makes of a label consisting of this one number token."""
     if token.startswith("0x"):
         return token if len(token) > 10 else int(token, 16)
-    return float(token) if "." in token else int(token)
+    if "." not in token:
+        return int(token)
+    number = float(token)
+    return number if math.isfinite(number) else token
 
 
 _CONST, _TOKEN, _FORMAT, _TUPLE = range(4)
