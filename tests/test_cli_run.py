@@ -102,6 +102,8 @@ def _write_record(tmp_path, text: str) -> None:
     ({"scenario": "saxpy", "params": {"nosuch": 1}}, "the last capture's param 'nosuch=1': unknown key"),
     ({"scenario": "saxpy", "params": {"n": "many"}}, "the last capture's param n='many'"),
     ({"scenario": "moved.py"}, "the last capture's scenario moved.py no longer exists"),
+    # (a link that leads to itself exists; it did read "no longer exists")
+    ({"scenario": "loop.py"}, "the last capture's scenario: "),
     ({"scenario": "/dev/null"}, "the last capture's scenario: /dev/null: "),
     ({"scenario": "saxpy", "params": {"n=1": 5}}, '"params" key \'n=1\' is not a parameter name'),
 ])
@@ -110,6 +112,7 @@ def test_hand_edited_capture_record_is_bad_input(cli, tmp_path, verb, record, wo
     import json
 
     _write_record(tmp_path, json.dumps(record))
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
     code, out, err = cli(verb, *(["--out", "g.dot"] if verb == "dump" else []))
     assert code == 2, (code, err)
     lines = [line for line in err.splitlines() if line.strip()]

@@ -641,13 +641,16 @@ def _scenario_options(scenario_path, params, pool, error_mode, side_params=()) -
         error_mode = error_mode or record.get("error_mode")
     try:
         scenario_path = resolve_scenario(scenario_path)
-    except scenario_mod.ScenarioError:
+    except scenario_mod.ScenarioError as exc:
         if not from_record:
             raise
         # the user named no file: say where the name came from
-        raise AccelgraphError(
-            f"{record_path()}: the last capture's scenario {scenario_path} no longer exists; "
-            "capture again, or name the scenario") from None
+        if not os.path.lexists(scenario_path):
+            raise AccelgraphError(
+                f"{record_path()}: the last capture's scenario {scenario_path} no longer "
+                "exists; capture again, or name the scenario") from None
+        raise AccelgraphError(f"{record_path()}: the last capture's scenario: {exc}; capture "
+                              "again, or name the scenario") from None
     try:
         info = scenario_mod.inspect_scenario(scenario_path)
     except scenario_mod.ScenarioError as exc:
