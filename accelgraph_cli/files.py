@@ -64,6 +64,12 @@ def check_output_folder(folder: str | os.PathLike) -> None:
     absolute = Path(os.path.abspath(os.fspath(folder)))
     try:
         _check_name_lengths(absolute)
+        try:
+            os.stat(absolute)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # (else "not writable": the loop is no folder)
+                raise AccelgraphError(f"cannot use output folder {folder}: a loop of symbolic "
+                                      "links") from None
         existing = absolute
         while not existing.exists():
             existing = existing.parent

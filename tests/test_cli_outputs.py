@@ -530,3 +530,14 @@ def test_an_output_written_over_a_file_keeps_that_files_permissions(cli, tmp_pat
     os.umask(umask)
     code, out, err = cli("show", recorded("chain_basic.dot"), "-o", "fresh.json")
     assert code == 0 and (tmp_path / "fresh.json").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("out", ["loop/x.json", "loop/deeper/x.json"])
+def test_an_output_folder_that_is_a_loop_of_links_says_so(cli, tmp_path, out):
+    # it read "output folder .../loop is not writable"
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    code, out_text, err = cli("show", recorded("chain_basic.dot"), "--out", out)
+    assert (code, out_text) == (2, "")
+    folder = tmp_path / out.rsplit("/", 1)[0]
+    assert _one_line_error(err) == (f"accelgraph: error: cannot use output folder {folder}: a "
+                                    "loop of symbolic links")
