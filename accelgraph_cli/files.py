@@ -268,7 +268,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
             yield tmp
             # mkstemp makes the file private (0600); the result gets the mode of the file it
             # replaces (a private 0600 file stays private), else a new file's mode
-            os.chmod(tmp, _mode_of(path))
+            os.chmod(tmp, mode_of(path))
             os.replace(tmp, path)
             done = True
         except OSError as exc:
@@ -281,7 +281,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ""):
             remove_folders(created)
 
 
-def _mode_of(path: str) -> int:
+def mode_of(path: str) -> int:
     """The permission bits for the file written at ``path``: those of the regular file there
     now, else what a new file gets (0666 less the umask)."""
     try:
@@ -289,7 +289,7 @@ def _mode_of(path: str) -> int:
     except OSError:
         found = None
     if found is not None and stat.S_ISREG(found.st_mode):
-        return stat.S_IMODE(found.st_mode)
+        return stat.S_IMODE(found.st_mode) & 0o777  # (no set-user or set-group id passed on)
     return 0o666 & ~_umask()
 
 

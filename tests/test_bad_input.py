@@ -650,16 +650,24 @@ def test_a_capture_record_too_large_to_be_one_is_refused_unread(cli, tmp_path):
         "capture record (a few hundred bytes); capture again")
 
 
-@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
-def test_a_json_model_holding_a_number_json_has_not_is_invalid_json(cli, tmp_path, constant):
-    # Python's reader takes NaN and Infinity; show --json and -o then wrote them back out,
-    # which no JSON reader takes
-    (tmp_path / "m.json").write_text('{"nodes": [{"id": "a", "kind": "kernel", "params": '
-                                     f'{{"x": {constant}}}}}], "edges": []}}')
+@pytest.mark.parametrize("number, reason", [
+    ("NaN", "NaN is not a JSON value"), ("Infinity", "Infinity is not a JSON value"),
+    ("-Infinity", "-Infinity is not a JSON value"),
+    ("1e999", "1e999 is past the range of a double"),
+    ("-2.5e400", "-2.5e400 is past the range of a double"),
+])
+def test_a_json_model_holding_a_number_json_has_not_is_invalid_json(cli, tmp_path, number,
+                                                                    reason):
+    # Python's reader takes NaN and Infinity, and reads 1e999 as infinity; show --json and
+    # -o then wrote them back out as NaN or Infinity, which no JSON reader takes
+    _, saved, _ = cli("show", recorded("kinds_verbose.dot"), "--json")
+    assert '"hit_ratio": 0.0' in saved.replace("access_policy_window_", "")
+    (tmp_path / "m.json").write_text(
+        saved.replace('"access_policy_window_hit_ratio": 0.0',
+                      f'"access_policy_window_hit_ratio": {number}', 1))
     code, out, err = cli("show", "m.json", "--json")
     assert (code, out) == (2, "")
-    assert _one_line_error(err) == (f"accelgraph: error: m.json: invalid JSON: {constant} is "
-                                    "not a JSON value")
+    assert _one_line_error(err) == f"accelgraph: error: m.json: invalid JSON: {reason}"
 
 
 def test_a_dump_number_past_a_doubles_range_stays_as_written(cli, tmp_path):

@@ -541,3 +541,39 @@ def test_an_output_folder_that_is_a_loop_of_links_says_so(cli, tmp_path, out):
     folder = tmp_path / out.rsplit("/", 1)[0]
     assert _one_line_error(err) == (f"accelgraph: error: cannot use output folder {folder}: a "
                                     "loop of symbolic links")
+
+
+def test_capture_artifacts_keep_links_modes_and_refuse_a_folder_in_the_way(tmp_path):
+    # moved into place from the temporary folder, a linked step.dot became a file of its
+    # own (the link's target left as it was) and a private file got a new file's mode
+    import json
+
+    from accelgraph_cli.run.artifacts import write_capture
+
+    folder = tmp_path / "art"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere.dot"
+    elsewhere.write_text("old\n")
+    (folder / "a.dot").symlink_to(elsewhere)
+    (folder / "capture.json").write_text("{}\n")
+    (folder / "capture.json").chmod(0o600)
+    write_capture(_capture_result(["a", "b"]), str(folder))
+    assert (folder / "a.dot").is_symlink() and elsewhere.read_text().startswith("// graph 0")
+    assert (folder / "capture.json").stat().st_mode & 0o777 == 0o600
+    assert json.loads((folder / "capture.json").read_text())["graphs"][1]["dot"] == "b.dot"
+    # a folder where a file goes: refused before anything is moved
+    (folder / "b.dot").unlink()
+    (folder / "b.dot").mkdir()
+    before = elsewhere.read_text()
+    with pytest.raises(AccelgraphError, match=r"b\.dot: it is a folder"):
+        write_capture(_capture_result(["a", "b"]), str(folder))
+    assert elsewhere.read_text() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["a.dot", "b.dot", "capture.json"]
+
+
+def test_an_output_written_over_a_set_id_file_does_not_keep_the_set_id_bits(cli, tmp_path):
+    target = tmp_path / "s.json"
+    target.write_text("{}\n")
+    target.chmod(0o4755)
+    assert cli("show", recorded("chain_basic.dot"), "-o", "s.json")[0] == 0
+    assert target.stat().st_mode & 0o7777 == 0o755

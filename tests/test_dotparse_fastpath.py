@@ -393,3 +393,19 @@ def test_a_cluster_name_used_twice_goes_to_the_general_path():
     assert text.count("subgraph cluster_9 {") == 2
     assert dotparse._read_cuda_layout(text) is None
     assert dotparse.parse_dot(text, path.name).to_json() == _general(text, path.name).to_json()
+
+
+@pytest.mark.parametrize("token, value", [
+    ("2.5e3", 2500.0), ("1.5e308", 1.5e308), ("7.0e-400", 0.0), ("0.25", 0.25),
+    ("1.0e999", "1.0e999"), ("-1.0e999", "-1.0e999"),  # past a double: kept as written
+])
+def test_a_number_field_reads_as_the_label_reader_reads_it(token, value):
+    # Each label shape is parsed once with stand-in numbers; "2.5e3"'s stand-in overflowed a
+    # double, and once such a field was kept as text the shape's recipe gave every node of
+    # it the text '2.5e3' where the label reader gives 2500.0
+    text = _text(DUMPS / "kinds_verbose.dot").replace("| 0.000000 | N | N}}",
+                                                      f"| {token} | N | N}}}}", 1)
+    for model in (dotparse.parse_dot(text, filename="k.dot"), _general(text, "k.dot")):
+        (first, *_) = [n for n in model.nodes if "access_policy_window_hit_ratio" in n.params]
+        assert first.params["access_policy_window_hit_ratio"] == value
+        assert type(first.params["access_policy_window_hit_ratio"]) is type(value)

@@ -454,6 +454,8 @@ def test_dump_of_several_graphs_takes_back_what_it_wrote_when_one_fails(cli, tmp
     assert (code, out) == (2, "")
     assert "wrote" not in err and "g_decode.dot: No space left on device" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g_extra.dot", "two.py"]
+    code, out, err = cli("dump", tmp_path / "two.py", "--out", "new/sub/g.dot", "--no-render")
+    assert code == 2 and not (tmp_path / "new").exists()  # nor the folders it made
     monkeypatch.setattr(app, "_write_text_file", real)
     code, out, err = cli("dump", tmp_path / "two.py", "--out", "g.dot", "--no-render")
     assert code == 0, err

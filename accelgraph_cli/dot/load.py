@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import os
 import re
 import zlib
@@ -283,9 +284,18 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON value")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused where a double cannot hold it (1e999 would be read
+    as infinity, and written back out as Infinity)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is past the range of a double")
+    return number
+
+
 def _load_json(text: str, filename: str) -> GraphModel:
     try:
-        document = json.loads(text, parse_constant=_no_constant)
+        document = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as problem:
         # msg alone can end in "starting at": the position is in lineno and colno
         where = f"line {problem.lineno}, column {problem.colno}"

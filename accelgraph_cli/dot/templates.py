@@ -8,7 +8,7 @@ import re
 import string
 
 from ..model.graph_model import Node, is_stable_param
-from .labels import _node_from_label, _normalise, _parse_label
+from .labels import _FLOAT, _node_from_label, _normalise, _parse_label
 
 # Every run of digits (and every hex literal) in a label; what is left is its *template*.
 _NUMBER_TOKEN = re.compile(r"(0x[0-9A-Fa-f]+|-?\d+(?:\.\d+)?)")
@@ -243,6 +243,10 @@ class _LabelTemplates:
                     fields.append((key, _CONST, value))
                 elif value in sentinels:
                     fields.append((key, _TOKEN, sentinels[value]))
+                elif isinstance(value, str) and _FLOAT.match(value):
+                    # a number whose stand-in overflowed a double (2.5e3 read as 7350...e3):
+                    # the label's own may not, so this shape is read label by label
+                    return None
                 elif isinstance(value, str) and _SENTINEL.search(value):
                     fields.append((key, _FORMAT, formatted(value)))
                 elif isinstance(value, (int, float)):

@@ -10,7 +10,16 @@ import tempfile
 from pathlib import Path
 
 from ..errors import AccelgraphError
-from ..files import ensure_folder, remove_folders, safe_name, write_error, write_text_atomic
+from ..files import (
+    ensure_folder,
+    is_special_file,
+    mode_of,
+    remove_folders,
+    safe_name,
+    write_bytes_atomic,
+    write_error,
+    write_text_atomic,
+)
 
 
 def default_folder(scenario_path) -> Path:
@@ -48,11 +57,12 @@ def write_capture(result, out: str | None) -> Path:
             entry["dot"] = name
         with _named_as(staging, folder):
             write_text_atomic(staging / "capture.json", json.dumps(summary, indent=2) + "\n")
-        for name in [*names, "capture.json"]:
-            try:
-                os.replace(staging / name, folder / name)
-            except OSError as exc:
-                raise write_error(folder / name, exc) from None
+        final = [*names, "capture.json"]
+        for name in final:  # a folder in the way is found before anything is moved
+            if (folder / name).is_dir() and not (folder / name).is_symlink():
+                raise AccelgraphError(f"cannot write {folder / name}: it is a folder")
+        for name in final:
+            _move(staging / name, folder / name)
         done = True
     finally:
         if staging is not None:
@@ -60,6 +70,20 @@ def write_capture(result, out: str | None) -> Path:
         if not done:
             remove_folders(created)
     return folder
+
+
+def _move(staged: Path, target: Path) -> None:
+    """Put a written file in its place: renamed there, with the mode of the file it replaces;
+    where the place is a symbolic link, a device or a named pipe, written as every output is
+    (the link's target replaced, a device or pipe written into: see files.atomic_output)."""
+    try:
+        if target.is_symlink() or is_special_file(target):
+            write_bytes_atomic(target, staged.read_bytes())
+            return
+        os.chmod(staged, mode_of(str(target)))
+        os.replace(staged, target)
+    except OSError as exc:
+        raise write_error(target, exc) from None
 
 
 @contextlib.contextmanager
