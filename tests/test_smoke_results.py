@@ -461,3 +461,16 @@ def test_dump_of_several_graphs_takes_back_what_it_wrote_when_one_fails(cli, tmp
     assert code == 0, err
     assert [line.split()[1] for line in err.splitlines() if line.startswith("wrote")] == [
         "g_prefill.dot", "g_decode.dot", "g_extra.dot"]
+
+
+def test_a_baseline_holding_nan_is_refused_as_load_model_refuses_it(tmp_path):
+    # the baseline was read with Python's plain JSON reader, which takes NaN: a model that
+    # holds one never equals itself, so the graph read as drifted on every run
+    result = FakeResult(type("S", (), {"path": tmp_path / "x.py"})(), {},
+                        [FakeCaptured("step", FakeGraph(dump_text("chain_verbose.dot")), 6, 0, 0)])
+    assert compare_baseline(result, tmp_path, update=False) == ("new baseline", [])
+    text = (tmp_path / "x.json").read_text()
+    assert '"grid": [' in text
+    (tmp_path / "x.json").write_text(text.replace('"grid": [', '"nan_here": NaN, "grid": [', 1))
+    with pytest.raises(AccelgraphError, match="invalid JSON: NaN is not a JSON value"):
+        compare_baseline(result, tmp_path, update=False)

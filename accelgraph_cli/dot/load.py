@@ -278,13 +278,13 @@ def _named_json(filename: str) -> bool:
     return name.endswith(".json") or name.endswith(".json.gz")
 
 
-def _no_constant(name: str):
+def no_constant(name: str):
     """NaN, Infinity and -Infinity, which Python's reader takes and JSON has not: refused
     (accelgraph writes none, and would write them back out, no JSON)."""
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _finite_float(text: str) -> float:
+def finite_float(text: str) -> float:
     """A JSON number as a float, refused where a double cannot hold it (1e999 would be read
     as infinity, and written back out as Infinity)."""
     number = float(text)
@@ -295,7 +295,7 @@ def _finite_float(text: str) -> float:
 
 def _load_json(text: str, filename: str) -> GraphModel:
     try:
-        document = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        document = json.loads(text, parse_constant=no_constant, parse_float=finite_float)
     except json.JSONDecodeError as problem:
         # msg alone can end in "starting at": the position is in lineno and colno
         where = f"line {problem.lineno}, column {problem.colno}"

@@ -237,8 +237,12 @@ def _baseline_document(target: Path) -> dict | None:
     does, which says what is wrong with it."""
     import json
 
+    from ..dot.load import finite_float, no_constant
+
     try:
-        document = json.loads(target.read_text(encoding="utf-8"))
+        # (as load_model reads JSON: no NaN or infinity, which JSON has not)
+        document = json.loads(target.read_text(encoding="utf-8"), parse_constant=no_constant,
+                              parse_float=finite_float)
     except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return document if isinstance(document, dict) else None
