@@ -293,8 +293,9 @@ def mode_of(path: str) -> int:
     return 0o666 & ~_umask()
 
 
-def _make_folders(directory: str, created: list[str]) -> None:
-    """ensure_folder's tracked mkdir: see there."""
+def missing_folders(directory: str) -> list[str]:
+    """The folders of ``directory``'s path that do not exist yet, the deepest first (as
+    :func:`remove_folders` takes them)."""
     missing = []
     current = os.path.abspath(directory or ".")
     while not os.path.lexists(current):
@@ -303,7 +304,12 @@ def _make_folders(directory: str, created: list[str]) -> None:
         if parent == current:
             break
         current = parent
-    for folder in reversed(missing):
+    return missing
+
+
+def _make_folders(directory: str, created: list[str]) -> None:
+    """ensure_folder's tracked mkdir: see there."""
+    for folder in reversed(missing_folders(directory)):
         try:
             os.mkdir(folder)
         except FileExistsError:

@@ -1132,7 +1132,10 @@ def dump(
     # A failure part way (a full disk at the third graph) takes back the files this dump
     # made: what it says it wrote is said once all are written
     new = {target for target in targets if not os.path.lexists(target)}
-    missing = _missing_folders(targets)  # made as the files are written: removed again too
+    # the folders on the way, made as the files are written: removed again too
+    missing = sorted({folder for target in targets
+                      for folder in files.missing_folders(os.path.dirname(os.path.abspath(target)))},
+                     key=lambda folder: folder.count(os.sep), reverse=True)
     written = []
     try:
         for captured, target in zip(graphs, targets):
@@ -1158,18 +1161,6 @@ def dump(
         err_console.print(f"wrote {one_line(target)} ({captured.name}: {captured.node_count:,} nodes)")
         if render_it:
             _print_model(model, target, limit)
-
-
-def _missing_folders(targets: list[str]) -> list[str]:
-    """The folders on the way to ``targets`` that do not exist yet, the deepest first (as
-    files.remove_folders takes them)."""
-    missing: set[str] = set()
-    for target in targets:
-        folder = os.path.dirname(os.path.abspath(target))
-        while not os.path.lexists(folder) and folder not in missing:
-            missing.add(folder)
-            folder = os.path.dirname(folder)
-    return sorted(missing, key=lambda folder: folder.count(os.sep), reverse=True)
 
 
 def _given(ctx: typer.Context, name: str) -> bool:

@@ -278,13 +278,20 @@ def _named_json(filename: str) -> bool:
     return name.endswith(".json") or name.endswith(".json.gz")
 
 
-def no_constant(name: str):
+def loads_json(text: str):
+    """``text`` read as JSON, as JSON has it: NaN, Infinity and numbers past a double's
+    range, which Python's reader takes, raise ValueError (what reads accelgraph's models and
+    baselines)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+
+
+def _no_constant(name: str):
     """NaN, Infinity and -Infinity, which Python's reader takes and JSON has not: refused
     (accelgraph writes none, and would write them back out, no JSON)."""
     raise ValueError(f"{name} is not a JSON value")
 
 
-def finite_float(text: str) -> float:
+def _finite_float(text: str) -> float:
     """A JSON number as a float, refused where a double cannot hold it (1e999 would be read
     as infinity, and written back out as Infinity)."""
     number = float(text)
@@ -295,7 +302,7 @@ def finite_float(text: str) -> float:
 
 def _load_json(text: str, filename: str) -> GraphModel:
     try:
-        document = json.loads(text, parse_constant=no_constant, parse_float=finite_float)
+        document = loads_json(text)
     except json.JSONDecodeError as problem:
         # msg alone can end in "starting at": the position is in lineno and colno
         where = f"line {problem.lineno}, column {problem.colno}"

@@ -235,14 +235,10 @@ def _baseline_document(target: Path) -> dict | None:
     says it is of under _ORIGIN_KEY (absent in one written before baselines said so). None
     for a file that cannot be read as a JSON object: comparing then reads it as load_model
     does, which says what is wrong with it."""
-    import json
-
-    from ..dot.load import finite_float, no_constant
+    from ..dot.load import loads_json
 
     try:
-        # (as load_model reads JSON: no NaN or infinity, which JSON has not)
-        document = json.loads(target.read_text(encoding="utf-8"), parse_constant=no_constant,
-                              parse_float=finite_float)
+        document = loads_json(target.read_text(encoding="utf-8"))  # as load_model reads it
     except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return document if isinstance(document, dict) else None
