@@ -159,7 +159,7 @@ def _replays_seen(cupy, graph, flag, seen, times=5):
     for _ in range(times):
         flag.fill(0)
         graph.replay()
-        found.append(int(seen.get()))
+        found.append(int(seen.get()[0]))
     return found
 
 
