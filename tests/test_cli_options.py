@@ -260,11 +260,13 @@ def test_top_level_help_says_what_needs_a_gpu_in_whole_lines(cli):
     assert (code, err) == (0, "")
     commands = out.split("Commands:\n", 1)[1].splitlines()
     listed = {line.split()[0]: line for line in commands if line.strip()}
-    assert sorted(listed) == ["capture", "diff", "dump", "replay", "scenarios", "show", "smoke"]
+    assert sorted(listed) == ["capture", "diff", "dump", "profile", "replay", "scenarios", "show",
+                              "smoke"]
     for verb, line in listed.items():
         assert not line.endswith("..."), line  # a summary cut short by click
-        assert ("(GPU)" in line) == (verb in ("capture", "replay", "dump", "smoke")), line
-    assert "smoke --list, scenarios, and show and diff" in " ".join(out.split())
+        assert ("(GPU)" in line) == (verb in ("capture", "replay", "profile", "dump", "smoke")), line
+    assert ("smoke --list, scenarios, show and diff of saved dumps, and profile of a saved "
+            "profile") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("verb", ["capture", "replay", "dump"])

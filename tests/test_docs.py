@@ -29,7 +29,8 @@ ROOT_COMMAND = typer.main.get_command(app)
 COMMANDS = ROOT_COMMAND.commands
 
 # The README section that documents each verb.
-SECTIONS = {"capture": "capture", "replay": "replay", "dump": "dump and show",
+SECTIONS = {"capture": "capture", "replay": "replay", "profile": "profile",
+            "dump": "dump and show",
             "show": "dump and show", "diff": "diff", "scenarios": "scenarios", "smoke": "smoke"}
 
 

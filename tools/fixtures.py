@@ -329,6 +329,32 @@ def record_scenarios(out_dir: Path, manifest: dict) -> None:
             manifest.setdefault("_failed", {})[label] = f"{type(exc).__name__}: {exc}"
 
 
+#: Scenarios whose per-node profiles are recorded (`accelgraph profile`), with their replays.
+PROFILED = [("mlp_decode", 50), ("fork_join", 50), ("memory_ops", 50), ("gpt_decode", 20)]
+
+
+def record_profiles(out_dir: Path) -> None:
+    """Record raw per-node profiles (CUPTI) of a few bundled scenarios into
+    ``out_dir/profiles``: what the CPU tier's profile tests read."""
+    from accelgraph_cli.run.profile import record_profile
+    from accelgraph_cli.run.scenario import load_scenario
+
+    root = Path(__file__).resolve().parent.parent / "scenarios"
+    folder = out_dir / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, iters in PROFILED:
+        scen = load_scenario(root / f"{stem}.py")
+        try:
+            document = record_profile(scen, dict(scen.info.params), iters=iters)
+        except Exception as exc:  # torch missing: said, and the others still recorded
+            print(f"  profile {stem}: not recorded ({type(exc).__name__}: {exc})", flush=True)
+            continue
+        document["recorded"] = {"gpu": _cuda.device_name(), "date": time.strftime("%Y-%m-%d")}
+        text = json.dumps(document, indent=None, separators=(",", ":")) + "\n"
+        write_bytes_atomic(folder / f"{stem}.json", text.encode())
+        print(f"  profiles/{stem}.json {len(text):,d} bytes", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     out = argv[0] if argv else "tests/data"
@@ -340,8 +366,12 @@ def main(argv: list[str] | None = None) -> int:
         # One line, no traceback: the committed fixtures stay as they are.
         print(f"make fixtures: nothing recorded, {out}/dumps left as it is: {exc}", file=sys.stderr)
         return int(exc.exit_code)
+    if argv[1:] == ["profiles"]:  # the profiles alone (`make fixtures` records everything)
+        record_profiles(Path(out))
+        return 0
     print(f"recording fixtures into {out}/dumps", flush=True)
     record(out)
+    record_profiles(Path(out))
     return 0
 
 

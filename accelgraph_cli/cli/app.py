@@ -76,9 +76,9 @@ app = typer.Typer(
     name="accelgraph",
     help=(
         "Capture, inspect and replay CUDA graphs.\n\n"
-        "GPU verbs (capture, replay, dump, smoke) need a CUDA GPU and CuPy (exit 3 "
-        "without one). On any machine: smoke --list, scenarios, and show and diff of saved "
-        "dumps."
+        "GPU verbs (capture, replay, profile, dump, smoke) need a CUDA GPU and CuPy (exit 3 "
+        "without one). On any machine: smoke --list, scenarios, show and diff of saved "
+        "dumps, and profile of a saved profile."
     ),
     no_args_is_help=True,
     # Plain click help: rewrapped docstrings, defaults shown, no `<bool>` type column.
@@ -858,6 +858,81 @@ def replay(
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
         raise typer.Exit(ExitCode.FAILED)
+
+
+@command(cls=_Command, short_help="What each node of a graph costs, and which line made it (GPU).")
+def profile(
+    ctx: typer.Context,
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name (default: the last capture here), or a "
+        "profile saved with --out (.json: shown again, no GPU needed).",
+        autocompletion=_completer((".py", ".json"))),
+    iters: int = typer.Option(200, "--iters", "-n", min=1, max=10_000, metavar="N",
+                              help="Replays traced (and as many timed untraced)."),
+    top: int = typer.Option(0, "--top", min=0, metavar="K",
+                            help="Show the K nodes with the most own time a graph (0: all)."),
+    param: list[str] = PARAM_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
+    out: str = typer.Option(None, "--out", "-o", metavar="FILE",
+                            help="Also save the raw profile (JSON), to show again anywhere."),
+    json_out: bool = typer.Option(False, "--json", help="Print the per-node figures as JSON."),
+) -> None:
+    """Replay each graph under CUPTI and show what each node cost on the GPU and which line
+    of the scenario made it.
+
+    Captures as `capture` does (guard included), with CUPTI's graph callbacks on to learn the
+    Python line that created each node; then replays each graph N times with CUPTI's kernel,
+    copy and memset records on, and N times with them off (CUDA events). Per node: own time
+    (what it added once its inputs were ready), its share of the replay's busy time, its
+    span (start to end, waits inside included) and the line that made it. Needs a CUDA GPU
+    and cupti-python (exit 3 without a GPU); a saved profile (.json) is shown anywhere.
+    """
+    from ..model.profile import ProfileLoadError
+    from ..render import profile as render_profile
+    from ..render import run as render_run
+    from ..run import profile as run_profile
+
+    _refuse_empty(("--out", out, "file"))
+    if json_out and _given(ctx, "top"):
+        raise AccelgraphError("--top shortens the table; --json prints every node: use one or "
+                              "the other")
+    if scenario is not None and scenario.lower().endswith(".json"):
+        given = _given_options(ctx, "iters", "param", "pool", "error_mode", "out")
+        if given:
+            raise AccelgraphError(f"{', '.join(given)}: options of a new profile; {scenario} "
+                                  "is a saved one, shown as it was recorded")
+        try:
+            loaded = run_profile.read_profile(scenario)
+        except ProfileLoadError as exc:
+            raise AccelgraphError(str(exc)) from None
+    else:
+        from .. import files
+        from ..model.profile import load_profile
+
+        if out is not None:
+            if not out.lower().endswith(".json"):
+                raise AccelgraphError(f"--out {out}: a profile is saved as JSON; name it .json "
+                                      "(profile FILE.json shows it again)")
+            files.check_output_file(out)
+        scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+        with render_run.progress(_stdout(), "replaying under CUPTI",
+                                     enabled=not json_out) as tick:
+            document = run_profile.record_profile(scen, values, pool=pool,
+                                                  error_mode=error_mode, iters=iters,
+                                                  on_graph=tick)
+        if out is not None:  # first: what the GPU measured is kept, whatever follows
+            files.write_text_atomic(out, json.dumps(document, indent=1) + "\n")
+        try:
+            loaded = load_profile(document, str(scen.path))
+        except ProfileLoadError as exc:
+            raise AccelgraphError(f"the profile recorded cannot be read: {exc}") from None
+    if json_out:
+        echo(json.dumps(loaded.to_json(), indent=2))
+    else:
+        render_profile.print_profile(_stdout(), loaded, top)
+        if out is not None:
+            echo(f"raw profile written to {out}")
 
 
 def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, rounds, check,

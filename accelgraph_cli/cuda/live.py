@@ -80,6 +80,20 @@ def graph_edges(graph_handle: int) -> list[tuple[int, int, int | None]]:
     return [(int(a), int(b), kind) for a, b, kind in zip(sources, targets, kinds)]
 
 
+def child_graphs(handle) -> list:
+    """The graphs inside one node: a child-graph node's graph, a conditional node's first
+    body (where it can be read); [] for any other node."""
+    runtime, _ = _cuda.bindings()
+    kind = node_kind_name(_cuda.check("cudaGraphNodeGetType", runtime.cudaGraphNodeGetType(handle)))
+    if kind == "graph":
+        return [_cuda.check("cudaGraphChildGraphNodeGetGraph",
+                            runtime.cudaGraphChildGraphNodeGetGraph(handle))]
+    if kind == "conditional":
+        body = _conditional_body(runtime, handle)
+        return [] if body is None else [body]
+    return []
+
+
 def _conditional_body(runtime, handle):
     """The first body graph of a conditional node (the one the DOT parser nests), or None
     where it cannot be read: cudaGraphNodeGetParams, the only getter for it, needs a newer

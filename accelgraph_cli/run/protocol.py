@@ -242,6 +242,7 @@ def capture(
     keep_graph: bool = False,
     warmup: bool = True,
     unroll: int = 1,
+    origins=None,
 ) -> CaptureResult:
     """Warm up, then capture every step of ``scenario`` into its own Graph and instantiate it.
 
@@ -250,6 +251,8 @@ def capture(
     Debug mode is on, so each graph can be dumped and walked. ``unroll`` K > 1 captures K
     consecutive calls of each step into its graph: one replay then runs K steps, for one
     launch (what pays when launching costs as much as the step runs).
+    ``origins``: a ``cuda.cupti.profile.NodeOrigins``, started
+    for each graph's capture and instantiation and stopped after (profile's node origins).
     """
     if unroll < 1:
         raise AccelgraphError(f"--unroll must be 1 or more, not {unroll}")
@@ -322,6 +325,8 @@ def capture(
                 # the device is idle: from here on it runs only stray work (off the
                 # capturing stream, where what the graph API queues before the capture runs)
                 watch.start(streams.handle)
+                if origins is not None:
+                    origins.start()
                 t0 = time.perf_counter()
                 graph.capture_begin()
                 try:
@@ -340,6 +345,8 @@ def capture(
                 if keep_graph:
                     graph.instantiate()
                 t2 = time.perf_counter()
+                if origins is not None:
+                    origins.stop()
                 # what the device ran while capturing, once any stray work has finished (the
                 # watch synchronizes the device), and before the compare's own kernel
                 executed = watch.stop()
@@ -370,6 +377,8 @@ def capture(
                 except Exception:
                     pass
             watch.stop()  # collection off again, whatever the records (it raises nothing)
+            if origins is not None:
+                origins.stop()
             _flip_back(flipped, streams.cupy, quietly=True)
             try:
                 streams.cupy.synchronize()

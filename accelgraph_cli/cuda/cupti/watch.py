@@ -43,6 +43,11 @@ class Executed:
     name: str  # the kernel's name; for a copy its direction; for a memset "memset"
     nbytes: int  # bytes copied or set (0 for a kernel)
     stream: int
+    # what per-node profiles read (the watch reads none of it):
+    node: int = 0  # CUPTI's id of the graph node that ran it (0: not run by a graph)
+    start: int = 0  # CUPTI's timestamps, in ns
+    end: int = 0
+    launch: int = 0  # the correlation id of the launch that ran it (a graph's launch)
 
     def describe(self) -> str:
         if self.kind == "unknown":
@@ -84,17 +89,27 @@ def _record(activity) -> Executed | None:
     cupti = _SETUP["cupti"]
     kind = activity.kind
     if kind == cupti.ActivityKind.CONCURRENT_KERNEL:
-        return Executed("kernel", str(activity.name), 0, int(activity.stream_id))
+        return Executed("kernel", str(activity.name), 0, int(activity.stream_id),
+                        *_placed(activity))
     if kind == cupti.ActivityKind.MEMCPY:
         try:
             direction = cupti.ActivityMemcpyKind(activity.copy_kind).name.lower()
         except ValueError:
             direction = "unknown"
         return Executed("copy", f"copy ({direction})", int(activity.bytes),
-                        int(activity.stream_id))
+                        int(activity.stream_id), *_placed(activity))
     if kind == cupti.ActivityKind.MEMSET:
-        return Executed("memset", "memset", int(activity.bytes), int(activity.stream_id))
+        return Executed("memset", "memset", int(activity.bytes), int(activity.stream_id),
+                        *_placed(activity))
     return None
+
+
+def _placed(activity) -> tuple[int, int, int, int]:
+    """The graph node that ran a record's work (0 where none did: CUPTI's id of the node in
+    the executable graph), when it ran, and the launch it belongs to: what per-node profiles
+    read. Read leniently: a field a CUPTI version lacks is 0."""
+    return tuple(int(getattr(activity, name, 0) or 0)  # type: ignore[return-value]
+                 for name in ("graph_node_id", "start", "end", "correlation_id"))
 
 
 _SETUP_LOCK = threading.Lock()

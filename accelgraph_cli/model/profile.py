@@ -1,0 +1,307 @@
+"""Per-node profiles: what each node of a replayed graph cost on the GPU, and which line of
+the scenario made it.
+
+The GPU side (``cuda/cupti/profile.py``) replays a graph with CUPTI's activity records on and
+writes a *raw profile*: for every node that ran, the start and end of each of its runs (ns,
+CUPTI's clock), and for every node the Python stack that was running when capture created it.
+Everything here is computed from that document, so a profile recorded on a GPU can be read,
+shown and checked anywhere (``accelgraph profile FILE.json``).
+
+Two times per node:
+
+- **span**: start to end of the node's run, as CUPTI records it. A kernel launched with a
+  programmatic dependency starts before the node it depends on has finished and waits
+  inside (``griddepcontrol.wait``): its span then includes that wait.
+- **own**: the time the node added after its inputs were ready: its end minus the later of
+  its start and its predecessors' ends (the nearest timed ones, through nodes that run
+  nothing, such as empty or event nodes). Along a chain the own times add up to the replay's
+  busy time, less any gaps; nodes that run side by side each count all of their own.
+
+Each is the median over the replays. Runs belong to replays by the graph launch's
+correlation id, so a record CUPTI dropped leaves one replay without that node's run and
+shifts nothing. The replay's **busy** time is first start to last end; the **traced step**
+time is the replay's cost by CUDA events around the traced loop of replays, so traced step
+minus busy is what launching the graph and moving from node to node costs beyond the nodes'
+runs; the **step** time is the same loop with the records off.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+from ..errors import AccelgraphError
+from .graph_model import GraphModel, ModelLoadError
+
+FORMAT = "accelgraph-profile"
+VERSION = 1
+
+
+class ProfileLoadError(AccelgraphError, ValueError):
+    """A profile document could not be read (the message says where and why)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a node was made: the scenario's line (or the first line outside accelgraph and
+    the array libraries), and the call that line went through, if any."""
+
+    file: str
+    line: int
+    function: str
+    code: str = ""
+    via: str = ""  # the library function the line called (kernels.sgemm_bias_gelu)
+
+    def where(self) -> str:
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    node: str  # the model's node id (graph_0_node_3)
+    kind: str
+    name: str  # the kernel's name (demangled where known), else the node kind
+    runs: int  # runs recorded (the replays, unless CUPTI dropped records)
+    span_us: float  # median start to end
+    own_us: float  # median time added after its inputs were ready
+    origin: Origin | None = None
+
+
+@dataclass
+class GraphProfile:
+    name: str
+    iters: int  # replays asked for
+    replays: int  # replays whose records came back (one graph launch each)
+    step_us: float  # per replay, CUDA events, records off
+    traced_step_us: float  # per replay, CUDA events, records on
+    busy_us: float  # median first start to last end of a replay
+    nodes: list[NodeTime]  # the nodes that ran, in topological order
+    silent: list[str] = field(default_factory=list)  # node ids with no run recorded
+    silent_kernels: list[str] = field(default_factory=list)  # those of them that are kernels
+    dropped: int = 0  # records CUPTI dropped while this graph replayed
+    unreadable: int = 0  # records without usable timestamps (left out)
+
+    @property
+    def own_total_us(self) -> float:
+        return sum(n.own_us for n in self.nodes)
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "iters": self.iters,
+            "replays": self.replays,
+            "step_us": round(self.step_us, 3),
+            "traced_step_us": round(self.traced_step_us, 3),
+            "busy_us": round(self.busy_us, 3),
+            "dropped": self.dropped,
+            "unreadable": self.unreadable,
+            "nodes": [
+                {
+                    "node": n.node, "kind": n.kind, "name": n.name, "runs": n.runs,
+                    "span_us": round(n.span_us, 3), "own_us": round(n.own_us, 3),
+                    "share": round(n.own_us / self.busy_us, 4) if self.busy_us > 0 else None,
+                    "origin": None if n.origin is None else {
+                        "file": n.origin.file, "line": n.origin.line,
+                        "function": n.origin.function, "code": n.origin.code,
+                        "via": n.origin.via,
+                    },
+                }
+                for n in self.nodes
+            ],
+            "silent": self.silent,
+        }
+
+
+@dataclass
+class Profile:
+    scenario: str
+    params: dict
+    device: str
+    graphs: list[GraphProfile]
+    origins_off: str | None = None  # why no node has an origin (CUPTI's callbacks taken)
+    origins_failed: str | None = None  # why some nodes may have none (a callback failed)
+
+    def to_json(self) -> dict:
+        return {"scenario": self.scenario, "params": self.params, "device": self.device,
+                "origins_off": self.origins_off, "origins_failed": self.origins_failed,
+                "graphs": [g.to_json() for g in self.graphs]}
+
+
+# -- origins ------------------------------------------------------------------------------
+
+def pick_origin(stack: list, scenario: str, codes: dict | None = None) -> Origin | None:
+    """The frame of ``stack`` that made the node. ``stack`` is innermost first, each frame
+    ``[file, line, function, user]``, ``user`` true for code that is neither accelgraph's nor
+    an installed library's nor Python's (decided where the stack was taken). The innermost
+    frame in the scenario file wins, else the innermost user frame. ``via`` names the call
+    that line made (the frame just inside it: ``kernels.sgemm_bias_gelu``), if any.
+    ``codes``: "file:line" -> the line's source text."""
+    if not stack:
+        return None
+    scenario = os.path.normpath(scenario) if scenario else ""
+    chosen = next((i for i, frame in enumerate(stack)
+                   if scenario and os.path.normpath(frame[0]) == scenario), None)
+    if chosen is None:
+        chosen = next((i for i, frame in enumerate(stack) if frame[3]), None)
+    if chosen is None:
+        return None
+    path, line, function = stack[chosen][:3]
+    via = ""
+    if chosen > 0:
+        inner_path, _line, inner_function = stack[chosen - 1][:3]
+        module = os.path.splitext(os.path.basename(inner_path))[0]
+        via = f"{module}.{inner_function}"
+    code = (codes or {}).get(f"{path}:{line}", "")
+    return Origin(file=path, line=int(line), function=function, code=code.strip(), via=via)
+
+
+# -- the computation ----------------------------------------------------------------------
+
+def _timed_parents(model: GraphModel, timed: set[str]) -> dict[str, set[str]]:
+    """For each node, its nearest timed ancestors: its parents, with every untimed parent
+    replaced by that parent's own nearest timed ancestors."""
+    nearest: dict[str, set[str]] = {}
+    for node_id in model.topological_order():
+        found: set[str] = set()
+        for parent in model.parents(node_id):
+            if parent in timed:
+                found.add(parent)
+            else:
+                found |= nearest.get(parent, set())
+        nearest[node_id] = found
+    return nearest
+
+
+def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
+    """The profile of one graph from its raw document (see the module's docstring)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ProfileLoadError("each graph must be an object with a 'name'")
+    where = f"graph {raw['name']!r}"
+    try:
+        model = GraphModel.from_json(raw["model"], where=f"{where}: model")
+    except (KeyError, ModelLoadError) as exc:
+        raise ProfileLoadError(f"{where}: no readable graph model ({exc})") from None
+    if not model.is_acyclic():
+        raise ProfileLoadError(f"{where}: the graph model has a cycle (a CUDA graph has none)")
+    iters = _count(raw, "iters", where)
+    replays = _count(raw, "replays", where)
+    spans = raw.get("spans")
+    if not isinstance(spans, dict):
+        raise ProfileLoadError(f"{where}: 'spans' must map node ids to lists of runs")
+    by_node: dict[str, list] = {}
+    for node_id, runs in spans.items():
+        if not model.has_node(node_id):
+            raise ProfileLoadError(f"{where}: spans name {node_id!r}, which is not in the graph")
+        if not isinstance(runs, list) or len(runs) != replays or not all(
+            run is None or (isinstance(run, list) and len(run) == 2 and all(_is_int(v) for v in run)
+                            and 0 <= run[0] <= run[1])
+            for run in runs
+        ):
+            raise ProfileLoadError(f"{where}: spans of {node_id!r} must be {replays} runs (one a "
+                                   "replay), each null or a [start, end] pair of integers with "
+                                   "0 <= start <= end")
+        if any(run is not None for run in runs):
+            by_node[node_id] = runs
+    nearest = _timed_parents(model, set(by_node))
+    origins, codes = _checked_origins(raw, where)
+    order = [n for n in model.topological_order() if n in by_node]
+    busy = []
+    for k in range(replays):
+        ran = [by_node[n][k] for n in order if by_node[n][k] is not None]
+        if ran:
+            busy.append((max(e for _s, e in ran) - min(s for s, _e in ran)) / 1e3)
+    nodes = []
+    for node_id in order:
+        runs = by_node[node_id]
+        own, span = [], []
+        for k, run in enumerate(runs):
+            if run is None:
+                continue
+            start, end = run
+            before = [by_node[p][k][1] for p in nearest[node_id] if by_node[p][k] is not None]
+            ready = max(before, default=start)
+            own.append(max(0, end - max(start, ready)) / 1e3)
+            span.append((end - start) / 1e3)
+        node = model.node(node_id)
+        stack = (origins.get(node_id) or {}).get("stack") or []
+        nodes.append(NodeTime(
+            node=node_id, kind=node.kind, name=str(node.display_name or node.kind),
+            runs=len(own), span_us=median(span), own_us=median(own),
+            origin=pick_origin(stack, scenario, codes),
+        ))
+    silent = [n.id for n in model.nodes if n.id not in by_node]
+    silent_kernels = [n.id for n in model.nodes if n.id not in by_node and n.kind == "kernel"]
+    return GraphProfile(
+        name=raw["name"], iters=iters, replays=replays,
+        step_us=_number(raw, "step_us", where), traced_step_us=_number(raw, "traced_step_us", where),
+        busy_us=median(busy) if busy else 0.0, nodes=nodes, silent=silent,
+        silent_kernels=silent_kernels,
+        dropped=_count(raw, "dropped", where, default=0),
+        unreadable=_count(raw, "unreadable", where, default=0),
+    )
+
+
+def load_profile(document: Any, where: str = "<profile>") -> Profile:
+    """A Profile from a raw profile document (as ``profile --out`` writes it)."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ProfileLoadError(f"{where}: not an accelgraph profile (no \"format\": "
+                               f"\"{FORMAT}\")")
+    if document.get("version") != VERSION:
+        raise ProfileLoadError(f"{where}: profile version {document.get('version')!r}; this "
+                               f"accelgraph reads version {VERSION}")
+    graphs = document.get("graphs")
+    if not isinstance(graphs, list) or not graphs:
+        raise ProfileLoadError(f"{where}: 'graphs' must be a non-empty list")
+    scenario = str(document.get("scenario") or "")
+    try:
+        profiles = [graph_profile(g, scenario) for g in graphs]
+    except ProfileLoadError as exc:
+        raise ProfileLoadError(f"{where}: {exc}") from None
+    params = document.get("params", {})
+    if not isinstance(params, dict):
+        raise ProfileLoadError(f"{where}: 'params' must map parameter names to values")
+    off, failed = document.get("origins_off"), document.get("origins_failed")
+    return Profile(scenario=scenario, params=params, device=str(document.get("device") or ""),
+                   graphs=profiles, origins_off=None if off is None else str(off),
+                   origins_failed=None if failed is None else str(failed))
+
+
+def _checked_origins(raw: dict, where: str) -> tuple[dict, dict]:
+    """The document's origins (node id -> {"stack": [[file, line, function, user], ...]})
+    and codes ("file:line" -> text), checked."""
+    origins = raw.get("origins", {})
+    if not isinstance(origins, dict):
+        raise ProfileLoadError(f"{where}: 'origins' must map node ids to their stacks")
+    for node_id, entry in origins.items():
+        stack = entry.get("stack") if isinstance(entry, dict) else None
+        if not isinstance(stack, list) or not all(
+            isinstance(f, list) and len(f) == 4 and isinstance(f[0], str) and _is_int(f[1])
+            and isinstance(f[2], str) and isinstance(f[3], bool) for f in stack
+        ):
+            raise ProfileLoadError(f"{where}: the stack of {node_id!r} must be a list of "
+                                   "[file, line, function, user] frames")
+    codes = raw.get("codes", {})
+    if not isinstance(codes, dict) or not all(isinstance(v, str) for v in codes.values()):
+        raise ProfileLoadError(f"{where}: 'codes' must map \"file:line\" to source text")
+    return origins, codes
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(raw: dict, key: str, where: str, default: int | None = None) -> int:
+    value = raw.get(key, default)
+    if not _is_int(value) or value < 0:
+        raise ProfileLoadError(f"{where}: {key!r} must be a count, not {value!r}")
+    return value
+
+
+def _number(raw: dict, key: str, where: str) -> float:
+    value = raw.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+            or value == float("inf"):
+        raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {value!r}")
+    return float(value)

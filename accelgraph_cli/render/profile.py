@@ -1,0 +1,96 @@
+"""The tables `accelgraph profile` prints: per graph, each node's GPU time and the line of the
+scenario that made it."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..model.demangle import demangle_many, short_kernel_name
+from ..model.profile import GraphProfile, Profile
+
+_NAME_WIDTH = 40
+
+
+def print_profile(console: Console, profile: Profile, limit: int = 0) -> None:
+    """Every graph of ``profile``; ``limit`` > 0 shows that many costliest nodes a graph."""
+    scenario = os.path.basename(profile.scenario) or "?"
+    console.print(Text.assemble((scenario, "bold"), f"  params {profile.params}  on ",
+                                (profile.device or "an unnamed device", "cyan")))
+    for graph in profile.graphs:
+        _print_graph(console, graph, limit)
+    if profile.origins_off:
+        console.print(Text(f"no node's origin is known: {profile.origins_off}", style="dim"))
+    elif profile.origins_failed:
+        console.print(Text(f"some nodes' origins may be missing: {profile.origins_failed}",
+                           style="dim"))
+
+
+def _print_graph(console: Console, graph: GraphProfile, limit: int) -> None:
+    console.print(Text.assemble(
+        "\n", (graph.name, "bold"),
+        f"  {graph.step_us:.2f} µs a replay (CUDA events, {graph.iters:,} replays), "
+        f"{graph.traced_step_us:.2f} µs while traced; nodes busy {graph.busy_us:.2f} µs "
+        "(first start to last end)",
+    ))
+    table = Table(show_edge=False, header_style="bold")
+    for title, justify in (("node", "left"), ("own µs", "right"),
+                           ("share", "right"), ("span µs", "right"), ("made by", "left")):
+        table.add_column(title, justify=justify, overflow="ellipsis", no_wrap=True)
+    nodes = graph.nodes
+    readable = demangle_many(n.name for n in nodes if n.kind == "kernel")
+    # the figures keep their width (about 32 columns with the table's rules): a node's name
+    # and the line that made it share what is left, the line getting at least 24
+    name_width = min(_NAME_WIDTH, max(8, console.width - 32 - 24 - 6))
+    labels = [_label(n, readable, name_width) for n in nodes]
+    origin_width = max(16, console.width - max((len(x) for x in labels), default=4) - 32)
+    shown = sorted(nodes, key=lambda n: -n.own_us)[:limit] if limit > 0 else nodes
+    keep = {id(n) for n in shown}
+    for node, label in zip(nodes, labels):
+        if id(node) not in keep:
+            continue
+        share = f"{node.own_us / graph.busy_us:.0%}" if graph.busy_us > 0 else "–"
+        table.add_row(label, f"{node.own_us:.2f}", share,
+                      f"{node.span_us:.2f}", _origin(node, origin_width))
+    console.print(table)
+    notes = []
+    if limit > 0 and len(shown) < len(nodes):
+        notes.append(f"{len(nodes) - len(shown)} cheaper node(s) not shown (--top)")
+    notes.append(f"own times add to {graph.own_total_us:.2f} µs of the {graph.busy_us:.2f} µs "
+                 "busy (less: time between nodes, such as a host node's; more: nodes side by "
+                 "side)")
+    if graph.silent:
+        kernels = [n for n in graph.silent if n in graph.silent_kernels]
+        notes.append(f"{len(graph.silent)} node(s) with no run recorded: "
+                     + ", ".join(graph.silent[:6]) + (" …" if len(graph.silent) > 6 else "")
+                     + (f" ({len(kernels)} of them kernel nodes: their records could not be "
+                        "matched to the graph)" if kernels else
+                        " (empty, event, host and memory nodes run nothing CUPTI records)"))
+    short = [n.node for n in nodes if n.runs < graph.replays]
+    if graph.replays < graph.iters or short or graph.dropped or graph.unreadable:
+        notes.append(f"records of {graph.replays} of {graph.iters} replays came back; CUPTI "
+                     f"dropped {graph.dropped}, {graph.unreadable} had no timestamps; node(s) "
+                     f"with fewer runs: {', '.join(short[:6]) or 'none'}")
+    for note in notes:
+        console.print(Text(note, style="dim"))
+
+
+def _label(node, readable: dict, width: int) -> Text:
+    if node.kind == "kernel":
+        name = short_kernel_name(readable.get(node.name, node.name), width)
+    else:
+        name = node.kind
+    return Text.assemble((node.node.rsplit("_", 1)[-1], "dim"), " ", name)
+
+
+def _origin(node, width: int) -> Text:
+    origin = node.origin
+    if origin is None:
+        return Text("–", style="dim")
+    where = origin.where()
+    room = max(0, width - len(where) - 2)
+    code = origin.code if len(origin.code) <= room else origin.code[: max(0, room - 1)] + "…"
+    return Text.assemble((where, "cyan"), "  ", code)

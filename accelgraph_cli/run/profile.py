@@ -1,0 +1,71 @@
+"""``accelgraph profile``: capture a scenario with node origins on, replay each graph under
+CUPTI, and return the raw profile document (``model/profile.py`` computes and checks it)."""
+
+from __future__ import annotations
+
+from ..errors import AccelgraphError
+from ..model.profile import FORMAT, VERSION
+from . import protocol
+
+
+def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters: int = 200,
+                   warmup: int = 20, on_graph=None) -> dict:
+    """The raw profile of every graph of ``scenario``: captured as ``capture`` captures
+    (guard included), then each graph replayed ``iters`` times with CUPTI's activity records
+    on and ``iters`` times with them off. ``on_graph(done, total)`` after each graph."""
+    from ..cuda.cupti import profile as cupti_profile
+    from ..cuda.cupti import watch
+
+    off = watch.unavailable()
+    if off is not None:
+        hint = ("; install accelgraph with the cuda13 extra (cupti-python)"
+                if "not available" in off else " (another CUPTI client, such as a profiler?)")
+        raise AccelgraphError(f"profile reads CUPTI's activity records, and {off}{hint}")
+    off = cupti_profile.callbacks_unavailable()
+    if off is not None:  # said before the capture, as the rest is
+        raise AccelgraphError("profile matches CUPTI's records to the graph's nodes through "
+                              f"CUPTI's graph callbacks, and {off}")
+    origins = cupti_profile.NodeOrigins(str(scenario.path))
+    result = protocol.capture(scenario, params, pool=pool, error_mode=error_mode,
+                              origins=origins)
+    if origins.off is not None:
+        # CUPTI's records name each node by its id in the executable graph, which only the
+        # callbacks tell (as instantiation clones the nodes): without them nothing matches
+        raise AccelgraphError("profile matches CUPTI's records to the graph's nodes through "
+                              f"CUPTI's graph callbacks, and {origins.off}")
+    graphs = []
+    with result.backend.use(result.streams):
+        for done, captured in enumerate(result.graphs, 1):
+            graphs.append(cupti_profile.profile_graph(
+                captured.name, captured.graph, result.stream, origins, iters=iters,
+                warmup=warmup))
+            if on_graph is not None:
+                on_graph(done, len(result.graphs))
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "scenario": cupti_profile.shown_path(str(scenario.path)),
+        "params": params,
+        "device": cupti_profile.device_name(),
+        "origins_off": origins.off,
+        "origins_failed": origins.failed,
+        "graphs": graphs,
+    }
+
+
+def read_profile(path: str):
+    """A saved raw profile (as ``profile --out`` writes it), computed: a Profile. One clear
+    error (ProfileLoadError, ModelLoadError) for a missing, unreadable or malformed file."""
+    import json
+
+    from ..dot.load import decode_text, loads_json, read_file_bytes
+    from ..model.profile import ProfileLoadError, load_profile
+
+    text = decode_text(read_file_bytes(path), path)
+    try:
+        document = loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise ProfileLoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except ValueError as exc:
+        raise ProfileLoadError(f"{path}: not JSON ({exc})") from None
+    return load_profile(document, path)

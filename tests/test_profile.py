@@ -1,0 +1,240 @@
+"""Per-node profiles, read from raw profiles recorded on a GPU by `make fixtures`
+(tests/data/profiles): the computation, the origins, the CLI on a saved profile, and one
+clear error for every broken document."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from statistics import median
+
+import pytest
+from _paths import DATA, ROOT
+
+from accelgraph_cli.model.graph_model import GraphModel
+from accelgraph_cli.model.profile import ProfileLoadError, graph_profile, load_profile
+
+PROFILES = DATA / "profiles"
+RECORDED = ("mlp_decode", "fork_join", "memory_ops", "gpt_decode")
+
+
+def raw(stem: str) -> dict:
+    path = PROFILES / f"{stem}.json"
+    assert path.is_file(), f"{path} is missing: record it with `make fixtures` on a GPU"
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(params=RECORDED)
+def recorded(request):
+    return request.param, raw(request.param)
+
+
+def test_every_recorded_graph_computes(recorded):
+    stem, document = recorded
+    profile = load_profile(document, stem)
+    assert profile.graphs
+    for graph in profile.graphs:
+        assert graph.nodes, f"{stem}/{graph.name}: no node ran"
+        assert graph.step_us > 0 and graph.busy_us > 0
+        for node in graph.nodes:
+            # every node ran once a replay (CUPTI dropped nothing in these recordings)
+            assert node.runs == graph.replays == graph.iters, (stem, node.node, node.runs)
+            assert 0 <= node.own_us <= node.span_us + 1e-9, (stem, node.node)
+        # the nodes' runs lie within a replay: the busy time is no longer than the replay
+        assert graph.busy_us <= graph.traced_step_us * 1.05, (stem, graph.busy_us)
+        model = GraphModel.from_json(next(g for g in document["graphs"]
+                                          if g["name"] == graph.name)["model"])
+        if model.max_width() == 1:  # a chain: own times add up to the busy time, less gaps
+            assert graph.own_total_us <= graph.busy_us * 1.02 + 0.1, (stem, graph.name)
+
+
+def test_own_time_is_end_minus_ready(recorded):
+    """Own time recomputed by hand from the recorded spans, for every replay of every node."""
+    stem, document = recorded
+    for raw_graph in document["graphs"]:
+        profile = graph_profile(raw_graph, document["scenario"])
+        model = GraphModel.from_json(raw_graph["model"])
+        spans = raw_graph["spans"]
+        for node in profile.nodes:
+            owns = []
+            for k, run in enumerate(spans[node.node]):
+                if run is None:
+                    continue
+                start, end = run
+                ready = _ready(model, spans, node.node, k)
+                owns.append((end - max(start, ready if ready is not None else start)) / 1e3)
+            assert node.own_us == pytest.approx(median(owns)), (stem, node.node)
+
+
+def _ready(model, spans, node_id, k):
+    """The latest end of the node's nearest timed ancestors in replay k (None: none)."""
+    ends = []
+    for parent in model.parents(node_id):
+        if parent in spans:
+            if spans[parent][k] is not None:
+                ends.append(spans[parent][k][1])
+        else:
+            end = _ready(model, spans, parent, k)
+            if end is not None:
+                ends.append(end)
+    return max(ends, default=None)
+
+
+def test_mlp_decode_nodes_come_from_the_scenarios_lines():
+    profile = load_profile(raw("mlp_decode"), "mlp_decode")
+    (graph,) = profile.graphs
+    kernels = [n for n in graph.nodes if n.kind == "kernel"]
+    assert len(kernels) == 4
+    source = (ROOT / "scenarios" / "mlp_decode.py").read_text().splitlines()
+    calls = []
+    for node in kernels:
+        origin = node.origin
+        assert origin is not None, node.node
+        assert origin.file.endswith("scenarios/mlp_decode.py")
+        assert origin.function == "step"
+        # the recorded line is the line of the committed scenario, and it is the call
+        assert source[origin.line - 1].strip() == origin.code
+        calls.append(origin.via)
+    # two GEMMs made by each wrapper: the split-K kernel, then its reduction
+    assert calls == ["kernels.sgemm_bias_gelu"] * 2 + ["kernels.sgemm_softmax"] * 2
+
+
+def test_torch_nodes_come_from_the_scenario():
+    profile = load_profile(raw("gpt_decode"), "gpt_decode")
+    lines = {n.origin.line for g in profile.graphs for n in g.nodes if n.origin is not None}
+    files = {n.origin.file for g in profile.graphs for n in g.nodes if n.origin is not None}
+    assert files == {"scenarios/gpt_decode.py"}
+    assert len(lines) > 3  # many lines of the step, not one
+
+
+def test_memory_nodes_are_timed_and_host_nodes_silent():
+    profile = load_profile(raw("memory_ops"), "memory_ops")
+    (graph,) = profile.graphs
+    kinds = {n.kind for n in graph.nodes}
+    assert {"memset", "memcpy", "kernel"} <= kinds
+    model_kinds = {n["id"]: n["kind"] for n in raw("memory_ops")["graphs"][0]["model"]["nodes"]}
+    assert graph.silent and all(model_kinds[s] not in ("kernel", "memset") for s in graph.silent)
+
+
+# -- the CLI on a saved profile (no GPU) ------------------------------------------------------
+
+def test_cli_shows_a_saved_profile(cli):
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json")
+    assert code == 0, err
+    assert "mlp_decode.py:" in out and "own µs" in out
+    assert "sgemm_skinny" in out
+    assert "µs a replay" in out
+
+
+def test_cli_json_round_trip(cli):
+    code, out, err = cli("profile", PROFILES / "fork_join.json", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    again = load_profile(raw("fork_join"), "fork_join").to_json()
+    assert document == json.loads(json.dumps(again))
+
+
+def test_cli_top_keeps_the_costliest(cli):
+    code, out, err = cli("profile", PROFILES / "gpt_decode.json", "--top", "2")
+    assert code == 0, err
+    assert "cheaper node(s) not shown (--top)" in out
+
+
+@pytest.mark.parametrize("option", [["--iters", "5"], ["--param", "batch=2"], ["--out", "x.json"],
+                                    ["--pool", "shared"]])
+def test_cli_refuses_new_profile_options_for_a_saved_one(cli, option):
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", *option)
+    assert code == 2
+    assert option[0] in err and "saved" in err
+    assert "Traceback" not in err
+
+
+def test_cli_refuses_top_with_json(cli):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--top", "1", "--json")
+    assert code == 2 and "--top" in err
+
+
+def _broken(tmp_path: Path, change) -> Path:
+    document = raw("mlp_decode")
+    change(document)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _set(path: list, value):
+    def change(document):
+        target = document
+        for key in path[:-1]:
+            target = target[key]
+        if value is KeyError:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+    return change
+
+
+BROKEN = {
+    "format": (_set(["format"], "other"), "not an accelgraph profile"),
+    "version": (_set(["version"], 99), "version 99"),
+    "graphs": (_set(["graphs"], []), "'graphs'"),
+    "no model": (_set(["graphs", 0, "model"], KeyError), "graph model"),
+    "spans type": (_set(["graphs", 0, "spans"], [1, 2]), "'spans'"),
+    "span pair": (_set(["graphs", 0, "spans", "graph_0_node_0"], [[5, 1]]), "start <= end"),
+    "unknown node": (_set(["graphs", 0, "spans", "graph_9_node_9"], [[1, 2]]), "graph_9_node_9"),
+    "iters": (_set(["graphs", 0, "iters"], -1), "'iters'"),
+    "step": (_set(["graphs", 0, "step_us"], "fast"), "'step_us'"),
+    "origins type": (_set(["graphs", 0, "origins"], [1]), "origins"),
+    "stack frame": (_set(["graphs", 0, "origins", "graph_0_node_0"], {"stack": [[1]]}), "stack"),
+    "codes type": (_set(["graphs", 0, "codes"], [1]), "codes"),
+    "params": (_set(["params"], [1]), "params"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_profiles_are_one_error(cli, tmp_path, case):
+    change, words = BROKEN[case]
+    path = _broken(tmp_path, change)
+    code, out, err = cli("profile", path)
+    assert code == 2, (case, out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and words in err, (case, err)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("text,words", [("{", "not JSON"), ('{"a": NaN}', "not JSON"),
+                                        ("[1]", "not an accelgraph profile")])
+def test_not_json_is_one_error(cli, tmp_path, text, words):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    code, _out, err = cli("profile", path)
+    assert code == 2 and words in err, err
+
+
+def test_missing_saved_profile(cli, tmp_path):
+    code, _out, err = cli("profile", tmp_path / "none.json")
+    assert code == 2 and "no such file" in err
+
+
+def test_a_profile_that_lost_runs_keeps_the_others_in_their_replays():
+    """Runs CUPTI did not deliver (null) leave their replays out for that node only: the
+    other replays keep their runs, and the node's count says how many it has."""
+    document = copy.deepcopy(raw("mlp_decode"))
+    graph = document["graphs"][0]
+    spans = graph["spans"]
+    order = load_profile(raw("mlp_decode"), "x").graphs[0].nodes
+    second = order[1].node
+    for k in (0, 5, 7):
+        spans[second][k] = None
+    profile = load_profile(document, "cut")
+    nodes = {n.node: n for n in profile.graphs[0].nodes}
+    assert nodes[second].runs == graph["replays"] - 3
+    assert nodes[order[0].node].runs == graph["replays"]
+    # the third node's replays 0, 5 and 7 now wait on the first's end (the nearest run)
+    assert nodes[order[2].node].runs == graph["replays"]
+
+
+def test_load_profile_rejects_non_dicts():
+    with pytest.raises(ProfileLoadError):
+        load_profile([], "x")
