@@ -136,9 +136,40 @@ def test_cli_json_round_trip(cli):
 
 
 def test_cli_top_keeps_the_costliest(cli):
+    (graph,) = load_profile(raw("gpt_decode"), "gpt_decode").graphs[:1]
+    ranked = sorted(graph.nodes, key=lambda n: -n.own_us)
     code, out, err = cli("profile", PROFILES / "gpt_decode.json", "--top", "2")
     assert code == 0, err
-    assert "cheaper node(s) not shown (--top)" in out
+    rows = [line for line in out.splitlines() if "│" in line]
+    assert len(rows) == 2
+    shown = {line.split()[0] for line in rows}
+    assert shown == {n.node.rsplit("_", 1)[1] for n in ranked[:2]}
+    assert f"{len(graph.nodes) - 2} cheaper node(s) not shown (--top)" in out
+
+
+def test_cli_shows_a_gzipped_saved_profile(cli, tmp_path):
+    import gzip
+
+    path = tmp_path / "p.json.gz"
+    path.write_bytes(gzip.compress((PROFILES / "mlp_decode.json").read_bytes()))
+    code, out, err = cli("profile", path)
+    assert code == 0, err
+    assert "mlp_decode.py:55" in out
+
+
+def test_a_folder_named_json_is_one_error(cli, tmp_path):
+    folder = tmp_path / "d.json"
+    folder.mkdir()
+    code, _out, err = cli("profile", folder)
+    assert code == 2 and "is a directory, not a saved profile" in err
+
+
+def test_deeply_nested_json_is_one_error(cli, tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    code, _out, err = cli("profile", path)
+    assert code == 2 and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
 
 
 @pytest.mark.parametrize("option", [["--iters", "5"], ["--param", "batch=2"], ["--out", "x.json"],
@@ -181,7 +212,19 @@ BROKEN = {
     "graphs": (_set(["graphs"], []), "'graphs'"),
     "no model": (_set(["graphs", 0, "model"], KeyError), "graph model"),
     "spans type": (_set(["graphs", 0, "spans"], [1, 2]), "'spans'"),
-    "span pair": (_set(["graphs", 0, "spans", "graph_0_node_0"], [[5, 1]]), "start <= end"),
+    "span pair": (lambda d: d["graphs"][0]["spans"]["graph_0_node_0"].__setitem__(3, [5, 1]),
+                  "start <= end"),
+    "span count": (lambda d: d["graphs"][0]["spans"]["graph_0_node_0"].pop(), "must be 50 runs"),
+    "span past 2**63": (lambda d: d["graphs"][0]["spans"]["graph_0_node_0"].__setitem__(
+        3, [0, 10**400]), "start <= end"),
+    "step past a double": (_set(["graphs", 0, "step_us"], 10**400), "'step_us'"),
+    "iters past the most": (_set(["graphs", 0, "iters"], 10**400), "'iters'"),
+    "replays past iters": (_set(["graphs", 0, "replays"], 51), "'replays'"),
+    "line past 2**31": (lambda d: d["graphs"][0]["origins"]["graph_0_node_0"]["stack"][-1]
+                        .__setitem__(1, 10**400), "a line from 0"),
+    "scenario": (_set(["scenario"], 7), "'scenario'"),
+    "two graphs one name": (lambda d: d["graphs"].append(copy.deepcopy(d["graphs"][0])),
+                            "two graphs are called 'step'"),
     "unknown node": (_set(["graphs", 0, "spans", "graph_9_node_9"], [[1, 2]]), "graph_9_node_9"),
     "iters": (_set(["graphs", 0, "iters"], -1), "'iters'"),
     "step": (_set(["graphs", 0, "step_us"], "fast"), "'step_us'"),
@@ -218,21 +261,56 @@ def test_missing_saved_profile(cli, tmp_path):
 
 
 def test_a_profile_that_lost_runs_keeps_the_others_in_their_replays():
-    """Runs CUPTI did not deliver (null) leave their replays out for that node only: the
-    other replays keep their runs, and the node's count says how many it has."""
+    """Runs CUPTI did not deliver (null) leave their replays out for that node, and for the
+    own time of the node after it (when its input was ready is not known there): the other
+    replays keep their runs and their places."""
     document = copy.deepcopy(raw("mlp_decode"))
     graph = document["graphs"][0]
     spans = graph["spans"]
-    order = load_profile(raw("mlp_decode"), "x").graphs[0].nodes
-    second = order[1].node
-    for k in (0, 5, 7):
+    first, second, third = (f"graph_0_node_{i}" for i in range(3))
+    lost = (0, 5, 7)
+    for k in lost:
         spans[second][k] = None
     profile = load_profile(document, "cut")
     nodes = {n.node: n for n in profile.graphs[0].nodes}
     assert nodes[second].runs == graph["replays"] - 3
-    assert nodes[order[0].node].runs == graph["replays"]
-    # the third node's replays 0, 5 and 7 now wait on the first's end (the nearest run)
-    assert nodes[order[2].node].runs == graph["replays"]
+    assert nodes[first].runs == nodes[third].runs == graph["replays"]
+    kept = [k for k in range(graph["replays"]) if k not in lost]
+    own = [(spans[third][k][1] - max(spans[third][k][0], spans[second][k][1])) / 1e3
+           for k in kept]
+    assert nodes[third].own_us == pytest.approx(median(own))
+    spans_third = [(e - s) / 1e3 for s, e in spans[third]]
+    assert nodes[third].span_us == pytest.approx(median(spans_third))
+    # the first node's figures do not move
+    whole = {n.node: n for n in load_profile(raw("mlp_decode"), "x").graphs[0].nodes}
+    assert nodes[first] == whole[first]
+
+
+def test_span_and_busy_are_the_medians_of_the_recorded_runs(recorded):
+    stem, document = recorded
+    for raw_graph, graph in zip(document["graphs"], load_profile(document, stem).graphs):
+        spans = raw_graph["spans"]
+        for node in graph.nodes:
+            assert node.span_us == pytest.approx(
+                median((e - s) / 1e3 for s, e in spans[node.node])), (stem, node.node)
+        busy = [(max(spans[n][k][1] for n in spans) - min(spans[n][k][0] for n in spans)) / 1e3
+                for k in range(raw_graph["replays"])]
+        assert graph.busy_us == pytest.approx(median(busy)), stem
+
+
+def test_nodes_side_by_side_each_count_their_own_time():
+    """fork_join's branches run at once: their own times add up to more than the busy time."""
+    (graph,) = load_profile(raw("fork_join"), "fork_join").graphs
+    assert graph.own_total_us > graph.busy_us * 1.5
+
+
+def test_the_readme_shows_the_recorded_profile_as_the_cli_does(cli):
+    readme = (ROOT / "README.md").read_text()
+    command = "$ accelgraph profile tests/data/profiles/mlp_decode.json"
+    block = readme.split(command, 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json")  # 100 columns
+    assert code == 0, err
+    assert out == block
 
 
 def test_load_profile_rejects_non_dicts():

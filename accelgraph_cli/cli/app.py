@@ -860,14 +860,17 @@ def replay(
         raise typer.Exit(ExitCode.FAILED)
 
 
+MAX_PROFILE_ITERS = 10_000  # model.profile.MAX_ITERS (not imported for --help)
+
+
 @command(cls=_Command, short_help="What each node of a graph costs, and which line made it (GPU).")
 def profile(
     ctx: typer.Context,
     scenario: str = typer.Argument(None, metavar="SCENARIO",
         help="Scenario file or bundled scenario name (default: the last capture here), or a "
-        "profile saved with --out (.json: shown again, no GPU needed).",
-        autocompletion=_completer((".py", ".json"))),
-    iters: int = typer.Option(200, "--iters", "-n", min=1, max=10_000, metavar="N",
+        "profile saved with --out (.json or .json.gz: shown again, no GPU needed).",
+        autocompletion=_completer((".py", ".json", ".gz"))),
+    iters: int = typer.Option(200, "--iters", "-n", min=1, max=MAX_PROFILE_ITERS, metavar="N",
                               help="Replays traced (and as many timed untraced)."),
     top: int = typer.Option(0, "--top", min=0, metavar="K",
                             help="Show the K nodes with the most own time a graph (0: all)."),
@@ -897,7 +900,7 @@ def profile(
     if json_out and _given(ctx, "top"):
         raise AccelgraphError("--top shortens the table; --json prints every node: use one or "
                               "the other")
-    if scenario is not None and scenario.lower().endswith(".json"):
+    if scenario is not None and scenario.lower().endswith((".json", ".json.gz")):
         given = _given_options(ctx, "iters", "param", "pool", "error_mode", "out")
         if given:
             raise AccelgraphError(f"{', '.join(given)}: options of a new profile; {scenario} "

@@ -19,14 +19,16 @@ Two times per node:
 
 Each is the median over the replays. Runs belong to replays by the graph launch's
 correlation id, so a record CUPTI dropped leaves one replay without that node's run and
-shifts nothing. The replay's **busy** time is first start to last end; the **traced step**
-time is the replay's cost by CUDA events around the traced loop of replays, so traced step
-minus busy is what launching the graph and moving from node to node costs beyond the nodes'
-runs; the **step** time is the same loop with the records off.
+shifts nothing (its span in that replay is unknown, and so is when the nodes after it had
+their inputs ready: their own times leave that replay out too). The replay's **busy** time
+is first start to last end; the **traced step** time is the replay's cost by CUDA events
+around the traced loop of replays, and the **step** time the same loop with the records
+off (records cost time, most on short kernels).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from statistics import median
@@ -37,6 +39,8 @@ from .graph_model import GraphModel, ModelLoadError
 
 FORMAT = "accelgraph-profile"
 VERSION = 1
+MAX_ITERS = 10_000  # replays a profile traces at most (every run of every node is kept)
+_TIMESTAMP_MAX = 2**63  # CUPTI's timestamps are 64-bit nanoseconds
 
 
 class ProfileLoadError(AccelgraphError, ValueError):
@@ -120,12 +124,11 @@ class Profile:
     params: dict
     device: str
     graphs: list[GraphProfile]
-    origins_off: str | None = None  # why no node has an origin (CUPTI's callbacks taken)
     origins_failed: str | None = None  # why some nodes may have none (a callback failed)
 
     def to_json(self) -> dict:
         return {"scenario": self.scenario, "params": self.params, "device": self.device,
-                "origins_off": self.origins_off, "origins_failed": self.origins_failed,
+                "origins_failed": self.origins_failed,
                 "graphs": [g.to_json() for g in self.graphs]}
 
 
@@ -185,8 +188,8 @@ def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
         raise ProfileLoadError(f"{where}: no readable graph model ({exc})") from None
     if not model.is_acyclic():
         raise ProfileLoadError(f"{where}: the graph model has a cycle (a CUDA graph has none)")
-    iters = _count(raw, "iters", where)
-    replays = _count(raw, "replays", where)
+    iters = _count(raw, "iters", where, most=MAX_ITERS)
+    replays = _count(raw, "replays", where, most=iters)
     spans = raw.get("spans")
     if not isinstance(spans, dict):
         raise ProfileLoadError(f"{where}: 'spans' must map node ids to lists of runs")
@@ -196,12 +199,12 @@ def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
             raise ProfileLoadError(f"{where}: spans name {node_id!r}, which is not in the graph")
         if not isinstance(runs, list) or len(runs) != replays or not all(
             run is None or (isinstance(run, list) and len(run) == 2 and all(_is_int(v) for v in run)
-                            and 0 <= run[0] <= run[1])
+                            and 0 <= run[0] <= run[1] < _TIMESTAMP_MAX)
             for run in runs
         ):
             raise ProfileLoadError(f"{where}: spans of {node_id!r} must be {replays} runs (one a "
                                    "replay), each null or a [start, end] pair of integers with "
-                                   "0 <= start <= end")
+                                   "0 <= start <= end < 2**63")
         if any(run is not None for run in runs):
             by_node[node_id] = runs
     nearest = _timed_parents(model, set(by_node))
@@ -220,15 +223,17 @@ def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
             if run is None:
                 continue
             start, end = run
-            before = [by_node[p][k][1] for p in nearest[node_id] if by_node[p][k] is not None]
-            ready = max(before, default=start)
-            own.append(max(0, end - max(start, ready)) / 1e3)
             span.append((end - start) / 1e3)
+            before = [by_node[p][k] for p in nearest[node_id]]
+            if any(b is None for b in before):
+                continue  # an input's run was not recorded: when it was ready is not known
+            ready = max((b[1] for b in before), default=start)
+            own.append(max(0, end - max(start, ready)) / 1e3)
         node = model.node(node_id)
         stack = (origins.get(node_id) or {}).get("stack") or []
         nodes.append(NodeTime(
             node=node_id, kind=node.kind, name=str(node.display_name or node.kind),
-            runs=len(own), span_us=median(span), own_us=median(own),
+            runs=len(span), span_us=median(span), own_us=median(own) if own else 0.0,
             origin=pick_origin(stack, scenario, codes),
         ))
     silent = [n.id for n in model.nodes if n.id not in by_node]
@@ -254,18 +259,23 @@ def load_profile(document: Any, where: str = "<profile>") -> Profile:
     graphs = document.get("graphs")
     if not isinstance(graphs, list) or not graphs:
         raise ProfileLoadError(f"{where}: 'graphs' must be a non-empty list")
-    scenario = str(document.get("scenario") or "")
+    scenario = document.get("scenario", "")
+    if not isinstance(scenario, str):
+        raise ProfileLoadError(f"{where}: 'scenario' must be the scenario file's path")
     try:
         profiles = [graph_profile(g, scenario) for g in graphs]
     except ProfileLoadError as exc:
         raise ProfileLoadError(f"{where}: {exc}") from None
+    names = [g.name for g in profiles]
+    if len(set(names)) < len(names):
+        raise ProfileLoadError(f"{where}: two graphs are called "
+                               f"{next(n for n in names if names.count(n) > 1)!r}")
     params = document.get("params", {})
     if not isinstance(params, dict):
         raise ProfileLoadError(f"{where}: 'params' must map parameter names to values")
-    off, failed = document.get("origins_off"), document.get("origins_failed")
+    failed = document.get("origins_failed")
     return Profile(scenario=scenario, params=params, device=str(document.get("device") or ""),
-                   graphs=profiles, origins_off=None if off is None else str(off),
-                   origins_failed=None if failed is None else str(failed))
+                   graphs=profiles, origins_failed=None if failed is None else str(failed))
 
 
 def _checked_origins(raw: dict, where: str) -> tuple[dict, dict]:
@@ -278,10 +288,12 @@ def _checked_origins(raw: dict, where: str) -> tuple[dict, dict]:
         stack = entry.get("stack") if isinstance(entry, dict) else None
         if not isinstance(stack, list) or not all(
             isinstance(f, list) and len(f) == 4 and isinstance(f[0], str) and _is_int(f[1])
-            and isinstance(f[2], str) and isinstance(f[3], bool) for f in stack
+            and 0 <= f[1] < 2**31 and isinstance(f[2], str) and isinstance(f[3], bool)
+            for f in stack
         ):
             raise ProfileLoadError(f"{where}: the stack of {node_id!r} must be a list of "
-                                   "[file, line, function, user] frames")
+                                   "[file, line, function, user] frames (a line from 0 to "
+                                   "2**31)")
     codes = raw.get("codes", {})
     if not isinstance(codes, dict) or not all(isinstance(v, str) for v in codes.values()):
         raise ProfileLoadError(f"{where}: 'codes' must map \"file:line\" to source text")
@@ -292,16 +304,24 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _count(raw: dict, key: str, where: str, default: int | None = None) -> int:
+def _count(raw: dict, key: str, where: str, default: int | None = None,
+           most: int = 2**63) -> int:
     value = raw.get(key, default)
-    if not _is_int(value) or value < 0:
-        raise ProfileLoadError(f"{where}: {key!r} must be a count, not {value!r}")
+    if not _is_int(value) or not 0 <= value <= most:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise ProfileLoadError(f"{where}: {key!r} must be a count from 0 to {most:,}, not "
+                               f"{shown}")
     return value
 
 
 def _number(raw: dict, key: str, where: str) -> float:
     value = raw.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
-            or value == float("inf"):
-        raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {value!r}")
-    return float(value)
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else math.nan
+    except OverflowError:  # an integer past a double's range
+        number = math.inf
+    if not (math.isfinite(number) and number >= 0):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {shown}")
+    return number

@@ -22,9 +22,7 @@ def print_profile(console: Console, profile: Profile, limit: int = 0) -> None:
                                 (profile.device or "an unnamed device", "cyan")))
     for graph in profile.graphs:
         _print_graph(console, graph, limit)
-    if profile.origins_off:
-        console.print(Text(f"no node's origin is known: {profile.origins_off}", style="dim"))
-    elif profile.origins_failed:
+    if profile.origins_failed:
         console.print(Text(f"some nodes' origins may be missing: {profile.origins_failed}",
                            style="dim"))
 
@@ -63,12 +61,13 @@ def _print_graph(console: Console, graph: GraphProfile, limit: int) -> None:
                  "busy (less: time between nodes, such as a host node's; more: nodes side by "
                  "side)")
     if graph.silent:
-        kernels = [n for n in graph.silent if n in graph.silent_kernels]
+        kernels = graph.silent_kernels
         notes.append(f"{len(graph.silent)} node(s) with no run recorded: "
                      + ", ".join(graph.silent[:6]) + (" …" if len(graph.silent) > 6 else "")
                      + (f" ({len(kernels)} of them kernel nodes: their records could not be "
                         "matched to the graph)" if kernels else
-                        " (empty, event, host and memory nodes run nothing CUPTI records)"))
+                        " (empty, event, host and memory-allocation nodes run nothing CUPTI's kernel, "
+                        "copy and memset records time)"))
     short = [n.node for n in nodes if n.runs < graph.replays]
     if graph.replays < graph.iters or short or graph.dropped or graph.unreadable:
         notes.append(f"records of {graph.replays} of {graph.iters} replays came back; CUPTI "

@@ -47,7 +47,6 @@ def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters:
         "scenario": cupti_profile.shown_path(str(scenario.path)),
         "params": params,
         "device": cupti_profile.device_name(),
-        "origins_off": origins.off,
         "origins_failed": origins.failed,
         "graphs": graphs,
     }
@@ -57,15 +56,20 @@ def read_profile(path: str):
     """A saved raw profile (as ``profile --out`` writes it), computed: a Profile. One clear
     error (ProfileLoadError, ModelLoadError) for a missing, unreadable or malformed file."""
     import json
+    import os
 
     from ..dot.load import decode_text, loads_json, read_file_bytes
     from ..model.profile import ProfileLoadError, load_profile
 
+    if os.path.isdir(path):
+        raise ProfileLoadError(f"{path}: is a directory, not a saved profile")
     text = decode_text(read_file_bytes(path), path)
     try:
         document = loads_json(text)
     except json.JSONDecodeError as exc:
         raise ProfileLoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ProfileLoadError(f"{path}: JSON nested too deeply to be a profile") from None
     except ValueError as exc:
         raise ProfileLoadError(f"{path}: not JSON ({exc})") from None
     return load_profile(document, path)

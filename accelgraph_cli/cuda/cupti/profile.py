@@ -14,7 +14,8 @@ Two things are collected:
 The result is a *raw profile* document, computed into per-node times by
 ``model/profile.py`` (pure Python), so that a profile recorded here is read the same way
 anywhere. CUPTI allows one callback subscriber a process: where another CUPTI client (a
-profiler) holds it, :class:`NodeOrigins` reports itself off and the profile has no origins.
+profiler) holds it, :class:`NodeOrigins` reports itself off, and ``profile`` refuses (its
+records could not be matched to the nodes without the clones' ids).
 """
 
 from __future__ import annotations
