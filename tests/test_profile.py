@@ -316,3 +316,15 @@ def test_the_readme_shows_the_recorded_profile_as_the_cli_does(cli):
 def test_load_profile_rejects_non_dicts():
     with pytest.raises(ProfileLoadError):
         load_profile([], "x")
+
+
+def test_the_cli_caps_iters_where_the_loader_does():
+    from accelgraph_cli.cli.app import MAX_PROFILE_ITERS
+    from accelgraph_cli.model.profile import MAX_ITERS
+
+    assert MAX_PROFILE_ITERS == MAX_ITERS
+
+
+def test_out_must_be_json_and_is_checked_before_any_gpu_work(cli):
+    code, _out, err = cli("profile", ROOT / "scenarios" / "saxpy.py", "--out", "p.txt")
+    assert code == 2 and "name it .json" in err
