@@ -88,6 +88,20 @@ def test_show_works_without_cupy(run_blocked):
     assert attempted == []
 
 
+def test_a_saved_profile_is_shown_without_cupy_or_cuda_modules(run_blocked):
+    proc, attempted = run_blocked("-c", textwrap.dedent(f"""
+        import sys
+        from accelgraph_cli.cli.app import main
+        code = main(["profile", {str(ROOT / "tests" / "data" / "profiles" / "mlp_decode.json")!r}])
+        print("EXIT", code)
+        print("CUDA MODULES", sorted(m for m in sys.modules if m.startswith("accelgraph_cli.cuda")))
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert "EXIT 0" in proc.stdout and "mlp_decode.py:55" in proc.stdout
+    assert "CUDA MODULES []" in proc.stdout
+    assert attempted == []
+
+
 def test_capture_without_cupy_is_one_clear_no_gpu_error(run_blocked):
     proc, attempted = run_blocked("-c", textwrap.dedent("""
         from accelgraph_cli import Graph, NoGPUError

@@ -1,11 +1,12 @@
 """``accelgraph profile``: capture a scenario with node origins on, replay each graph under
-CUPTI, and return the raw profile document (``model/profile.py`` computes and checks it)."""
+CUPTI, and return the raw profile document (``model/profile.py`` computes and checks it).
+Showing a saved profile imports nothing of cuda/ (the capture protocol is imported by the
+recording alone)."""
 
 from __future__ import annotations
 
 from ..errors import AccelgraphError
 from ..model.profile import FORMAT, VERSION
-from . import protocol
 
 
 def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters: int = 200,
@@ -15,6 +16,7 @@ def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters:
     on and ``iters`` times with them off. ``on_graph(done, total)`` after each graph."""
     from ..cuda.cupti import profile as cupti_profile
     from ..cuda.cupti import watch
+    from . import protocol
 
     off = watch.unavailable()
     if off is not None:
