@@ -12,7 +12,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from _paths import DUMPS, ROOT, SCENARIOS
+from _paths import DATA, DUMPS, ROOT, SCENARIOS
 
 README = (ROOT / "README.md").read_text()
 
@@ -87,6 +87,8 @@ def prepare_workdir(folder: Path) -> None:
         ("b.dot", "scenario_mlp_decode_batch16_verbose.dot"),
     ):
         shutil.copyfile(DUMPS / dump, folder / name)
+    # a profile recorded on the GPU, for `profile ... --against before.json`
+    shutil.copyfile(DATA / "profiles" / "mlp_decode.json", folder / "before.json")
 
 
 def ok_codes(argv: list[str]) -> set[int]:

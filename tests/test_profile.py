@@ -328,3 +328,101 @@ def test_the_cli_caps_iters_where_the_loader_does():
 def test_out_must_be_json_and_is_checked_before_any_gpu_work(cli):
     code, _out, err = cli("profile", ROOT / "scenarios" / "saxpy.py", "--out", "p.txt")
     assert code == 2 and "name it .json" in err
+
+
+# -- --against: two profiles side by side ----------------------------------------------------
+
+def test_a_profile_against_itself_changes_nothing():
+    from accelgraph_cli.model.profile import compare
+
+    profile = load_profile(raw("gpt_decode"), "gpt_decode")
+    (change,) = compare(profile, load_profile(raw("gpt_decode"), "again"))
+    assert len(change.nodes) == len(profile.graphs[0].nodes)
+    assert all(c.change_us == 0 for c in change.nodes)
+
+
+def test_profiles_of_different_graphs_are_refused(cli):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
+                          PROFILES / "fork_join.json")
+    assert code == 2 and "the nodes that ran differ" in err
+    assert "before only: graph_0_node_10, graph_0_node_11" in err and "after only" not in err
+
+
+def test_a_node_of_another_kind_is_refused(cli, tmp_path):
+    document = raw("mlp_decode")
+    document["graphs"][0]["model"]["nodes"][1]["kind"] = "memset"
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(document))
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    assert code == 2 and "graph_0_node_1 is a memset node before and a kernel node after" in err
+
+
+def test_a_renamed_kernel_is_compared_and_named_both_ways(cli, tmp_path):
+    document = raw("mlp_decode")
+    document["graphs"][0]["model"]["nodes"][0]["name"] = "sgemm_tiled"
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document))
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    assert code == 0, err
+    assert "sgemm_skinny_8 *" in out and "* graph_0_node_0: was sgemm_tiled" in out
+    rows = [line for line in out.splitlines() if "│" in line]
+    assert len(rows) == 4 and all("+0.00" in row for row in rows)  # the figures stay shown
+
+
+def test_against_a_broken_file_is_one_error_before_anything_else(cli, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{")
+    code, _out, err = cli("profile", ROOT / "scenarios" / "saxpy.py", "--against", path)
+    assert code == 2 and err.startswith("accelgraph: error: --against:") and "not JSON" in err
+
+
+def _slower(tmp_path, node: str, ns: int) -> Path:
+    """A copy of mlp_decode's profile whose ``node`` ends ``ns`` later in every replay."""
+    document = raw("mlp_decode")
+    for run in document["graphs"][0]["spans"][node]:
+        run[1] += ns
+    path = tmp_path / "slower.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_change_is_shown_with_its_sign_and_size(cli, tmp_path):
+    slower = _slower(tmp_path, "graph_0_node_3", 1000)  # the last node: nothing waits on it
+    code, out, err = cli("profile", slower, "--against", PROFILES / "mlp_decode.json")
+    assert code == 0, err
+    rows = {line.split()[0]: line for line in out.splitlines() if "│" in line}
+    assert "+1.00" in rows["3"] and all("+0.00" in rows[k] for k in ("0", "1", "2"))
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", slower, "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["device"] == ["NVIDIA H100 80GB HBM3"] * 2
+    (graph,) = document["graphs"]
+    last = next(n for n in graph["nodes"] if n["node"] == "graph_0_node_3")
+    assert last["own_us"][0] - last["own_us"][1] == pytest.approx(1.0, abs=0.002)
+
+
+def test_graphs_of_other_names_are_refused(cli, tmp_path):
+    document = raw("mlp_decode")
+    document["graphs"][0]["name"] = "prefill"
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(document))
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    assert code == 2 and "before only: prefill; after only: step" in err
+
+
+def test_against_a_missing_file_names_the_option(cli, tmp_path):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
+                          tmp_path / "none.json")
+    assert code == 2 and err.startswith("accelgraph: error: --against:") and "no such file" in err
+
+
+def test_a_profile_is_not_compared_with_itself_nor_overwritten(cli, tmp_path):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
+                          PROFILES / "mlp_decode.json")
+    assert code == 2 and "is also the profile shown" in err
+    saved = tmp_path / "b.json"
+    saved.write_bytes((PROFILES / "mlp_decode.json").read_bytes())
+    code, _out, err = cli("profile", ROOT / "scenarios" / "saxpy.py", "--out", saved,
+                          "--against", saved)
+    assert code == 2 and "is also --out" in err
+    assert saved.read_bytes() == (PROFILES / "mlp_decode.json").read_bytes()

@@ -879,6 +879,9 @@ def profile(
     error_mode: CaptureErrorMode = MODE_OPTION,
     out: str = typer.Option(None, "--out", "-o", metavar="FILE",
                             help="Also save the raw profile (JSON), to show again anywhere."),
+    against: str = typer.Option(None, "--against", "-a", metavar="FILE.json",
+                                help="Show this profile beside a saved one (before), node by "
+                                "node: their graphs must have the same nodes."),
     json_out: bool = typer.Option(False, "--json", help="Print the per-node figures as JSON."),
 ) -> None:
     """Replay each graph under CUPTI and show what each node cost on the GPU and which line
@@ -896,10 +899,25 @@ def profile(
     from ..render import run as render_run
     from ..run import profile as run_profile
 
-    _refuse_empty(("--out", out, "file"))
+    _refuse_empty(("--out", out, "file"), ("--against", against, "file"))
     if json_out and _given(ctx, "top"):
         raise AccelgraphError("--top shortens the table; --json prints every node: use one or "
                               "the other")
+    if against is not None and _given(ctx, "top"):
+        raise AccelgraphError("--top shortens one profile's table; --against shows every node "
+                              "of both: use one or the other")
+    before = None
+    if against is not None:  # read first: a bad file is said before any GPU work
+        from ..model.graph_model import ModelLoadError
+
+        for other, what in ((scenario, "the profile shown"), (out, "--out")):
+            if other is not None and _same_file(against, other):
+                raise AccelgraphError(f"--against {against} is also {what}: compare two "
+                                      "profiles (an earlier one saved elsewhere)")
+        try:
+            before = run_profile.read_profile(against)
+        except (ProfileLoadError, ModelLoadError) as exc:
+            raise AccelgraphError(f"--against: {exc}") from None
     if scenario is not None and scenario.lower().endswith((".json", ".json.gz")):
         given = _given_options(ctx, "iters", "param", "pool", "error_mode", "out")
         if given:
@@ -930,12 +948,34 @@ def profile(
             loaded = load_profile(document, str(scen.path))
         except ProfileLoadError as exc:
             raise AccelgraphError(f"the profile recorded cannot be read: {exc}") from None
-    if json_out:
+    if before is not None:
+        from ..model.profile import ProfileCompareError, compare
+
+        try:
+            changes = compare(before, loaded)
+        except ProfileCompareError as exc:
+            raise AccelgraphError(f"--against {against}: {exc}") from None
+        shown = scenario or loaded.scenario
+        if json_out:
+            echo(json.dumps({"before": against, "after": shown,
+                             "device": [before.device, loaded.device],
+                             "graphs": [c.to_json() for c in changes]}, indent=2))
+        else:
+            render_profile.print_comparison(_stdout(), before, loaded, changes, against, shown)
+    elif json_out:
         echo(json.dumps(loaded.to_json(), indent=2))
     else:
         render_profile.print_profile(_stdout(), loaded, top)
-        if out is not None:
-            echo(f"raw profile written to {out}")
+    if out is not None and not json_out:
+        echo(f"raw profile written to {out}")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (one that need not exist yet: by its real path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, rounds, check,

@@ -325,3 +325,87 @@ def _number(raw: dict, key: str, where: str) -> float:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
         raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {shown}")
     return number
+
+
+# -- two profiles side by side ------------------------------------------------------------
+
+class ProfileCompareError(AccelgraphError, ValueError):
+    """Two profiles whose graphs are not the same shape (the message says where)."""
+
+
+@dataclass(frozen=True)
+class NodeChange:
+    """One node in two profiles of graphs of the same shape (matched by id and kind)."""
+
+    node: str
+    kind: str
+    before: NodeTime
+    after: NodeTime
+
+    @property
+    def change_us(self) -> float:
+        return self.after.own_us - self.before.own_us
+
+
+@dataclass
+class GraphChange:
+    name: str
+    before: GraphProfile
+    after: GraphProfile
+    nodes: list[NodeChange]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "step_us": [round(self.before.step_us, 3), round(self.after.step_us, 3)],
+            "busy_us": [round(self.before.busy_us, 3), round(self.after.busy_us, 3)],
+            "nodes": [
+                {"node": c.node, "kind": c.kind, "name": [c.before.name, c.after.name],
+                 "own_us": [round(c.before.own_us, 3), round(c.after.own_us, 3)],
+                 "span_us": [round(c.before.span_us, 3), round(c.after.span_us, 3)]}
+                for c in self.nodes
+            ],
+        }
+
+
+def compare(before: Profile, after: Profile) -> list[GraphChange]:
+    """Each graph of ``after`` beside the graph of the same name in ``before``, node by node.
+
+    The graphs must have the same nodes that ran (ids and kinds; a kernel's name may change,
+    as a new version of it is what such a comparison is for): where they do not, one
+    ProfileCompareError names the first difference (``accelgraph diff`` shows them all)."""
+    by_name = {g.name: g for g in before.graphs}
+    names_before, names_after = set(by_name), {g.name for g in after.graphs}
+    if names_before != names_after:
+        raise ProfileCompareError(
+            "the two profiles have different graphs: "
+            + _one_side(names_before - names_after, names_after - names_before))
+    changes = []
+    for graph in after.graphs:
+        old = by_name[graph.name]
+        old_nodes = {n.node: n for n in old.nodes}
+        new_ids = [n.node for n in graph.nodes]
+        if set(old_nodes) != set(new_ids):
+            raise ProfileCompareError(
+                f"graph {graph.name!r}: the nodes that ran differ: "
+                + _one_side(set(old_nodes) - set(new_ids), set(new_ids) - set(old_nodes))
+                + " (graphs of another shape, or a node with no run recorded in one)")
+        rows = []
+        for node in graph.nodes:
+            was = old_nodes[node.node]
+            if was.kind != node.kind:
+                raise ProfileCompareError(
+                    f"graph {graph.name!r}: {node.node} is a {was.kind} node before and a "
+                    f"{node.kind} node after: graphs of another shape")
+            rows.append(NodeChange(node.node, node.kind, was, node))
+        changes.append(GraphChange(graph.name, old, graph, rows))
+    return changes
+
+
+def _one_side(before_only: set, after_only: set) -> str:
+    parts = []
+    for label, names in (("before only", before_only), ("after only", after_only)):
+        if names:
+            listed = sorted(names)
+            parts.append(f"{label}: {', '.join(listed[:4])}{' …' if len(listed) > 4 else ''}")
+    return "; ".join(parts)

@@ -93,3 +93,52 @@ def _origin(node, width: int) -> Text:
     room = max(0, width - len(where) - 2)
     code = origin.code if len(origin.code) <= room else origin.code[: max(0, room - 1)] + "…"
     return Text.assemble((where, "cyan"), "  ", code)
+
+
+def print_comparison(console: Console, before: Profile, after: Profile, changes,
+                     before_name: str, after_name: str) -> None:
+    """Two profiles of graphs of the same shape, node by node: own time before and after."""
+    console.print(Text.assemble(
+        ("before ", "dim"), (before_name, "bold"), f"  on {before.device or '?'}\n",
+        ("after  ", "dim"), (after_name, "bold"), f"  on {after.device or '?'}"))
+    if before.device != after.device:
+        console.print(Text("recorded on different GPUs: the figures compare the cards too",
+                           style="dim"))
+    for change in changes:
+        old, new = change.before, change.after
+        console.print(Text.assemble(
+            "\n", (change.name, "bold"),
+            f"  {old.step_us:.2f} → {new.step_us:.2f} µs a replay "
+            f"({_percent(old.step_us, new.step_us)}; CUDA events, {old.iters:,} and "
+            f"{new.iters:,} replays); busy {old.busy_us:.2f} → {new.busy_us:.2f} µs",
+        ))
+        table = Table(show_edge=False, header_style="bold")
+        for title, justify in (("node", "left"), ("own µs before", "right"),
+                               ("after", "right"), ("change", "right"), ("made by", "left")):
+            table.add_column(title, justify=justify, overflow="ellipsis", no_wrap=True)
+        readable = demangle_many(n.name for c in change.nodes for n in (c.before, c.after)
+                                 if n.kind == "kernel")
+        # the figures take about 44 columns with the table's rules; the rest is shared
+        name_width = min(_NAME_WIDTH, max(8, (console.width - 46) // 2))
+        labels = [_label(c.after, readable, name_width) for c in change.nodes]
+        renamed = [c for c in change.nodes if c.before.kind == "kernel"
+                   and c.before.name != c.after.name]
+        for c, label in zip(change.nodes, labels):
+            if c in renamed:
+                label.append(" *", style="yellow")
+        origin_width = max(16, console.width - max((len(x) for x in labels), default=4) - 44)
+        for c, label in zip(change.nodes, labels):
+            delta = round(c.change_us, 2) + 0.0  # no "-0.00"
+            style = "green" if delta <= -0.05 else "red" if delta >= 0.05 else ""
+            table.add_row(label, f"{c.before.own_us:.2f}", f"{c.after.own_us:.2f}",
+                          Text(f"{delta:+.2f}", style=style), _origin(c.after, origin_width))
+        console.print(table)
+        for c in renamed:
+            was = short_kernel_name(readable.get(c.before.name, c.before.name), _NAME_WIDTH)
+            console.print(Text(f"* {c.node}: was {was}", style="dim"))
+
+
+def _percent(before: float, after: float) -> str:
+    if before <= 0:
+        return "–"
+    return f"{(after - before) / before:+.1%}"
