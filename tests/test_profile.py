@@ -348,21 +348,24 @@ def test_profiles_of_different_graphs_are_refused(cli):
     assert "before only: graph_0_node_10, graph_0_node_11" in err and "after only" not in err
 
 
-def test_a_node_of_another_kind_is_refused(cli, tmp_path):
+def _against_a_changed_copy(cli, tmp_path, change):
+    """`profile mlp_decode.json --against` a copy of it that ``change`` edited."""
     document = raw("mlp_decode")
-    document["graphs"][0]["model"]["nodes"][1]["kind"] = "memset"
-    path = tmp_path / "other.json"
+    change(document["graphs"][0])
+    path = tmp_path / "before.json"
     path.write_text(json.dumps(document))
-    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    return cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+
+
+def test_a_node_of_another_kind_is_refused(cli, tmp_path):
+    code, _out, err = _against_a_changed_copy(
+        cli, tmp_path, lambda g: g["model"]["nodes"][1].__setitem__("kind", "memset"))
     assert code == 2 and "graph_0_node_1 is a memset node before and a kernel node after" in err
 
 
 def test_a_renamed_kernel_is_compared_and_named_both_ways(cli, tmp_path):
-    document = raw("mlp_decode")
-    document["graphs"][0]["model"]["nodes"][0]["name"] = "sgemm_tiled"
-    path = tmp_path / "old.json"
-    path.write_text(json.dumps(document))
-    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    code, out, err = _against_a_changed_copy(
+        cli, tmp_path, lambda g: g["model"]["nodes"][0].__setitem__("name", "sgemm_tiled"))
     assert code == 0, err
     assert "sgemm_skinny_8 *" in out and "* graph_0_node_0: was sgemm_tiled" in out
     rows = [line for line in out.splitlines() if "│" in line]
@@ -402,11 +405,8 @@ def test_a_change_is_shown_with_its_sign_and_size(cli, tmp_path):
 
 
 def test_graphs_of_other_names_are_refused(cli, tmp_path):
-    document = raw("mlp_decode")
-    document["graphs"][0]["name"] = "prefill"
-    path = tmp_path / "other.json"
-    path.write_text(json.dumps(document))
-    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    code, _out, err = _against_a_changed_copy(cli, tmp_path,
+                                              lambda g: g.__setitem__("name", "prefill"))
     assert code == 2 and "before only: prefill; after only: step" in err
 
 
