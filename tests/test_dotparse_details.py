@@ -484,10 +484,8 @@ def test_an_edge_to_or_from_a_subgraph_joins_every_node_of_it(text, nodes, edges
         ("strict digraph { a -> b; b -> a; a -> b }", [("a", "b"), ("b", "a")]),
         ("STRICT digraph { a:p -> b; a -> b; }", [("a", "b")]),  # pydot
         ("strict graph { a -- b; b -- a; a -- a; a -- a }", [("a", "b"), ("a", "a")]),
-        # a name is no keyword: an undirected graph named mydigraph stays undirected (the
-        # scanner reads `->` in any graph; merging is what tells the two kinds apart)
+        # a name is no keyword: an undirected graph named mydigraph stays undirected
         ("strict graph mydigraph { a -- b; b -- a }", [("a", "b")]),
-        ("strict graph mydigraph { a -> b; b -> a }", [("a", "b")]),
         ("strict digraph{ a -> b; b -> a; a -> b }", [("a", "b"), ("b", "a")]),
         ("digraph { a -> b; a -> b }", [("a", "b"), ("a", "b")]),  # not strict: both kept
         ("digraph { a:p -> b; a -> b }", [("a", "b"), ("a", "b")]),
@@ -1255,3 +1253,35 @@ def test_a_label_inside_a_plain_subgraph_is_not_its_clusters():
         for group in ('{label="note"}', 'subgraph {label="note"}'):
             damaged = parse_dot(text[:opening] + group + text[opening:], filename="c.dot")
             assert damaged == model
+
+
+# ------------------------------------------------------------ edge operators (as Graphviz)
+
+
+@pytest.mark.parametrize("text, op, kind", [
+    ("digraph { a -- b }", "--", "digraph"),
+    ("digraph G {\n a -> b;\n c -- d\n}", "--", "digraph"),
+    ("graph { a -> b }", "->", "graph"),
+    ("strict graph {\n a -- b\n b -> c }", "->", "graph"),
+    ("graph { a -- b; subgraph s { c -> d } }", "->", "graph"),
+    ("strict graph mydigraph { a -> b; b -> a }", "->", "graph"),  # a name is no keyword
+])
+def test_an_edge_operator_of_the_other_kind_of_graph_is_refused(text, op, kind):
+    with pytest.raises(DotParseError) as info:
+        parse_dot(text, "g.dot")
+    line = text[:text.index(op)].count("\n") + 1
+    assert f"g.dot:{line}: not valid DOT: '{op}' in a {kind}" in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    'digraph { a -> b [label="x -- y"] }',
+    "digraph { a -> b; /* c -- d */ }",
+    "digraph { a -> b // c -- d\n }",
+    "digraph {\n# c -- d\n a -> b }",
+    "digraph { a [label=<<b>c -- d</b>>]; a -> b }",
+    'graph { a -- "b -> c" }',
+    "graph { a -- b -- c }",
+])
+def test_operators_inside_strings_and_comments_are_not_edges(text):
+    model = parse_dot(text, "g.dot")
+    assert model.edges

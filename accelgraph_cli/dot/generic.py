@@ -106,6 +106,13 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
     if len(graphs) > 1:  # as the scanner refuses CUDA-like files of several graphs
         raise DotParseError(f"{filename}: more than one graph in the file ({len(graphs)} graphs)")
     graph = graphs[0]
+    directed = graph.get_type() == "digraph"
+    wrong = _wrong_edge_operator(text, directed)
+    if wrong is not None:  # pydot takes either operator in either kind; Graphviz does not
+        op, line = wrong
+        raise DotParseError(
+            f"{filename}:{line}: not valid DOT: '{op}' in a {'digraph' if directed else 'graph'}"
+            f" (edges of a digraph are written '->', of an undirected graph '--')")
     nodes: list[Node] = []
     seen: set[str] = set()
     edges: list[tuple[str, str]] = []
@@ -162,6 +169,37 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
     if graph.get_strict():
         edges = _merged(edges, directed=graph.get_type() == "digraph")
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
+
+
+# What can hold "--" or "->" without being an edge operator: a quoted string, an HTML
+# string (<...>, nested), a comment (/* */, //, and # at a line's start).
+_NOT_CODE = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*|^[ \t]*#[^\n]*|(?P<html><)|(?P<op>--|->)',
+                       re.S | re.M)
+
+
+def _wrong_edge_operator(text: str, directed: bool) -> tuple[str, int] | None:
+    """The first edge operator of the other kind of graph ('--' in a digraph, '->' in a
+    graph) outside strings and comments, with its line; None where there is none."""
+    wrong = "--" if directed else "->"
+    at = 0
+    while True:
+        m = _NOT_CODE.search(text, at)
+        if m is None:
+            return None
+        if m.group("op") is not None:
+            if m.group("op") == wrong:
+                return wrong, text.count("\n", 0, m.start()) + 1
+            at = m.end()
+        elif m.group("html") is not None:  # an HTML string: to its matching '>'
+            depth, i = 0, m.start()
+            while i < len(text):
+                depth += {"<": 1, ">": -1}.get(text[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            at = i
+        else:
+            at = m.end()
 
 
 def _pydot_graphs(text: str):

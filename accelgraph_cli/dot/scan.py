@@ -216,6 +216,9 @@ class _Scanner:
     def _edge(self, m: re.Match) -> None:
         if not self.stack:
             raise DotParseError(f"{self._where(m)}: edge outside a graph")
+        if not self.directed:  # as Graphviz: an undirected graph's edges are written '--'
+            raise DotParseError(f"{self._where(m)}: not valid DOT: '->' in a graph (edges of a "
+                                "digraph are written '->', of an undirected graph '--')")
         src, dst = m.group("src"), m.group("dst")
         if src.lower() in _DOT_KEYWORDS or dst.lower() in _DOT_KEYWORDS:
             raise DotParseError(f"{self._where(m)}: edge to a subgraph (not the DOT that CUDA writes)")
