@@ -345,7 +345,7 @@ def test_profiles_of_different_graphs_are_refused(cli):
     code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
                           PROFILES / "fork_join.json")
     assert code == 2 and "the nodes that ran differ" in err
-    assert "before only: graph_0_node_10, graph_0_node_11" in err and "after only" not in err
+    assert "before only: graph_0_node_4" in err and "after only" not in err
 
 
 def _against_a_changed_copy(cli, tmp_path, change):
@@ -426,3 +426,28 @@ def test_a_profile_is_not_compared_with_itself_nor_overwritten(cli, tmp_path):
                           "--against", saved)
     assert code == 2 and "is also --out" in err
     assert saved.read_bytes() == (PROFILES / "mlp_decode.json").read_bytes()
+
+
+def test_against_and_top_are_refused_together(cli):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--top", "2", "--against",
+                          PROFILES / "fork_join.json")
+    assert code == 2 and "--top" in err and "--against" in err
+
+
+def test_profiles_of_two_gpus_are_compared_with_a_line_saying_so(cli, tmp_path):
+    document = raw("mlp_decode")
+    document["device"] = "NVIDIA H200"
+    path = tmp_path / "h200.json"
+    path.write_text(json.dumps(document))
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--against", path)
+    assert code == 0, err
+    assert "recorded on different GPUs" in out
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
+                         _slower(tmp_path, "graph_0_node_3", 0))
+    assert code == 0 and "recorded on different GPUs" not in out
+
+
+def test_node_ids_one_side_has_are_listed_in_graph_order(cli):
+    code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
+                          PROFILES / "fork_join.json")
+    assert "before only: graph_0_node_4, graph_0_node_5, graph_0_node_6, graph_0_node_7 …" in err

@@ -167,14 +167,15 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
 
     visit(graph)
     if graph.get_strict():
-        edges = _merged(edges, directed=graph.get_type() == "digraph")
+        edges = _merged(edges, directed=directed)
     return GraphModel(nodes=nodes, edges=edges, source="dot-generic")
 
 
 # What can hold "--" or "->" without being an edge operator: a quoted string, an HTML
-# string (<...>, nested), a comment (/* */, //, and # at a line's start).
-_NOT_CODE = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*|^[ \t]*#[^\n]*|(?P<html><)|(?P<op>--|->)',
-                       re.S | re.M)
+# string (<...>, nested), a comment (/* */, //, and # to the end of its line, as pydot reads
+# them).
+_NOT_CODE = re.compile(r'"(?:[^"\\]|\\.)*"|/\*.*?\*/|//[^\n]*|#[^\n]*|(?P<html><)|(?P<op>--|->)',
+                       re.S)
 
 
 def _wrong_edge_operator(text: str, directed: bool) -> tuple[str, int] | None:

@@ -217,7 +217,8 @@ class _Scanner:
         if not self.stack:
             raise DotParseError(f"{self._where(m)}: edge outside a graph")
         if not self.directed:  # as Graphviz: an undirected graph's edges are written '--'
-            raise DotParseError(f"{self._where(m)}: not valid DOT: '->' in a graph (edges of a "
+            # (no reader gets past this: not handed on to pydot)
+            raise _BrokenDotError(f"{self._where(m)}: not valid DOT: '->' in a graph (edges of a "
                                 "digraph are written '->', of an undirected graph '--')")
         src, dst = m.group("src"), m.group("dst")
         if src.lower() in _DOT_KEYWORDS or dst.lower() in _DOT_KEYWORDS:

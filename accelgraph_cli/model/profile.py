@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
@@ -334,7 +335,7 @@ class ProfileCompareError(AccelgraphError, ValueError):
 
 
 @dataclass(frozen=True)
-class NodeChange:
+class NodeTimeChange:
     """One node in two profiles of graphs of the same shape (matched by id and kind)."""
 
     node: str
@@ -352,7 +353,7 @@ class GraphChange:
     name: str
     before: GraphProfile
     after: GraphProfile
-    nodes: list[NodeChange]
+    nodes: list[NodeTimeChange]
 
     def to_json(self) -> dict:
         return {
@@ -371,9 +372,10 @@ class GraphChange:
 def compare(before: Profile, after: Profile) -> list[GraphChange]:
     """Each graph of ``after`` beside the graph of the same name in ``before``, node by node.
 
-    The graphs must have the same nodes that ran (ids and kinds; a kernel's name may change,
-    as a new version of it is what such a comparison is for): where they do not, one
-    ProfileCompareError names the first difference (``accelgraph diff`` shows them all)."""
+    The graphs must have the same names and the same nodes that ran (ids and kinds; a
+    kernel's name may change, as a new version of it is what such a comparison is for):
+    where they do not, one ProfileCompareError says what is in each profile only (the first
+    few node ids, in graph order), or which node changed kind."""
     by_name = {g.name: g for g in before.graphs}
     names_before, names_after = set(by_name), {g.name for g in after.graphs}
     if names_before != names_after:
@@ -397,15 +399,20 @@ def compare(before: Profile, after: Profile) -> list[GraphChange]:
                 raise ProfileCompareError(
                     f"graph {graph.name!r}: {node.node} is a {was.kind} node before and a "
                     f"{node.kind} node after: graphs of another shape")
-            rows.append(NodeChange(node.node, node.kind, was, node))
+            rows.append(NodeTimeChange(node.node, node.kind, was, node))
         changes.append(GraphChange(graph.name, old, graph, rows))
     return changes
+
+
+def _natural(name: str) -> list:
+    """A sort key that puts graph_0_node_4 before graph_0_node_10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _one_side(before_only: set, after_only: set) -> str:
     parts = []
     for label, names in (("before only", before_only), ("after only", after_only)):
         if names:
-            listed = sorted(names)
+            listed = sorted(names, key=_natural)
             parts.append(f"{label}: {', '.join(listed[:4])}{' …' if len(listed) > 4 else ''}")
     return "; ".join(parts)

@@ -118,13 +118,15 @@ def print_comparison(console: Console, before: Profile, after: Profile, changes,
             table.add_column(title, justify=justify, overflow="ellipsis", no_wrap=True)
         readable = demangle_many(n.name for c in change.nodes for n in (c.before, c.after)
                                  if n.kind == "kernel")
-        # the figures take about 44 columns with the table's rules; the rest is shared
-        name_width = min(_NAME_WIDTH, max(8, (console.width - 46) // 2))
+        # the figures take about 44 columns with the table's rules; the rest is shared, the
+        # line that made a node getting at least 24 (as in the single profile's table)
+        name_width = min(_NAME_WIDTH, max(8, console.width - 44 - 24 - 2))
         labels = [_label(c.after, readable, name_width) for c in change.nodes]
         renamed = [c for c in change.nodes if c.before.kind == "kernel"
                    and c.before.name != c.after.name]
+        renamed_ids = {c.node for c in renamed}
         for c, label in zip(change.nodes, labels):
-            if c in renamed:
+            if c.node in renamed_ids:
                 label.append(" *", style="yellow")
         origin_width = max(16, console.width - max((len(x) for x in labels), default=4) - 44)
         for c, label in zip(change.nodes, labels):

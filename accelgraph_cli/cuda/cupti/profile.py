@@ -302,8 +302,5 @@ def _timed(cupy, graph, stream, iters: int) -> float:
 
 
 def device_name() -> str:
-    cupy = _cuda.require_cuda()
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props.get("name", b"")
-    return name.decode(errors="replace") if isinstance(name, bytes) else str(name)
-
+    """The name of the current CUDA device (the one profiled)."""
+    return _cuda.device_name(_cuda.require_cuda().cuda.Device().id)
