@@ -123,10 +123,15 @@ def _value(text: str):
     if _SHORT_HEX.match(text):
         return int(text, 16)  # flags and small values ("0x00000005"), not addresses
     if _FLOAT.match(text):
-        number = float(text)
-        # (an exponent past a double's range is no number JSON can write: kept as written)
-        return number if math.isfinite(number) else text
+        return float_or_text(text)
     return text
+
+
+def float_or_text(text: str):
+    """A float field's value: the number, or the text as written where it is past a double's
+    range (no number JSON can write). The label reader and the templates share this rule."""
+    number = float(text)
+    return number if math.isfinite(number) else text
 
 
 @functools.lru_cache(maxsize=4096)

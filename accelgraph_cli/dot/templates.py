@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 import string
 
 from ..model.graph_model import Node, is_stable_param
-from .labels import _FLOAT, _node_from_label, _normalise, _parse_label
+from .labels import _FLOAT, _node_from_label, _normalise, _parse_label, float_or_text
 
 # Every run of digits (and every hex literal) in a label; what is left is its *template*.
 _NUMBER_TOKEN = re.compile(r"(0x[0-9A-Fa-f]+|-?\d+(?:\.\d+)?)")
@@ -29,8 +28,7 @@ def _token_value(token: str):
         return token if len(token) > 10 else int(token, 16)
     if "." not in token:
         return int(token)
-    number = float(token)
-    return number if math.isfinite(number) else token
+    return float_or_text(token)
 
 
 _CONST, _TOKEN, _FORMAT, _TUPLE = range(4)

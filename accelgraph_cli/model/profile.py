@@ -305,13 +305,18 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _shown(value: Any) -> str:
+    """A value as an error quotes it: its repr, cut after 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
 def _count(raw: dict, key: str, where: str, default: int | None = None,
            most: int = 2**63) -> int:
     value = raw.get(key, default)
     if not _is_int(value) or not 0 <= value <= most:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
         raise ProfileLoadError(f"{where}: {key!r} must be a count from 0 to {most:,}, not "
-                               f"{shown}")
+                               f"{_shown(value)}")
     return value
 
 
@@ -323,8 +328,7 @@ def _number(raw: dict, key: str, where: str) -> float:
     except OverflowError:  # an integer past a double's range
         number = math.inf
     if not (math.isfinite(number) and number >= 0):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-        raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {shown}")
+        raise ProfileLoadError(f"{where}: {key!r} must be a time in µs, not {_shown(value)}")
     return number
 
 

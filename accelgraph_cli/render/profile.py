@@ -34,10 +34,7 @@ def _print_graph(console: Console, graph: GraphProfile, limit: int) -> None:
         f"{graph.traced_step_us:.2f} µs while traced; nodes busy {graph.busy_us:.2f} µs "
         "(first start to last end)",
     ))
-    table = Table(show_edge=False, header_style="bold")
-    for title, justify in (("node", "left"), ("own µs", "right"),
-                           ("share", "right"), ("span µs", "right"), ("made by", "left")):
-        table.add_column(title, justify=justify, overflow="ellipsis", no_wrap=True)
+    table = _table("node", "own µs", "share", "span µs", "made by")
     nodes = graph.nodes
     readable = demangle_many(n.name for n in nodes if n.kind == "kernel")
     # the figures keep their width (about 32 columns with the table's rules): a node's name
@@ -77,6 +74,16 @@ def _print_graph(console: Console, graph: GraphProfile, limit: int) -> None:
         console.print(Text(note, style="dim"))
 
 
+def _table(*titles: str) -> Table:
+    """A table of these columns: the first and last (a node, the line that made it) to the
+    left, the figures between to the right; one line a row, cut with an ellipsis."""
+    table = Table(show_edge=False, header_style="bold")
+    for i, title in enumerate(titles):
+        table.add_column(title, justify="left" if i in (0, len(titles) - 1) else "right",
+                         overflow="ellipsis", no_wrap=True)
+    return table
+
+
 def _label(node, readable: dict, width: int) -> Text:
     if node.kind == "kernel":
         name = short_kernel_name(readable.get(node.name, node.name), width)
@@ -112,10 +119,7 @@ def print_comparison(console: Console, before: Profile, after: Profile, changes,
             f"({_percent(old.step_us, new.step_us)}; CUDA events, {old.iters:,} and "
             f"{new.iters:,} replays); busy {old.busy_us:.2f} → {new.busy_us:.2f} µs",
         ))
-        table = Table(show_edge=False, header_style="bold")
-        for title, justify in (("node", "left"), ("own µs before", "right"),
-                               ("after", "right"), ("change", "right"), ("made by", "left")):
-            table.add_column(title, justify=justify, overflow="ellipsis", no_wrap=True)
+        table = _table("node", "own µs before", "after", "change", "made by")
         readable = demangle_many(n.name for c in change.nodes for n in (c.before, c.after)
                                  if n.kind == "kernel")
         # the figures take about 44 columns with the table's rules; the rest is shared, the

@@ -25,16 +25,12 @@ def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters:
         raise AccelgraphError(f"profile reads CUPTI's activity records, and {off}{hint}")
     off = cupti_profile.callbacks_unavailable()
     if off is not None:  # said before the capture, as the rest is
-        raise AccelgraphError("profile matches CUPTI's records to the graph's nodes through "
-                              f"CUPTI's graph callbacks, and {off}")
+        raise _no_callbacks(off)
     origins = cupti_profile.NodeOrigins(str(scenario.path))
     result = protocol.capture(scenario, params, pool=pool, error_mode=error_mode,
                               origins=origins)
-    if origins.off is not None:
-        # CUPTI's records name each node by its id in the executable graph, which only the
-        # callbacks tell (as instantiation clones the nodes): without them nothing matches
-        raise AccelgraphError("profile matches CUPTI's records to the graph's nodes through "
-                              f"CUPTI's graph callbacks, and {origins.off}")
+    if origins.off is not None:  # (enabling them failed during the capture)
+        raise _no_callbacks(origins.off)
     graphs = []
     with result.backend.use(result.streams):
         for done, captured in enumerate(result.graphs, 1):
@@ -52,6 +48,13 @@ def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters:
         "origins_failed": origins.failed,
         "graphs": graphs,
     }
+
+
+def _no_callbacks(off: str) -> AccelgraphError:
+    """CUPTI's records name each node by its id in the executable graph, which only the graph
+    callbacks tell (as instantiation clones the nodes): without them nothing matches."""
+    return AccelgraphError("profile matches CUPTI's records to the graph's nodes through "
+                           f"CUPTI's graph callbacks, and {off}")
 
 
 def read_profile(path: str):
