@@ -5,7 +5,7 @@
 ##   make test      install what the tests need, then run the whole suite (GPU tier skips without a GPU)
 ##   make test-cpu  the CPU tier alone (what CI runs on machines without a GPU, minus the skips)
 ##   make test-gpu  the GPU tier alone, from the source tree, no network needed (for GPU machines)
-##   make fixtures  record the DOT dumps the CPU tests read (GPU), into tests/data/
+##   make fixtures  record the DOT dumps, profiles and audits the CPU tests read (GPU), into tests/data/
 ##   make bench     benchmarks (GPU parts skip without a GPU), into bench/results/local/;
 ##                  make bench RECORD=1 writes bench/results/ instead, to commit
 ##   make wheel     build dist/accelgraph-*.whl afresh (no build/ left from an earlier build)

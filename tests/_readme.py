@@ -59,7 +59,7 @@ def needs_gpu(argv: list[str]) -> bool:
     verb = argv[0] if argv else ""
     if verb == "smoke":
         return "--list" not in argv
-    if verb == "profile":  # a saved profile (.json) is shown anywhere
+    if verb in ("profile", "audit"):  # a saved profile or audit (.json) is shown anywhere
         return not any(a.endswith(".json") for a in argv[1:2])
     if verb == "diff":
         sides = [a for a in argv[1:3]]

@@ -260,13 +260,14 @@ def test_top_level_help_says_what_needs_a_gpu_in_whole_lines(cli):
     assert (code, err) == (0, "")
     commands = out.split("Commands:\n", 1)[1].splitlines()
     listed = {line.split()[0]: line for line in commands if line.strip()}
-    assert sorted(listed) == ["capture", "diff", "dump", "profile", "replay", "scenarios", "show",
-                              "smoke"]
+    assert sorted(listed) == ["audit", "capture", "diff", "dump", "profile", "replay",
+                              "scenarios", "show", "smoke"]
     for verb, line in listed.items():
         assert not line.endswith("..."), line  # a summary cut short by click
-        assert ("(GPU)" in line) == (verb in ("capture", "replay", "profile", "dump", "smoke")), line
-    assert ("smoke --list, scenarios, show and diff of saved dumps, and profile of a saved "
-            "profile") in " ".join(out.split())
+        assert ("(GPU)" in line) == (verb in ("capture", "replay", "profile", "audit", "dump",
+                                              "smoke")), line
+    assert ("smoke --list, scenarios, show and diff of saved dumps, profile of a saved "
+            "profile and audit of a saved audit") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("verb", ["capture", "replay", "dump"])

@@ -11,14 +11,14 @@ BAD = ROOT / "tests" / "bad_scenarios"
 
 
 @requires_no_gpu
-@pytest.mark.parametrize("verb", ["capture", "replay", "profile"])
+@pytest.mark.parametrize("verb", ["capture", "replay", "profile", "audit"])
 def test_gpu_verbs_without_gpu_fail_in_one_line(cli, verb):
     code, out, err = cli(verb, SCENARIOS / "saxpy.py")
     assert code == 3
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert "need a CUDA GPU" in err
-    assert ("show and diff of saved dumps, saved profiles, scenarios and smoke --list work "
+    assert ("show and diff of saved dumps, saved profiles and audits, scenarios and smoke --list work "
             "without a GPU") in err
     assert "pip install 'accelgraph[cuda12]' or 'accelgraph[cuda13]'" in err  # not eaten as markup
     assert "Traceback" not in err + out

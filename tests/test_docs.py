@@ -30,7 +30,7 @@ COMMANDS = ROOT_COMMAND.commands
 
 # The README section that documents each verb.
 SECTIONS = {"capture": "capture", "replay": "replay", "profile": "profile",
-            "dump": "dump and show",
+            "audit": "audit", "dump": "dump and show",
             "show": "dump and show", "diff": "diff", "scenarios": "scenarios", "smoke": "smoke"}
 
 

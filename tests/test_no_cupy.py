@@ -112,7 +112,7 @@ def test_capture_without_cupy_is_one_clear_no_gpu_error(run_blocked):
     """))
     assert proc.returncode == 0, proc.stderr
     assert "EXIT 3" in proc.stdout
-    assert ("show and diff of saved dumps, saved profiles, scenarios and smoke --list work "
+    assert ("show and diff of saved dumps, saved profiles and audits, scenarios and smoke --list work "
             "without a GPU") in proc.stdout
     assert attempted and attempted[0] == "cupy"  # it tried, and said what to do
 

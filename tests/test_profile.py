@@ -10,6 +10,7 @@ from pathlib import Path
 from statistics import median
 
 import pytest
+from _documents import setter as _set
 from _paths import DATA, ROOT
 
 from accelgraph_cli.model.graph_model import GraphModel
@@ -192,18 +193,6 @@ def _broken(tmp_path: Path, change) -> Path:
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(document))
     return path
-
-
-def _set(path: list, value):
-    def change(document):
-        target = document
-        for key in path[:-1]:
-            target = target[key]
-        if value is KeyError:
-            del target[path[-1]]
-        else:
-            target[path[-1]] = value
-    return change
 
 
 BROKEN = {

@@ -55,7 +55,7 @@ def test_junit_report_counts_failures_and_errors():
 def test_smoke_without_gpu_is_one_line_exit_3(cli):
     code, out, err = cli("smoke", SCENARIOS)
     assert code == 3
-    assert ("show and diff of saved dumps, saved profiles, scenarios and smoke --list work "
+    assert ("show and diff of saved dumps, saved profiles and audits, scenarios and smoke --list work "
             "without a GPU") in err
     assert len([line for line in err.splitlines() if line.strip()]) == 1
 

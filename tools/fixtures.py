@@ -337,22 +337,48 @@ def record_profiles(out_dir: Path) -> None:
     """Record raw per-node profiles (CUPTI) of a few bundled scenarios into
     ``out_dir/profiles``: what the CPU tier's profile tests read."""
     from accelgraph_cli.run.profile import record_profile
-    from accelgraph_cli.run.scenario import load_scenario
 
     root = Path(__file__).resolve().parent.parent / "scenarios"
-    folder = out_dir / "profiles"
+    _record_documents(out_dir / "profiles", "profile",
+                      [(root / f"{stem}.py", lambda scen, params, n=iters: record_profile(
+                          scen, params, iters=n)) for stem, iters in PROFILED])
+
+
+def _record_documents(folder: Path, what: str, jobs: list) -> None:
+    """Each (scenario path, record(scenario, params) -> document) job's document, saved as
+    ``folder/<stem>.json`` with the GPU and date it was recorded on."""
+    from accelgraph_cli.run.scenario import load_scenario
+
     folder.mkdir(parents=True, exist_ok=True)
-    for stem, iters in PROFILED:
-        scen = load_scenario(root / f"{stem}.py")
+    for path, record_one in jobs:
+        scen = load_scenario(path)
         try:
-            document = record_profile(scen, dict(scen.info.params), iters=iters)
+            document = record_one(scen, dict(scen.info.params))
         except Exception as exc:  # torch missing: said, and the others still recorded
-            print(f"  profile {stem}: not recorded ({type(exc).__name__}: {exc})", flush=True)
+            print(f"  {what} {path.stem}: not recorded ({type(exc).__name__}: {exc})",
+                  flush=True)
             continue
         document["recorded"] = {"gpu": _cuda.device_name(), "date": time.strftime("%Y-%m-%d")}
         text = json.dumps(document, indent=None, separators=(",", ":")) + "\n"
-        write_bytes_atomic(folder / f"{stem}.json", text.encode())
-        print(f"  profiles/{stem}.json {len(text):,d} bytes", flush=True)
+        write_bytes_atomic(folder / f"{path.stem}.json", text.encode())
+        print(f"  {folder.name}/{path.stem}.json {len(text):,d} bytes", flush=True)
+
+
+#: What `accelgraph audit` is recorded on: bundled scenarios (nothing frozen) and the examples
+#: of each kind of frozen argument (tests/frozen_values).
+AUDITED = ("scenarios/mlp_decode.py", "scenarios/buckets.py", "scenarios/gpt_decode.py",
+           "tests/frozen_values/host_counter.py", "tests/frozen_values/swapped_buffers.py",
+           "tests/frozen_values/decode_position.py", "tests/frozen_values/growing_slice.py")
+
+
+def record_audits(out_dir: Path) -> None:
+    """Record raw audits of captured kernel arguments into ``out_dir/audits``: what the CPU
+    tier's audit tests read."""
+    from accelgraph_cli.run.audit import record_audit
+
+    root = Path(__file__).resolve().parent.parent
+    _record_documents(out_dir / "audits", "audit",
+                      [(root / relative, record_audit) for relative in AUDITED])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -366,12 +392,14 @@ def main(argv: list[str] | None = None) -> int:
         # One line, no traceback: the committed fixtures stay as they are.
         print(f"make fixtures: nothing recorded, {out}/dumps left as it is: {exc}", file=sys.stderr)
         return int(exc.exit_code)
-    if argv[1:] == ["profiles"]:  # the profiles alone (`make fixtures` records everything)
-        record_profiles(Path(out))
+    only = {"profiles": record_profiles, "audits": record_audits}
+    if argv[1:] and argv[1] in only:  # one kind alone (`make fixtures` records everything)
+        only[argv[1]](Path(out))
         return 0
     print(f"recording fixtures into {out}/dumps", flush=True)
     record(out)
     record_profiles(Path(out))
+    record_audits(Path(out))
     return 0
 
 

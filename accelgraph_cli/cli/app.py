@@ -76,9 +76,9 @@ app = typer.Typer(
     name="accelgraph",
     help=(
         "Capture, inspect and replay CUDA graphs.\n\n"
-        "GPU verbs (capture, replay, profile, dump, smoke) need a CUDA GPU and CuPy (exit 3 "
-        "without one). On any machine: smoke --list, scenarios, show and diff of saved "
-        "dumps, and profile of a saved profile."
+        "GPU verbs (capture, replay, profile, audit, dump, smoke) need a CUDA GPU and CuPy "
+        "(exit 3 without one). On any machine: smoke --list, scenarios, show and diff of "
+        "saved dumps, profile of a saved profile and audit of a saved audit."
     ),
     no_args_is_help=True,
     # Plain click help: rewrapped docstrings, defaults shown, no `<bool>` type column.
@@ -918,24 +918,13 @@ def profile(
             before = run_profile.read_profile(against)
         except (ProfileLoadError, ModelLoadError) as exc:
             raise AccelgraphError(f"--against: {exc}") from None
-    if scenario is not None and scenario.lower().endswith((".json", ".json.gz")):
-        given = _given_options(ctx, "iters", "param", "pool", "error_mode", "out")
-        if given:
-            raise AccelgraphError(f"{', '.join(given)}: options of a new profile; {scenario} "
-                                  "is a saved one, shown as it was recorded")
-        try:
-            loaded = run_profile.read_profile(scenario)
-        except ProfileLoadError as exc:
-            raise AccelgraphError(str(exc)) from None
+    if _saved(ctx, scenario, "profile", "iters", "param", "pool", "error_mode", "out"):
+        loaded = run_profile.read_profile(scenario)
     else:
         from .. import files
         from ..model.profile import load_profile
 
-        if out is not None:
-            if not out.lower().endswith(".json"):
-                raise AccelgraphError(f"--out {out}: a profile is saved as JSON; name it .json "
-                                      "(profile FILE.json shows it again)")
-            files.check_output_file(out)
+        _check_json_out(out, "profile")
         scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
         with render_run.progress(_stdout(), "replaying under CUPTI",
                                      enabled=not json_out) as tick:
@@ -968,6 +957,91 @@ def profile(
         render_profile.print_profile(_stdout(), loaded, top)
     if out is not None and not json_out:
         echo(f"raw profile written to {out}")
+
+
+@command(cls=_Command, short_help="Which host values capture froze into the kernels (GPU).")
+def audit(
+    ctx: typer.Context,
+    scenario: str = typer.Argument(None, metavar="SCENARIO",
+        help="Scenario file or bundled scenario name (default: the last capture here), or an "
+        "audit saved with --out (.json or .json.gz: shown again, no GPU needed).",
+        autocompletion=_completer((".py", ".json", ".gz"))),
+    param: list[str] = PARAM_OPTION,
+    pool: PoolKind = POOL_OPTION,
+    error_mode: CaptureErrorMode = MODE_OPTION,
+    out: str = typer.Option(None, "--out", "-o", metavar="FILE",
+                            help="Also save the raw audit (JSON), to show again anywhere."),
+    json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
+) -> None:
+    """Find the kernel arguments a graph freezes: values and buffers the host picks anew
+    each step, which replay passes as the first step had them.
+
+    Captures as `capture` does (guard included), with two consecutive steps in each graph,
+    reads every kernel, copy and memset node's arguments back from the graph, and compares
+    the first step's nodes with the second's. A number that differs (a step counter, a
+    scale), an address that moves within a state array (a position) or to another array
+    (swapped buffers), or a grid that differs is frozen by a one-step graph: listed with the
+    line that launched the kernel, exit 1. Parts of struct arguments that differ without
+    being addresses (bytes C++ leaves unset read this way) are counted, not judged. Exit 0
+    when nothing is frozen. Needs a CUDA GPU (exit 3 without one); CUPTI (cupti-python) adds
+    each kernel's line. A saved audit (.json) is shown anywhere.
+    """
+    from ..model.audit import AuditLoadError
+    from ..render import audit as render_audit
+    from ..render import run as render_run
+    from ..run import audit as run_audit
+
+    _refuse_empty(("--out", out, "file"))
+    if _saved(ctx, scenario, "audit", "param", "pool", "error_mode", "out"):
+        loaded = run_audit.read_audit(scenario)
+    else:
+        from .. import files
+        from ..model.audit import load_audit
+
+        _check_json_out(out, "audit")
+        scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
+        with render_run.progress(_stdout(), "capturing two steps", enabled=not json_out):
+            document = run_audit.record_audit(scen, values, pool=pool, error_mode=error_mode)
+        if out is not None:  # first: what the GPU recorded is kept, whatever follows
+            files.write_text_atomic(out, json.dumps(document, indent=1) + "\n")
+        try:
+            loaded = load_audit(document, str(scen.path))
+        except AuditLoadError as exc:
+            raise AccelgraphError(f"the audit recorded cannot be read: {exc}") from None
+    passed, line = render_audit.verdict(loaded)
+    if json_out:
+        echo(json.dumps({**loaded.to_json(), "passed": passed, "verdict": line}, indent=2))
+    else:
+        render_audit.print_audit(_stdout(), loaded)
+        if out is not None:
+            echo(f"raw audit written to {out}")
+    if not passed:
+        raise typer.Exit(int(ExitCode.FAILED))
+
+
+def _saved(ctx: typer.Context, scenario: str | None, verb: str, *new_options: str) -> bool:
+    """Whether SCENARIO names a document ``verb --out`` saved (.json, .json.gz), shown as it
+    was recorded: the options of a new one are refused with it."""
+    if scenario is None or not scenario.lower().endswith((".json", ".json.gz")):
+        return False
+    given = _given_options(ctx, *new_options)
+    if given:
+        raise AccelgraphError(f"{', '.join(given)}: options of a new {verb}; {scenario} is a "
+                              "saved one, shown as it was recorded")
+    return True
+
+
+def _check_json_out(out: str | None, verb: str) -> None:
+    """``--out`` of a profile or audit: a writable JSON file (checked before any GPU work)."""
+    from .. import files
+
+    if out is None:
+        return
+    article = "an" if verb[0] in "aeiou" else "a"
+    if not out.lower().endswith(".json"):
+        raise AccelgraphError(f"--out {out}: {article} {verb} is saved as JSON; name it .json "
+                              f"({verb} FILE.json shows it again)")
+    files.check_output_file(out)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -12,10 +12,11 @@ import functools
 from ..errors import CudaError, NoGPUError
 
 NO_GPU_HINT = (
-    "capture, replay, profile, dump, smoke and diff of a scenario need a CUDA GPU and CuPy "
+    "capture, replay, profile, audit, dump, smoke and diff of a scenario need a CUDA GPU and CuPy "
     "(pip install 'accelgraph[cuda12]' or 'accelgraph[cuda13]'; PyTorch scenarios "
     "'accelgraph[torch,cuda13]'); "
-    "show and diff of saved dumps, saved profiles, scenarios and smoke --list work without a GPU"
+    "show and diff of saved dumps, saved profiles and audits, scenarios and smoke --list work "
+    "without a GPU"
 )
 
 

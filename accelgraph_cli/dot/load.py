@@ -285,6 +285,29 @@ def loads_json(text: str):
     return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
 
 
+def read_json_document(path: str, noun: str, error: type[Exception]):
+    """The JSON document in a saved file (a profile, an audit; gzipped or not), with one
+    ``error`` naming the file for a missing, unreadable or malformed one."""
+    if os.path.isdir(path):
+        raise error(f"{path}: is a directory, not a saved {noun}")
+    try:
+        text = decode_text(read_file_bytes(path), path)
+    except ModelLoadError as exc:
+        raise error(str(exc)) from None
+    try:
+        return loads_json(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise error(f"{path}: JSON nested too deeply to be {_article(noun)} {noun}") from None
+    except ValueError as exc:
+        raise error(f"{path}: not JSON ({exc})") from None
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def _no_constant(name: str):
     """NaN, Infinity and -Infinity, which Python's reader takes and JSON has not: refused
     (accelgraph writes none, and would write them back out, no JSON)."""

@@ -249,20 +249,32 @@ def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
     )
 
 
-def load_profile(document: Any, where: str = "<profile>") -> Profile:
-    """A Profile from a raw profile document (as ``profile --out`` writes it)."""
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ProfileLoadError(f"{where}: not an accelgraph profile (no \"format\": "
-                               f"\"{FORMAT}\")")
-    if document.get("version") != VERSION:
-        raise ProfileLoadError(f"{where}: profile version {document.get('version')!r}; this "
-                               f"accelgraph reads version {VERSION}")
+def document_head(document: Any, where: str, kind: tuple[str, int, str],
+                  error: type[AccelgraphError]) -> tuple[list, str, dict]:
+    """The graphs, scenario and params of a raw document that ``profile --out`` or ``audit
+    --out`` writes, its format and version checked; ``kind`` is (format, version, noun)."""
+    fmt, version, noun = kind
+    if not isinstance(document, dict) or document.get("format") != fmt:
+        raise error(f"{where}: not an accelgraph {noun} (no \"format\": \"{fmt}\")")
+    if document.get("version") != version:
+        raise error(f"{where}: {noun} version {document.get('version')!r}; this accelgraph "
+                    f"reads version {version}")
     graphs = document.get("graphs")
     if not isinstance(graphs, list) or not graphs:
-        raise ProfileLoadError(f"{where}: 'graphs' must be a non-empty list")
+        raise error(f"{where}: 'graphs' must be a non-empty list")
     scenario = document.get("scenario", "")
     if not isinstance(scenario, str):
-        raise ProfileLoadError(f"{where}: 'scenario' must be the scenario file's path")
+        raise error(f"{where}: 'scenario' must be the scenario file's path")
+    params = document.get("params", {})
+    if not isinstance(params, dict):
+        raise error(f"{where}: 'params' must map parameter names to values")
+    return graphs, scenario, params
+
+
+def load_profile(document: Any, where: str = "<profile>") -> Profile:
+    """A Profile from a raw profile document (as ``profile --out`` writes it)."""
+    graphs, scenario, params = document_head(document, where, (FORMAT, VERSION, "profile"),
+                                             ProfileLoadError)
     try:
         profiles = [graph_profile(g, scenario) for g in graphs]
     except ProfileLoadError as exc:
@@ -271,9 +283,6 @@ def load_profile(document: Any, where: str = "<profile>") -> Profile:
     if len(set(names)) < len(names):
         raise ProfileLoadError(f"{where}: two graphs are called "
                                f"{next(n for n in names if names.count(n) > 1)!r}")
-    params = document.get("params", {})
-    if not isinstance(params, dict):
-        raise ProfileLoadError(f"{where}: 'params' must map parameter names to values")
     failed = document.get("origins_failed")
     return Profile(scenario=scenario, params=params, device=str(document.get("device") or ""),
                    graphs=profiles, origins_failed=None if failed is None else str(failed))

@@ -59,22 +59,8 @@ def _no_callbacks(off: str) -> AccelgraphError:
 
 def read_profile(path: str):
     """A saved raw profile (as ``profile --out`` writes it), computed: a Profile. One clear
-    error (ProfileLoadError, ModelLoadError) for a missing, unreadable or malformed file."""
-    import json
-    import os
-
-    from ..dot.load import decode_text, loads_json, read_file_bytes
+    error (ProfileLoadError) for a missing, unreadable or malformed file."""
+    from ..dot.load import read_json_document
     from ..model.profile import ProfileLoadError, load_profile
 
-    if os.path.isdir(path):
-        raise ProfileLoadError(f"{path}: is a directory, not a saved profile")
-    text = decode_text(read_file_bytes(path), path)
-    try:
-        document = loads_json(text)
-    except json.JSONDecodeError as exc:
-        raise ProfileLoadError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise ProfileLoadError(f"{path}: JSON nested too deeply to be a profile") from None
-    except ValueError as exc:
-        raise ProfileLoadError(f"{path}: not JSON ({exc})") from None
-    return load_profile(document, path)
+    return load_profile(read_json_document(path, "profile", ProfileLoadError), path)

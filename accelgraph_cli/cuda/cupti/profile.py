@@ -250,18 +250,7 @@ def profile_graph(name: str, graph: Any, stream: Any, origins: NodeOrigins | Non
         runs[k] = ([record.start, record.end] if run is None else
                    [min(run[0], record.start), max(run[1], record.end)])
     first = min((run[0] for runs in spans.values() for run in runs if run), default=0)
-    stacks = {}
-    codes: dict[str, str] = {}
-    scenario = origins.scenario if origins is not None else ""
-    for original, model_id in ids.items():
-        stack = origins.stacks.get(original) if origins is not None else None
-        if stack and model_id not in stacks:
-            shown = [[shown_path(path), line, function, user]
-                     for path, line, function, user in stack]
-            stacks[model_id] = {"stack": shown}
-            for (path, line, _function, user), (named, *_rest) in zip(stack, shown):
-                if user or path == scenario:
-                    codes.setdefault(f"{named}:{line}", linecache.getline(path, line).rstrip())
+    stacks, codes = stacks_of(ids, origins)
     return {
         "name": name,
         "iters": iters,
@@ -276,6 +265,27 @@ def profile_graph(name: str, graph: Any, stream: Any, origins: NodeOrigins | Non
         "origins": stacks,
         "codes": codes,
     }
+
+
+def stacks_of(ids: dict[int, str], origins: NodeOrigins | None) -> tuple[dict, dict]:
+    """The stacks that made the nodes (CUPTI's node id -> the model's node id, as
+    :func:`node_ids` gives them) as a raw profile or audit keeps them: model id ->
+    {"stack": [[file, line, function, user], ...]} (files as :func:`shown_path` names them),
+    and the text of each user line ("file:line" -> code)."""
+    stacks: dict[str, dict] = {}
+    codes: dict[str, str] = {}
+    if origins is None:
+        return stacks, codes
+    for original, model_id in ids.items():
+        stack = origins.stacks.get(original)
+        if stack and model_id not in stacks:
+            shown = [[shown_path(path), line, function, user]
+                     for path, line, function, user in stack]
+            stacks[model_id] = {"stack": shown}
+            for (path, line, _function, user), (named, *_rest) in zip(stack, shown):
+                if user or path == origins.scenario:
+                    codes.setdefault(f"{named}:{line}", linecache.getline(path, line).rstrip())
+    return stacks, codes
 
 
 def shown_path(path: str) -> str:

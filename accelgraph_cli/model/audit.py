@@ -1,0 +1,475 @@
+"""Audits of captured kernel arguments: which host values capture froze.
+
+A graph replays every kernel with the arguments its launch had while it was captured. Any
+value the host worked out for that launch (a step counter, a position in a cache, a scale,
+which of two buffers to read) is fixed from then on, although eager steps would pass a new
+one each time. ``accelgraph audit`` captures two consecutive steps into one graph (as
+``replay --unroll 2`` does), reads every kernel node's argument bytes back from the graph
+(``cuda/audit.py``) and compares the first step's kernels with the second's, argument by
+argument. What differs is a value a one-step graph freezes: replay passes the first step's
+bytes every time.
+
+Everything here is computed from the *raw audit* that the GPU side writes, so a recorded
+audit is read, shown and checked anywhere (``accelgraph audit FILE.json``).
+
+Copy and memset nodes are compared too, as three 8-byte arguments each (source,
+destination and size; destination, value and size): an address a step picks is frozen in a
+copy as in a kernel.
+
+Each argument that differs is cut into units: an argument of 8 bytes or less is one unit; a
+larger one (a struct, such as CuPy's array arguments) is cut at the 8-byte boundaries of the
+parameter space, where any pointer inside it lies. A unit that differs is read as:
+
+- **value**: a whole argument of 2, 4 or 8 bytes that is not an address in both steps: a
+  number the host passed (shown as an integer or a float, whichever reads as the likelier;
+  the raw bytes are in the JSON);
+- **offset**: an address into the same allocation of the state at another offset in each
+  step (a row or position the host picked);
+- **buffer**: an address into one state allocation in the first step and another (or
+  device memory outside the state) in the second: the step picks or rebinds its buffers;
+- **elsewhere**: addresses in both steps into device memory the state does not hold, as a
+  block the step allocates is (a different one each step; the graph keeps its own, which
+  needs nothing). Not counted as frozen: the audit cannot tell such a block from a buffer
+  kept outside the state;
+- **unsure**: bytes inside a struct argument, or a one-byte argument, that are not
+  addresses. C++ leaves bytes a launch does not use unset (unused slots of fixed-size
+  arrays, padding, the byte of an empty functor): CuPy's indexer and PyTorch's offset
+  calculators and functors carry such bytes, which differ from launch to launch and are
+  never read. Not counted as frozen, so a real value inside a struct is not counted
+  either.
+
+What it cannot see: a value that is the same in two consecutive steps and changes later
+(every tenth step, on a condition); what a kernel reads through a pointer (contents are
+read at replay, which is right); work whose structure differs between the steps (reported,
+not compared); arguments of nodes inside child graphs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AccelgraphError
+from .profile import (
+    Origin,
+    _checked_origins,
+    _count,
+    _is_int,
+    _shown,
+    document_head,
+    pick_origin,
+)
+
+FORMAT = "accelgraph-audit"
+VERSION = 1
+STEPS = 2  # steps captured into each graph, compared with each other
+
+_WORD = 8
+_HEX = re.compile(r"[0-9a-fA-F]*")
+_ADDRESS_MAX = 1 << 64
+_MAX_ARGUMENT_BYTES = 32_764  # CUDA's parameter space
+FROZEN_KINDS = ("value", "offset", "buffer", "launch")
+KINDS = (*FROZEN_KINDS, "elsewhere", "unsure")
+_COMPARED = ("kernel", "memcpy", "memset")  # the node kinds whose arguments are read
+_NESTED = ("graph", "conditional")  # nodes whose own nodes an audit does not read
+_CUPY_PREFIX = "cupy_"  # CuPy's generated kernels (elementwise and reductions)
+
+
+class AuditLoadError(AccelgraphError, ValueError):
+    """An audit document could not be read (the message says where and why)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an address points: into a state allocation (its paths, and how far in), into
+    other device memory, or nowhere known."""
+
+    kind: str  # "state", "device" or "none"
+    paths: tuple[str, ...] = ()
+    offset: int = 0
+
+    def shown(self) -> str:
+        if self.kind == "state":
+            where = " = ".join(self.paths)
+            return f"{where} + {self.offset:,} B" if self.offset else where
+        if self.kind == "device":
+            return "device memory outside the state"
+        return "no known allocation"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One unit of one kernel argument that differs between the two steps."""
+
+    node: str  # the first step's node id
+    kernel: str  # the kernel's name, or the node's kind (memcpy, memset)
+    argument: int  # the argument's index
+    label: str  # what the argument is called, where known (a copy's "dst"), else its index
+    at: int  # the unit's first byte within the argument
+    size: int  # the unit's bytes
+    kind: str  # "value", "offset", "buffer" or "elsewhere"
+    first: str  # the first step's unit, as shown
+    second: str  # the second step's
+    first_hex: str
+    second_hex: str
+    origin: Origin | None = None
+
+    @property
+    def frozen(self) -> bool:
+        return self.kind in FROZEN_KINDS
+
+    def what(self) -> str:
+        """What replay does with it, in a few words."""
+        if self.kind == "value":
+            return "frozen value: replay passes the first step's every time"
+        if self.kind == "offset":
+            return "frozen offset: replay uses the first step's position every time"
+        if self.kind == "buffer":
+            return "frozen buffer: replay uses the first step's buffer every time"
+        if self.kind == "launch":
+            return "frozen launch shape: replay launches the first step's grid every time"
+        if self.kind == "elsewhere":
+            return ("address(es) into device memory outside the state, another each step "
+                    "(a block the step allocates, which the graph keeps as its own, needs "
+                    "nothing)")
+        return ("byte range(s) inside struct or one-byte arguments that differ and are not "
+                "addresses: not judged (bytes a launch leaves unset, such as unused array "
+                "slots, padding and empty functors, differ this way too)")
+
+    def to_json(self) -> dict:
+        return {
+            "node": self.node, "kernel": self.kernel, "argument": self.argument,
+            "label": self.label, "at": self.at, "size": self.size, "kind": self.kind, "frozen": self.frozen,
+            "first": self.first, "second": self.second,
+            "first_hex": self.first_hex, "second_hex": self.second_hex,
+            "origin": None if self.origin is None else {
+                "file": self.origin.file, "line": self.origin.line,
+                "function": self.origin.function, "code": self.origin.code,
+                "via": self.origin.via},
+        }
+
+
+@dataclass
+class GraphAudit:
+    name: str
+    nodes: int  # nodes a step
+    kernels: int  # kernel nodes a step
+    copies: int  # copy and memset nodes a step
+    arguments: int  # their arguments a step, all compared
+    nested: int = 0  # child-graph and conditional nodes a step, whose nodes are not read
+    differences: list[Difference] = field(default_factory=list)
+    mismatch: str | None = None  # why the two steps could not be compared, node by node
+
+    @property
+    def frozen(self) -> list[Difference]:
+        return [d for d in self.differences if d.frozen]
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name, "nodes": self.nodes, "kernels": self.kernels,
+            "copies": self.copies, "arguments": self.arguments, "nested": self.nested,
+            "mismatch": self.mismatch,
+            "frozen": len(self.frozen),
+            "differences": [d.to_json() for d in self.differences],
+        }
+
+
+@dataclass
+class Audit:
+    scenario: str
+    params: dict
+    device: str
+    graphs: list[GraphAudit]
+    origins_off: str | None = None  # why no node has a line
+    origins_failed: str | None = None
+
+    @property
+    def frozen(self) -> int:
+        return sum(len(g.frozen) for g in self.graphs)
+
+    @property
+    def mismatched(self) -> list[GraphAudit]:
+        return [g for g in self.graphs if g.mismatch is not None]
+
+    def to_json(self) -> dict:
+        return {
+            "scenario": self.scenario, "params": self.params, "device": self.device,
+            "frozen": self.frozen, "origins_off": self.origins_off,
+            "origins_failed": self.origins_failed,
+            "graphs": [g.to_json() for g in self.graphs],
+        }
+
+
+# -- reading a value -----------------------------------------------------------------------
+
+def shown_value(raw: bytes) -> str:
+    """A unit's bytes as a number: an integer where that reads plausibly (small), a float
+    where the bytes read as an ordinary one, else hex. The type is not known (kernels
+    declared ``extern "C"`` keep none): the raw bytes stay in the JSON."""
+    size = len(raw)
+    if size in (1, 2):
+        return str(int.from_bytes(raw, "little", signed=True))
+    if size == 4:
+        number = int.from_bytes(raw, "little", signed=True)
+        real = struct.unpack("<f", raw)[0]
+        small, integer_limit = 1e-30, 1 << 24
+    elif size == 8:
+        number = int.from_bytes(raw, "little", signed=True)
+        real = struct.unpack("<d", raw)[0]
+        small, integer_limit = 1e-300, 1 << 40
+    else:
+        return "0x" + raw[::-1].hex()
+    if abs(number) < integer_limit:
+        return str(number)
+    if math.isfinite(real) and small < abs(real) < 1e30:
+        text = f"{real:.7g}" if size == 4 else f"{real:.15g}"
+        return text if any(c in text for c in ".e") else text + ".0"  # 2.0, never "2"
+    return "0x" + raw[::-1].hex()
+
+
+class _Places:
+    """Addresses -> Place, from the state's allocations and the other device allocations
+    the recording found."""
+
+    def __init__(self, state: list[tuple[int, int, tuple[str, ...]]],
+                 allocations: list[tuple[int, int]]) -> None:
+        self.state = sorted(state)
+        self.allocations = sorted(allocations)
+
+    def of(self, address: int) -> Place:
+        for start, size, paths in self.state:
+            if start <= address < start + size:
+                return Place("state", paths, address - start)
+        for start, size in self.allocations:
+            if start <= address < start + size:
+                return Place("device")
+        return Place("none")
+
+
+def _units(offset: int, size: int) -> list[tuple[int, int]]:
+    """(first byte, bytes) of the units an argument at ``offset`` of ``size`` bytes is cut
+    into (see the module's docstring)."""
+    if size <= _WORD:
+        return [(0, size)]
+    cuts = [0] + [k for k in range(1, size) if (offset + k) % _WORD == 0] + [size]
+    return [(a, b - a) for a, b in zip(cuts, cuts[1:])]
+
+
+def _judged(node: dict, index: int, at: int, size: int, whole: int) -> bool:
+    """Whether a unit that is no address is a value the host set (judged), rather than bytes
+    a launch may leave unset (see the module's docstring)."""
+    if size == whole:
+        return whole in (2, 4, 8)
+    name = node.get("name") or ""
+    if not name.startswith(_CUPY_PREFIX):
+        return False
+    # CuPy's kernels take arrays as structs every word of which is set (address, size,
+    # shape, strides: 16 + 16 x ndim bytes); an elementwise kernel's last argument, its
+    # indexer (size, shape, then the index it works on: 8 + 16 x ndim bytes), leaves its
+    # index unset. Any other layout is not judged.
+    last = index == len(node["args"]) - 1
+    if whole % 16 == 0 and not last:
+        return True
+    if whole % 16 == 8 and whole >= 24 and last:
+        return at < 8 + (whole - 8) // 2
+    return False
+
+
+def _difference(node: dict, index: int, at: int, whole: int, first: bytes, second: bytes,
+                places: _Places, origin: Origin | None) -> Difference:
+    """One unit that differs, read (see the module's docstring); ``whole``: the argument's
+    size."""
+    kind = "value" if _judged(node, index, at, len(first), whole) else "unsure"
+    first_shown, second_shown = shown_value(first), shown_value(second)
+    if len(first) == _WORD:
+        a = places.of(int.from_bytes(first, "little"))
+        b = places.of(int.from_bytes(second, "little"))
+        address = None
+        if a.kind == "state" and b.kind == "state":
+            address = "offset" if a.paths == b.paths else "buffer"
+        elif "state" in (a.kind, b.kind) and "none" not in (a.kind, b.kind):
+            address = "buffer"
+        elif a.kind == "device" and b.kind == "device":
+            address = "elsewhere"
+        if address is not None:
+            kind, first_shown, second_shown = address, a.shown(), b.shown()
+    labels = node.get("labels") or []
+    return Difference(
+        node=node["id"], kernel=_kernel_name(node), argument=index,
+        label=labels[index] if index < len(labels) else str(index), at=at, size=len(first),
+        kind=kind, first=first_shown, second=second_shown, first_hex=first.hex(),
+        second_hex=second.hex(), origin=origin)
+
+
+def _kernel_name(node: dict) -> str:
+    """The kernel's name as the driver gives it (mangled where it is C++), else the node's
+    kind."""
+    return node.get("name") or node["kind"]
+
+
+# -- the document --------------------------------------------------------------------------
+
+def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit:
+    """The audit of one graph from its raw document."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise AuditLoadError("each graph must be an object with a 'name'")
+    where = f"graph {raw['name']!r}"
+    nodes = raw.get("nodes")
+    if not isinstance(nodes, list):
+        raise AuditLoadError(f"{where}: 'nodes' must be a list")
+    for position, node in enumerate(nodes):
+        _check_node(node, f"{where}: node {position}")
+    allocations = raw.get("allocations", [])
+    if not isinstance(allocations, list) or not all(
+        isinstance(a, list) and len(a) == 2 and all(_is_int(v) and 0 <= v < _ADDRESS_MAX for v in a)
+        for a in allocations
+    ):
+        raise AuditLoadError(f"{where}: 'allocations' must be [start, size] pairs of addresses")
+    try:
+        origins, codes = _checked_origins(raw, where)
+    except AccelgraphError as exc:
+        raise AuditLoadError(str(exc)) from None
+    places = _Places(places_state, [tuple(a) for a in allocations])
+    half = len(nodes) // STEPS
+    first, second = nodes[:half], nodes[half:]
+    compared = [n for n in first if "args" in n]
+    audit = GraphAudit(name=raw["name"], nodes=half,
+                       kernels=sum(n["kind"] == "kernel" for n in first),
+                       copies=sum(n["kind"] in ("memcpy", "memset") for n in first),
+                       arguments=sum(len(n["args"]) for n in compared),
+                       nested=sum(n["kind"] in _NESTED for n in first))
+    audit.mismatch = _mismatch(first, second, len(nodes))
+    if audit.mismatch is not None:
+        return audit
+    for a, b in zip(first, second):
+        if "args" not in a:
+            continue
+        stack = (origins.get(a["id"]) or {}).get("stack") or []
+        origin = pick_origin(stack, scenario, codes)
+        for key in ("grid", "block", "shared_mem"):
+            if a.get(key) != b.get(key):
+                audit.differences.append(Difference(
+                    node=a["id"], kernel=_kernel_name(a), argument=-1, label=key, at=0, size=0,
+                    kind="launch", first=_shape(a.get(key)), second=_shape(b.get(key)),
+                    first_hex="", second_hex="", origin=origin))
+        for index, (arg_a, arg_b) in enumerate(zip(a["args"], b["args"])):
+            if arg_a["hex"] == arg_b["hex"]:
+                continue
+            raw_a, raw_b = bytes.fromhex(arg_a["hex"]), bytes.fromhex(arg_b["hex"])
+            for at, size in _units(arg_a["offset"], arg_a["size"]):
+                unit_a, unit_b = raw_a[at:at + size], raw_b[at:at + size]
+                if unit_a != unit_b:
+                    audit.differences.append(_difference(
+                        a, index, at, arg_a["size"], unit_a, unit_b, places, origin))
+    return audit
+
+
+def _shape(value: Any) -> str:
+    """A grid, block or shared-memory size as shown: 64x1x1, 4096."""
+    if isinstance(value, list):
+        return "x".join(str(v) for v in value)
+    return "–" if value is None else str(value)
+
+
+def _check_node(node: Any, where: str) -> None:
+    if not isinstance(node, dict) or not isinstance(node.get("id"), str) \
+            or not isinstance(node.get("kind"), str):
+        raise AuditLoadError(f"{where}: must be an object with an 'id' and a 'kind'")
+    if node["kind"] == "kernel" and "args" not in node:
+        raise AuditLoadError(f"{where}: a kernel's 'args' must be a list")
+    if "args" not in node:
+        return
+    if node["kind"] not in _COMPARED:
+        raise AuditLoadError(f"{where}: a {node['kind']} node has no arguments an audit reads")
+    name = node.get("name")
+    if name is not None and not isinstance(name, str):
+        raise AuditLoadError(f"{where}: 'name' must be the kernel's name or null")
+    args = node.get("args")
+    if not isinstance(args, list):
+        raise AuditLoadError(f"{where}: 'args' must be a list")
+    for key, count in (("grid", 3), ("block", 3), ("shared_mem", 0)):
+        value = node.get(key)
+        ok = value is None or (_is_int(value) and value >= 0 if count == 0 else
+                               isinstance(value, list) and len(value) == count and
+                               all(_is_int(v) and v >= 0 for v in value))
+        if not ok:
+            raise AuditLoadError(f"{where}: {key!r} must be "
+                                 + ("a byte count" if count == 0 else "three counts"))
+    labels = node.get("labels", [])
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels) or \
+            len(labels) not in (0, len(args)):
+        raise AuditLoadError(f"{where}: 'labels' must name each argument")
+    for index, arg in enumerate(args):
+        ok = isinstance(arg, dict) and _is_int(arg.get("offset")) and _is_int(arg.get("size")) \
+            and isinstance(arg.get("hex"), str)
+        if ok:
+            ok = 0 <= arg["offset"] and 0 < arg["size"] and \
+                arg["offset"] + arg["size"] <= _MAX_ARGUMENT_BYTES and \
+                len(arg["hex"]) == 2 * arg["size"]
+        if ok:
+            ok = _HEX.fullmatch(arg["hex"]) is not None
+        if not ok:
+            raise AuditLoadError(
+                f"{where}: argument {index} must be {{offset, size, hex}}: offset and size in "
+                f"bytes within CUDA's {_MAX_ARGUMENT_BYTES:,}-byte parameter space, hex of "
+                f"that many bytes, not {_shown(arg)}")
+
+
+def _mismatch(first: list, second: list, total: int) -> str | None:
+    """Why the two steps' nodes cannot be compared one by one, or None."""
+    if total % STEPS:
+        return (f"{total} nodes cannot be two steps' alike: the second step made a different "
+                "graph from the first (its structure depends on a host value, such as a step "
+                "counter)")
+    for position, (a, b) in enumerate(zip(first, second)):
+        same = a["kind"] == b["kind"] and a.get("name") == b.get("name") and \
+            [(x["offset"], x["size"]) for x in a.get("args", [])] == \
+            [(y["offset"], y["size"]) for y in b.get("args", [])]
+        if not same:
+            return (f"node {position} of the first step is {_node_label(a)}, of the second "
+                    f"{_node_label(b)}: the second step made a different graph from the "
+                    "first (its structure depends on a host value)")
+    return None
+
+
+def _node_label(node: dict) -> str:
+    return _kernel_name(node) if node["kind"] == "kernel" else f"a {node['kind']} node"
+
+
+def load_audit(document: Any, where: str = "<audit>") -> Audit:
+    """An Audit from a raw audit document (as ``audit --out`` writes it)."""
+    graphs, scenario, params = document_head(document, where, (FORMAT, VERSION, "audit"),
+                                             AuditLoadError)
+    try:
+        steps = _count(document, "steps", where)
+    except AccelgraphError as exc:
+        raise AuditLoadError(str(exc)) from None
+    if steps != STEPS:
+        raise AuditLoadError(f"{where}: an audit compares {STEPS} steps, not {steps}")
+    state = document.get("state", [])
+    regions = []
+    if not isinstance(state, list):
+        raise AuditLoadError(f"{where}: 'state' must be a list of allocations")
+    for entry in state:
+        ok = isinstance(entry, dict) and _is_int(entry.get("start")) and \
+            _is_int(entry.get("size")) and isinstance(entry.get("paths"), list) and \
+            entry["paths"] and all(isinstance(p, str) and p for p in entry["paths"])
+        if not ok or not (0 <= entry["start"] < _ADDRESS_MAX and 0 < entry["size"]):
+            raise AuditLoadError(f"{where}: each state allocation must be {{paths, start, "
+                                 f"size}}, not {_shown(entry)}")
+        regions.append((entry["start"], entry["size"], tuple(entry["paths"])))
+    try:
+        audits = [graph_audit(g, regions, scenario) for g in graphs]
+    except AuditLoadError as exc:
+        raise AuditLoadError(f"{where}: {exc}") from None
+    names = [g.name for g in audits]
+    if len(set(names)) < len(names):
+        raise AuditLoadError(f"{where}: two graphs are called "
+                             f"{next(n for n in names if names.count(n) > 1)!r}")
+    off, failed = document.get("origins_off"), document.get("origins_failed")
+    return Audit(scenario=scenario, params=params, device=str(document.get("device") or ""),
+                 graphs=audits, origins_off=None if off is None else str(off),
+                 origins_failed=None if failed is None else str(failed))

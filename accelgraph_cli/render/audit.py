@@ -1,0 +1,113 @@
+"""What `accelgraph audit` prints: per graph, each kernel argument that differs between two
+consecutive steps (the values a one-step graph freezes), the line that launched it, and a
+verdict."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+from rich.text import Text
+
+from ..model.audit import Audit, GraphAudit
+from ..model.demangle import demangle_many, short_kernel_name
+from .profile import _origin, _table
+
+_NAME_WIDTH = 32
+
+
+def print_audit(console: Console, audit: Audit) -> None:
+    """Every graph of ``audit``, then the verdict (see :func:`verdict`)."""
+    scenario = os.path.basename(audit.scenario) or "?"
+    console.print(Text.assemble((scenario, "bold"), f"  params {audit.params}  on ",
+                                (audit.device or "an unnamed device", "cyan")))
+    readable = demangle_many(d.kernel for g in audit.graphs for d in g.differences)
+    for graph in audit.graphs:
+        _print_graph(console, graph, readable)
+    if audit.origins_off:
+        console.print(Text(f"no node has its line: {audit.origins_off}", style="dim"))
+    elif audit.origins_failed:
+        console.print(Text(f"some nodes' lines may be missing: {audit.origins_failed}",
+                           style="dim"))
+    ok, line = verdict(audit)
+    console.print(Text.assemble("\n", ("audit: ", "bold"),
+                                (line, "green" if ok else "bold red")))
+
+
+def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
+    copies = f" and {graph.copies} copy or memset node(s)" if graph.copies else ""
+    console.print(Text.assemble(
+        "\n", (graph.name, "bold"),
+        f"  {graph.nodes} node(s) a step: {graph.kernels} kernel(s){copies}, "
+        f"{graph.arguments} argument(s) compared between two consecutive steps"))
+    if graph.nested:
+        console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
+                           "inside are not read", style="yellow"))
+    if graph.mismatch is not None:
+        console.print(Text(f"not compared: {graph.mismatch}", style="red"))
+        return
+    frozen = graph.frozen
+    if frozen:
+        table = _table("node", "arg", "step 1", "step 2", "made by")
+        # the values keep their width; a kernel's name and the line that launched it share
+        # what is left (the table's rules and the other columns take about 26 columns), the
+        # line getting at least 24
+        values = sum(max(len(x) for d in frozen for x in (getattr(d, side), "step 1"))
+                     for side in ("first", "second"))
+        name_width = min(_NAME_WIDTH, max(12, console.width - values - 26 - 24))
+        rows = []
+        for d in frozen:
+            label = Text.assemble((d.node.rsplit("_", 1)[-1], "dim"), " ",
+                                  short_kernel_name(readable.get(d.kernel, d.kernel),
+                                                    name_width))
+            # a part of a larger argument (a struct's word) is named by its first byte
+            rows.append((d, label, d.label if d.at == 0 else f"{d.label} +{d.at}"))
+        widest = max(len(label) + len(argument) for _d, label, argument in rows)
+        origin_width = max(16, console.width - widest - values - 16)
+        for d, label, argument in rows:
+            table.add_row(label, argument, Text(d.first, style="red"),
+                          Text(d.second, style="red"), _origin(d, origin_width))
+        console.print(table)
+    else:
+        console.print(Text("no frozen argument", style="green"))
+    kinds: dict[str, int] = {}
+    for d in sorted(graph.differences, key=lambda d: not d.frozen):  # the frozen first
+        kinds[d.what()] = kinds.get(d.what(), 0) + 1
+    for what, count in kinds.items():
+        console.print(Text(f"{count} × {what}", style="red" if "frozen" in what else "dim"))
+
+
+def verdict(audit: Audit) -> tuple[bool, str]:
+    """(passed, the line said): passed when every graph was compared, something was, and
+    no argument is frozen."""
+    nodes = sum(g.kernels + g.copies for g in audit.graphs)
+    arguments = sum(g.arguments for g in audit.graphs)
+    problems = []
+    frozen = [d for g in audit.graphs for d in g.frozen]
+    if frozen:
+        where = len({(g.name, d.node) for g in audit.graphs for d in g.frozen})
+        problems.append(
+            f"FROZEN — {len(frozen)} value(s) in {where} node(s) change from one step to the "
+            "next, and a graph replays the first step's every time: keep a value that "
+            "changes in device memory the kernel reads (written before each replay), pick "
+            "buffers on the device, or capture one graph per value")
+    for g in audit.mismatched:
+        problems.append(f"STEPS DIFFER — graph {g.name!r} is not the same for two steps, so "
+                        "one graph cannot stand for every step")
+    if problems:
+        return False, "; ".join(problems)
+    if not any(g.kernels + g.copies for g in audit.graphs):
+        return False, ("NOTHING COMPARED — no kernel, copy or memset node at the top level of "
+                       "any graph (the nodes inside child graphs and conditional nodes are not "
+                       "read)")
+    unjudged = sum(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
+    nested = sum(g.nested for g in audit.graphs)
+    notes = []
+    if unjudged:
+        notes.append(f"{unjudged} part(s) that differ are not judged (counted above)")
+    if nested:
+        notes.append(f"{nested} child-graph or conditional node(s) not read")
+    rest = f"; {', '.join(notes)}" if notes else ""
+    return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
+                  f"({arguments} argument(s) compared between two consecutive steps{rest}; a "
+                  "value that changes less often is not seen)")

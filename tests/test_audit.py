@@ -1,0 +1,416 @@
+"""Audits of captured kernel arguments, read from raw audits recorded on a GPU by `make
+fixtures` (tests/data/audits): what each kind of frozen argument reads as, that a change to
+any argument cannot go unseen, the CLI on a saved audit, and one clear error for every
+broken document."""
+
+from __future__ import annotations
+
+import copy
+import json
+import struct
+
+import pytest
+from _documents import setter as _set
+from _paths import DATA, ROOT
+
+from accelgraph_cli.model.audit import (
+    AuditLoadError,
+    _units,
+    load_audit,
+    shown_value,
+)
+from accelgraph_cli.render.audit import verdict
+
+AUDITS = DATA / "audits"
+CLEAN = ("mlp_decode", "buckets", "gpt_decode")
+FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice")
+
+
+def raw(stem: str) -> dict:
+    path = AUDITS / f"{stem}.json"
+    assert path.is_file(), f"{path} is missing: record it with `make fixtures` on a GPU"
+    return json.loads(path.read_text())
+
+
+def audit_of(stem: str, document: dict | None = None):
+    return load_audit(raw(stem) if document is None else document, stem)
+
+
+# -- what the recordings hold ------------------------------------------------------------------
+
+@pytest.mark.parametrize("stem", CLEAN + FROZEN)
+def test_each_recording_holds_two_alike_steps(stem):
+    document = raw(stem)
+    assert document["steps"] == 2
+    for graph in document["graphs"]:
+        nodes = graph["nodes"]
+        assert nodes and len(nodes) % 2 == 0
+        half = len(nodes) // 2
+        assert [(n["kind"], n.get("name")) for n in nodes[:half]] == \
+            [(n["kind"], n.get("name")) for n in nodes[half:]]
+        for node in nodes:
+            if node["kind"] in ("kernel", "memcpy", "memset"):
+                assert node["args"], (stem, node["id"])  # every kernel here takes arguments
+                ends = [a["offset"] + a["size"] for a in node["args"]]
+                starts = [a["offset"] for a in node["args"]]
+                assert starts == sorted(starts) and all(
+                    e <= s for e, s in zip(ends, starts[1:])), (stem, node["id"])
+
+
+@pytest.mark.parametrize("stem", CLEAN)
+def test_bundled_scenarios_freeze_nothing(stem):
+    audit = audit_of(stem)
+    assert audit.frozen == 0 and not audit.mismatched
+    assert sum(g.kernels for g in audit.graphs) > 0
+    passed, line = verdict(audit)
+    assert passed and line.startswith("ok — no frozen value found in ")
+    # what differs is a block each step allocates, or bytes no launch sets (CuPy's indexer,
+    # PyTorch's argument structs)
+    assert all(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
+
+
+def test_a_state_pointer_reads_as_the_state_array_it_points_at():
+    """mlp_decode's kernels take the state's weights: every state array is an argument
+    of some kernel, word for word (the addresses the recording found are the state's)."""
+    document = raw("mlp_decode")
+    starts = {entry["start"] for entry in document["state"]}
+    words = set()
+    for node in document["graphs"][0]["nodes"]:
+        for arg in node.get("args", []):
+            if arg["size"] == 8:
+                words.add(int.from_bytes(bytes.fromhex(arg["hex"]), "little"))
+    assert starts and starts <= words
+
+
+def test_a_host_counter_is_a_frozen_value():
+    audit = audit_of("host_counter")
+    (graph,) = audit.graphs
+    (difference,) = graph.differences
+    assert (difference.kind, difference.argument, difference.frozen) == ("value", 0, True)
+    assert (difference.first, difference.second) == ("2.0", "3.0")
+    assert struct.unpack("<f", bytes.fromhex(difference.second_hex))[0] == 3.0
+    lines = (ROOT / "tests" / "frozen_values" / "host_counter.py").read_text().splitlines()
+    assert difference.origin is not None and difference.origin.function == "step"
+    assert lines[difference.origin.line - 1].strip() == difference.origin.code
+    assert difference.origin.code.startswith("kernels.saxpy(")
+    passed, line = verdict(audit)
+    assert not passed and line.startswith("FROZEN — 1 value(s) in 1 node(s)")
+
+
+def test_swapped_buffers_are_frozen_buffers():
+    (graph,) = audit_of("swapped_buffers").graphs
+    shown = {d.argument: (d.kind, d.first, d.second) for d in graph.differences}
+    assert shown == {0: ("buffer", "state['a']", "state['b']"),
+                     1: ("buffer", "state['b']", "state['a']")}
+
+
+def test_a_cache_position_is_a_frozen_offset():
+    """`cache[position] = token` is a copy node: its destination moves one row a step."""
+    document = raw("decode_position")
+    width = 1024  # decode_position's PARAMS
+    assert document["params"]["width"] == width
+    (graph,) = audit_of("decode_position").graphs
+    assert [(d.kind, d.label, d.first, d.second) for d in graph.frozen] == [
+        ("offset", "dst", "state['cache']", f"state['cache'] + {4 * width:,} B")]
+    assert graph.copies == 1
+
+
+def test_unset_bytes_in_argument_structs_are_unsure_not_frozen():
+    """gpt_decode's PyTorch kernels take structs with slots no launch sets (and one-byte
+    empty functors): they differ between steps, and are not read as frozen values."""
+    (graph,) = audit_of("gpt_decode").graphs
+    unsure = [d for d in graph.differences if d.kind == "unsure"]
+    assert unsure and not graph.frozen
+    sizes = {(n["id"], i): a["size"] for n in raw("gpt_decode")["graphs"][0]["nodes"]
+             for i, a in enumerate(n.get("args", []))}
+    assert all(sizes[(d.node, d.argument)] > 8 or sizes[(d.node, d.argument)] == 1
+               for d in unsure)
+
+
+# -- a change cannot go unseen ---------------------------------------------------------------
+
+def _second_step(document: dict, graph: int = 0) -> list:
+    nodes = document["graphs"][graph]["nodes"]
+    return nodes[len(nodes) // 2:]
+
+
+@pytest.mark.parametrize("stem", CLEAN)
+def test_any_byte_changed_in_the_second_step_is_found(stem):
+    """Each argument of each node of the second step, one byte changed in turn: the audit
+    then reports that byte's unit of that argument, besides what it reported before (the
+    compare is not vacuous), and a whole argument of 2, 4 or 8 bytes so changed is frozen."""
+    document = raw(stem)
+    before = {(d.node, d.argument, d.at)
+              for g in load_audit(document, stem).graphs for d in g.differences}
+    checked = 0
+    for g, graph in enumerate(document["graphs"]):
+        for node_index, node in enumerate(_second_step(document, g)):
+            for index, arg in enumerate(node.get("args", [])):
+                first_id = graph["nodes"][node_index]["id"]
+                # the highest byte (an address so changed points nowhere) and the lowest
+                # (an address so changed stays in its allocation)
+                for byte, unit in ((-1, _units(arg["offset"], arg["size"])[-1][0]), (0, 0)):
+                    changed = copy.deepcopy(document)
+                    target = _second_step(changed, g)[node_index]["args"][index]
+                    raw_bytes = bytearray.fromhex(target["hex"])
+                    raw_bytes[byte] ^= 0x01
+                    target["hex"] = raw_bytes.hex()
+                    audit = load_audit(changed, stem)
+                    found = {(d.node, d.argument, d.at)
+                             for a in audit.graphs for d in a.differences}
+                    assert found - before <= {(first_id, index, unit)}, (stem, first_id, index)
+                    assert (first_id, index, unit) in found, (stem, first_id, index, byte)
+                    if byte == -1 and arg["size"] in (2, 4, 8):
+                        assert not verdict(audit)[0], (stem, first_id, index)
+                    checked += 1
+    assert checked
+
+
+def test_a_struct_pointer_moved_to_another_state_array_is_a_frozen_buffer():
+    """CuPy passes an array as a struct whose first word is its address: decode_position's
+    multiply kernel given the cache instead of the token in the second step."""
+    document = raw("decode_position")
+    starts = {entry["paths"][0]: entry["start"] for entry in document["state"]}
+    node = next(n for n in _second_step(document) if n["kind"] == "kernel")
+    arg = node["args"][0]
+    assert arg["size"] > 8
+    raw_bytes = bytearray.fromhex(arg["hex"])
+    assert int.from_bytes(raw_bytes[:8], "little") == starts["state['token']"]
+    raw_bytes[:8] = starts["state['cache']"].to_bytes(8, "little")
+    arg["hex"] = raw_bytes.hex()
+    frozen = load_audit(document, "decode_position").graphs[0].frozen
+    assert [(d.kind, d.argument, d.at, d.first, d.second) for d in frozen][0] == \
+        ("buffer", 0, 0, "state['token']", "state['cache']")
+
+
+def test_another_kernel_in_the_second_step_is_a_mismatch():
+    document = raw("mlp_decode")
+    _second_step(document)[0]["name"] = "other_kernel"
+    (graph,) = load_audit(document, "mlp_decode").graphs
+    assert graph.mismatch and "node 0 of the first step" in graph.mismatch
+    assert not verdict(load_audit(document, "mlp_decode"))[0]
+
+
+# -- reading values -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value,shown", [
+    (struct.pack("<f", 2.0), "2.0"), (struct.pack("<f", -0.125), "-0.125"),
+    (struct.pack("<i", 3), "3"), (struct.pack("<i", -7), "-7"), (struct.pack("<i", 0), "0"),
+    (struct.pack("<d", 1e-3), "0.001"), (struct.pack("<q", 4096), "4096"),
+    (struct.pack("<h", -2), "-2"), (b"\x05", "5"),
+    (struct.pack("<I", 0xFFFFFFFF), "-1"), (struct.pack("<f", float("nan")), "0x7fc00000"),
+    (b"\x01\x02\x03", "0x030201"),
+])
+def test_shown_value(value, shown):
+    assert shown_value(value) == shown
+
+
+@pytest.mark.parametrize("offset,size,units", [
+    (0, 4, [(0, 4)]), (8, 8, [(0, 8)]), (4, 4, [(0, 4)]), (4, 12, [(0, 4), (4, 8)]),
+    (0, 32, [(0, 8), (8, 8), (16, 8), (24, 8)]), (12, 12, [(0, 4), (4, 8)]),
+])
+def test_units_are_cut_at_the_parameter_spaces_words(offset, size, units):
+    assert _units(offset, size) == units
+
+
+# -- the CLI on a saved audit (no GPU) ------------------------------------------------------
+
+def test_cli_shows_a_frozen_value_and_exits_1(cli):
+    code, out, err = cli("audit", AUDITS / "host_counter.json")
+    assert code == 1, err
+    assert "host_counter.py:" in out and "saxpy4" in out
+    assert "frozen value" in out and "audit: FROZEN" in out
+
+
+def test_cli_passes_a_clean_audit(cli):
+    code, out, err = cli("audit", AUDITS / "mlp_decode.json")
+    assert code == 0, err
+    assert "no frozen argument" in out
+    assert "audit: ok — no frozen value found in 4 kernel, copy and memset node(s)" in out
+    assert "5 part(s) that differ are not judged (counted above)" in out
+
+
+def test_cli_json(cli):
+    code, out, err = cli("audit", AUDITS / "swapped_buffers.json", "--json")
+    assert code == 1, err
+    document = json.loads(out)
+    assert document["passed"] is False and document["frozen"] == 2
+    assert document["verdict"].startswith("FROZEN")
+    kinds = [d["kind"] for g in document["graphs"] for d in g["differences"]]
+    assert kinds == ["buffer", "buffer"]
+
+
+def test_cli_shows_a_gzipped_saved_audit(cli, tmp_path):
+    import gzip
+
+    path = tmp_path / "a.json.gz"
+    path.write_bytes(gzip.compress((AUDITS / "host_counter.json").read_bytes()))
+    code, out, _err = cli("audit", path)
+    assert code == 1 and "frozen value" in out
+
+
+@pytest.mark.parametrize("option", [["--param", "n=2"], ["--out", "x.json"], ["--pool", "shared"]])
+def test_cli_refuses_new_audit_options_for_a_saved_one(cli, option):
+    code, _out, err = cli("audit", AUDITS / "mlp_decode.json", *option)
+    assert code == 2 and option[0] in err and "saved" in err
+
+
+def test_out_must_be_json(cli):
+    code, _out, err = cli("audit", ROOT / "scenarios" / "saxpy.py", "--out", "a.txt")
+    assert code == 2 and "name it .json" in err
+
+
+def test_a_new_audit_without_a_gpu_is_exit_3(cli):
+    from accelgraph_cli.cuda.device import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU: the audit would run")
+    code, _out, err = cli("audit", "saxpy")
+    assert code == 3 and "saved profiles and audits" in err
+
+
+def _arg(change):
+    return lambda d: change(d["graphs"][0]["nodes"][0]["args"][0])
+
+
+BROKEN = {
+    "format": (_set(["format"], "other"), "not an accelgraph audit"),
+    "version": (_set(["version"], 99), "version 99"),
+    "steps": (_set(["steps"], 3), "compares 2 steps, not 3"),
+    "steps type": (_set(["steps"], "two"), "'steps'"),
+    "graphs": (_set(["graphs"], []), "'graphs'"),
+    "graph name": (_set(["graphs", 0, "name"], 5), "'name'"),
+    "nodes": (_set(["graphs", 0, "nodes"], {}), "'nodes'"),
+    "node kind": (_set(["graphs", 0, "nodes", 0, "kind"], None), "'kind'"),
+    "kernel name": (_set(["graphs", 0, "nodes", 0, "name"], 7), "'name'"),
+    "args": (_set(["graphs", 0, "nodes", 0, "args"], "x"), "'args'"),
+    "arg hex short": (_arg(lambda a: a.__setitem__("hex", a["hex"][:-2])), "argument 0"),
+    "arg hex not hex": (_arg(lambda a: a.__setitem__("hex", "zz" * a["size"])), "argument 0"),
+    "arg size 0": (_arg(lambda a: a.update(size=0, hex="")), "argument 0"),
+    "arg past the space": (_arg(lambda a: a.__setitem__("offset", 40_000)), "parameter space"),
+    "arg negative": (_arg(lambda a: a.__setitem__("offset", -8)), "argument 0"),
+    "allocations": (_set(["graphs", 0, "allocations"], [[1]]), "'allocations'"),
+    "state": (_set(["state"], {}), "'state'"),
+    "state entry": (_set(["state"], [{"paths": "x", "start": 1, "size": 1}]), "state allocation"),
+    "origins": (_set(["graphs", 0, "origins"], [1]), "origins"),
+    "scenario": (_set(["scenario"], 7), "'scenario'"),
+    "params": (_set(["params"], [1]), "params"),
+    "two graphs one name": (lambda d: d["graphs"].append(copy.deepcopy(d["graphs"][0])),
+                            "two graphs are called 'step'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_audits_are_one_error(cli, tmp_path, case):
+    change, words = BROKEN[case]
+    document = raw("host_counter")
+    change(document)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(document))
+    code, out, err = cli("audit", path)
+    assert code == 2, (case, out, err)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and words in err, (case, err)
+
+
+@pytest.mark.parametrize("text,words", [("{", "not JSON"), ("[1]", "not an accelgraph audit")])
+def test_not_json_is_one_error(cli, tmp_path, text, words):
+    path = tmp_path / "a.json"
+    path.write_text(text)
+    code, _out, err = cli("audit", path)
+    assert code == 2 and words in err, err
+
+
+def test_missing_and_folder(cli, tmp_path):
+    code, _out, err = cli("audit", tmp_path / "none.json")
+    assert code == 2 and "no such file" in err
+    folder = tmp_path / "d.json"
+    folder.mkdir()
+    code, _out, err = cli("audit", folder)
+    assert code == 2 and "is a directory, not a saved audit" in err
+
+
+def test_load_audit_rejects_non_dicts():
+    with pytest.raises(AuditLoadError):
+        load_audit([], "x")
+
+
+def test_the_readme_shows_the_recorded_audit_as_the_cli_does(cli):
+    readme = (ROOT / "README.md").read_text()
+    command = "$ accelgraph audit tests/data/audits/decode_position.json"
+    block = readme.split(command, 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    code, out, err = cli("audit", AUDITS / "decode_position.json")  # 100 columns
+    assert code == 1, err
+    assert out == block
+
+
+def test_a_pointer_moved_within_a_state_array_is_a_frozen_offset():
+    document = raw("mlp_decode")
+    entry = max(document["state"], key=lambda e: e["size"])
+    for node in _second_step(document):
+        for arg in node["args"]:
+            if int.from_bytes(bytes.fromhex(arg["hex"]), "little") == entry["start"]:
+                arg["hex"] = (entry["start"] + 64).to_bytes(8, "little").hex()
+                (difference,) = load_audit(document, "mlp_decode").graphs[0].frozen
+                assert (difference.kind, difference.first, difference.second) == (
+                    "offset", entry["paths"][0], f"{entry['paths'][0]} + 64 B")
+                return
+    pytest.fail("no kernel of mlp_decode takes its largest state array")
+
+
+def test_a_launch_shape_that_changes_is_frozen():
+    document = raw("mlp_decode")
+    node = _second_step(document)[0]
+    node["grid"] = [node["grid"][0] + 1, *node["grid"][1:]]
+    audit = load_audit(document, "mlp_decode")
+    (difference,) = audit.graphs[0].frozen
+    assert (difference.kind, difference.label) == ("launch", "grid")
+    assert difference.second == "x".join(str(v) for v in node["grid"])
+    assert not verdict(audit)[0]
+
+
+def test_cupy_array_structs_are_judged_and_the_indexers_index_is_not():
+    """decode_position's multiply kernel: (array, scalar, array, indexer). The indexer's
+    index word differs in the recording (CuPy leaves it unset) and is not judged; a size
+    word of the array or the indexer that changes is a frozen value."""
+    document = raw("decode_position")
+    (graph,) = audit_of("decode_position").graphs
+    unsure = [(d.argument, d.at) for d in graph.differences if d.kind == "unsure"]
+    assert unsure == [(3, 16)]
+    for argument, at in ((0, 8), (3, 0)):
+        changed = copy.deepcopy(document)
+        node = next(n for n in _second_step(changed) if n["kind"] == "kernel")
+        raw_bytes = bytearray.fromhex(node["args"][argument]["hex"])
+        raw_bytes[at] ^= 0x02
+        node["args"][argument]["hex"] = raw_bytes.hex()
+        frozen = load_audit(changed, "decode_position").graphs[0].frozen
+        assert (argument, at, "value") in {(d.argument, d.at, d.kind) for d in frozen}
+
+
+def test_nothing_compared_is_no_pass():
+    document = raw("host_counter")
+    for node in document["graphs"][0]["nodes"]:
+        node.clear()
+        node.update(id="graph_0_node_x", kind="graph")
+    audit = load_audit(document, "host_counter")
+    assert audit.graphs[0].nested == 1
+    passed, line = verdict(audit)
+    assert not passed and line.startswith("NOTHING COMPARED")
+
+
+@pytest.mark.parametrize("hex_text", [" 0000c0 ", "0000c0\n", "0x00c0"])
+def test_hex_that_python_would_forgive_is_refused(hex_text):
+    document = raw("host_counter")
+    document["graphs"][0]["nodes"][0]["args"][0]["hex"] = hex_text
+    with pytest.raises(AuditLoadError, match="argument 0"):
+        load_audit(document, "host_counter")
+
+
+def test_a_growing_slice_is_a_frozen_size():
+    """CuPy passes a slice's size and shape in its array structs and its indexer: each is
+    judged, and the indexer's unset index word is not."""
+    (graph,) = audit_of("growing_slice").graphs
+    assert {(d.argument, d.at, d.first, d.second) for d in graph.frozen} == {
+        (0, 8, "1000", "1001"), (0, 16, "1000", "1001"), (2, 8, "1000", "1001"),
+        (2, 16, "1000", "1001"), (3, 0, "1000", "1001"), (3, 8, "1000", "1001")}
+    assert [(d.argument, d.at) for d in graph.differences if d.kind == "unsure"] == [(3, 16)]
