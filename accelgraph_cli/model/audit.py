@@ -20,23 +20,27 @@ Each argument that differs is cut into units: an argument of 8 bytes or less is 
 larger one (a struct, such as CuPy's array arguments) is cut at the 8-byte boundaries of the
 parameter space, where any pointer inside it lies. A unit that differs is read as:
 
-- **value**: a whole argument of 2, 4 or 8 bytes that is not an address in both steps: a
-  number the host passed (shown as an integer or a float, whichever reads as the likelier;
-  the raw bytes are in the JSON);
+- **value**: a whole argument of 2, 4 or 8 bytes that is not an address in both steps,
+  where it is declared a number or a pointer (every small argument of an ``extern "C"``
+  kernel, which keeps no types; a C++ kernel's types come from its mangled name): a number
+  the host passed (shown as an integer or a float, whichever reads as the likelier; the
+  raw bytes are in the JSON); or a size or shape word inside an array argument of CuPy's
+  own ``cupy_*`` kernels, whose structs are set in full;
 - **offset**: an address into the same allocation of the state at another offset in each
   step (a row or position the host picked);
 - **buffer**: an address into one state allocation in the first step and another (or
   device memory outside the state) in the second: the step picks or rebinds its buffers;
+- **launch**: a kernel's grid, block or shared-memory size that differs;
 - **elsewhere**: addresses in both steps into device memory the state does not hold, as a
   block the step allocates is (a different one each step; the graph keeps its own, which
   needs nothing). Not counted as frozen: the audit cannot tell such a block from a buffer
   kept outside the state;
-- **unsure**: bytes inside a struct argument, or a one-byte argument, that are not
-  addresses. C++ leaves bytes a launch does not use unset (unused slots of fixed-size
-  arrays, padding, the byte of an empty functor): CuPy's indexer and PyTorch's offset
-  calculators and functors carry such bytes, which differ from launch to launch and are
-  never read. Not counted as frozen, so a real value inside a struct is not counted
-  either.
+- **unsure**: bytes inside a struct argument, a one-byte argument, or a C++ kernel's
+  argument of a struct type, that are not addresses. C++ leaves bytes a launch does not
+  use unset (unused slots of fixed-size arrays, padding, the byte of an empty functor):
+  CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
+  differ from launch to launch and are never read. Not counted as frozen, so a real value
+  inside a struct is not counted either.
 
 What it cannot see: a value that is the same in two consecutive steps and changes later
 (every tenth step, on a condition); what a kernel reads through a pointer (contents are
@@ -53,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AccelgraphError
+from .demangle import demangle_many, is_mangled, parameter_types
 from .profile import (
     Origin,
     _checked_origins,
@@ -258,12 +263,21 @@ def _units(offset: int, size: int) -> list[tuple[int, int]]:
     return [(a, b - a) for a, b in zip(cuts, cuts[1:])]
 
 
-def _judged(node: dict, index: int, at: int, size: int, whole: int) -> bool:
+def _judged(node: dict, index: int, at: int, size: int, whole: int,
+            types: dict[str, list[str] | None]) -> bool:
     """Whether a unit that is no address is a value the host set (judged), rather than bytes
-    a launch may leave unset (see the module's docstring)."""
-    if size == whole:
-        return whole in (2, 4, 8)
+    a launch may leave unset (see the module's docstring). ``types``: the parameter types
+    of each C++ kernel, from its mangled name."""
     name = node.get("name") or ""
+    if size == whole:
+        if whole not in (2, 4, 8):
+            return False
+        if not is_mangled(name):  # extern "C" (accelgraph's kernels, CuPy's RawKernels)
+            return True
+        # a C++ kernel's small struct (a functor: one byte of its own and padding beside a
+        # scalar) is judged only where its parameter type is a number or a pointer
+        found = types.get(name)
+        return found is not None and index < len(found) and _is_scalar(found[index])
     if not name.startswith(_CUPY_PREFIX):
         return False
     # CuPy's kernels take arrays as structs every word of which is set (address, size,
@@ -278,11 +292,32 @@ def _judged(node: dict, index: int, at: int, size: int, whole: int) -> bool:
     return False
 
 
+_SCALARS = frozenset({
+    "bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int",
+    "unsigned int", "long", "unsigned long", "long long", "unsigned long long", "float",
+    "double", "wchar_t", "char16_t", "char32_t", "__int128", "unsigned __int128"})
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b")
+
+
+def _is_scalar(parameter: str) -> bool:
+    """Whether a C++ parameter type is a number or a pointer (every byte set by a launch)."""
+    bare = " ".join(_QUALIFIERS.sub(" ", parameter).split())
+    return bare in _SCALARS or bare.endswith("*")
+
+
+def _parameter_types(nodes: list) -> dict[str, list[str] | None]:
+    """Each C++ kernel name's parameter types (one demangler run for the graph)."""
+    mangled = {n["name"] for n in nodes if is_mangled(n.get("name"))}
+    readable = demangle_many(mangled)
+    return {name: parameter_types(readable.get(name, name)) for name in mangled}
+
+
 def _difference(node: dict, index: int, at: int, whole: int, first: bytes, second: bytes,
-                places: _Places, origin: Origin | None) -> Difference:
+                places: _Places, origin: Origin | None,
+                types: dict[str, list[str] | None]) -> Difference:
     """One unit that differs, read (see the module's docstring); ``whole``: the argument's
     size."""
-    kind = "value" if _judged(node, index, at, len(first), whole) else "unsure"
+    kind = "value" if _judged(node, index, at, len(first), whole, types) else "unsure"
     first_shown, second_shown = shown_value(first), shown_value(second)
     if len(first) == _WORD:
         a = places.of(int.from_bytes(first, "little"))
@@ -344,6 +379,7 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
     audit.mismatch = _mismatch(first, second, len(nodes))
     if audit.mismatch is not None:
         return audit
+    types = _parameter_types(first)
     for a, b in zip(first, second):
         if "args" not in a:
             continue
@@ -363,7 +399,7 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
                 unit_a, unit_b = raw_a[at:at + size], raw_b[at:at + size]
                 if unit_a != unit_b:
                     audit.differences.append(_difference(
-                        a, index, at, arg_a["size"], unit_a, unit_b, places, origin))
+                        a, index, at, arg_a["size"], unit_a, unit_b, places, origin, types))
     return audit
 
 
@@ -378,8 +414,8 @@ def _check_node(node: Any, where: str) -> None:
     if not isinstance(node, dict) or not isinstance(node.get("id"), str) \
             or not isinstance(node.get("kind"), str):
         raise AuditLoadError(f"{where}: must be an object with an 'id' and a 'kind'")
-    if node["kind"] == "kernel" and "args" not in node:
-        raise AuditLoadError(f"{where}: a kernel's 'args' must be a list")
+    if node["kind"] in _COMPARED and "args" not in node:
+        raise AuditLoadError(f"{where}: a {node['kind']} node's 'args' must be a list")
     if "args" not in node:
         return
     if node["kind"] not in _COMPARED:

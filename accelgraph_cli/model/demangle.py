@@ -131,6 +131,21 @@ def short_kernel_name(demangled: str, max_len: int = 60) -> str:
     return shortened if len(shortened) <= max_len else text[: max_len - 1] + "…"
 
 
+def parameter_types(demangled: str) -> list[str] | None:
+    """The parameter types of a demangled function name, in order: ``void k<4>(int, float
+    const*)`` gives ``["int", "float const*"]``; None where the name has no parameter list
+    (a name left mangled, an ``extern "C"`` one)."""
+    text = demangled.strip()
+    head = _strip_parameter_list(text)
+    if head == text:
+        return None
+    inner = text[len(head):].strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        return None
+    types = _split_top_level(inner[1:-1])
+    return [] if types == ["void"] else types
+
+
 def _matching_close(text: str, open_at: int) -> int:
     depth = 0
     for i in range(open_at, len(text)):

@@ -79,35 +79,32 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
 
 def verdict(audit: Audit) -> tuple[bool, str]:
     """(passed, the line said): passed when every graph was compared, something was, and
-    no argument is frozen."""
+    nothing is frozen."""
     nodes = sum(g.kernels + g.copies for g in audit.graphs)
     arguments = sum(g.arguments for g in audit.graphs)
+    nested = sum(g.nested for g in audit.graphs)
+    unread = f"; {nested} child-graph or conditional node(s) not read" if nested else ""
     problems = []
     frozen = [d for g in audit.graphs for d in g.frozen]
     if frozen:
         where = len({(g.name, d.node) for g in audit.graphs for d in g.frozen})
         problems.append(
-            f"FROZEN — {len(frozen)} value(s) in {where} node(s) change from one step to the "
-            "next, and a graph replays the first step's every time: keep a value that "
-            "changes in device memory the kernel reads (written before each replay), pick "
-            "buffers on the device, or capture one graph per value")
+            f"FROZEN — {len(frozen)} argument part(s) or launch size(s) of {where} node(s) "
+            "change from one step to the next, and a graph replays the first step's every "
+            "time: keep a value that changes in device memory the kernel reads (written "
+            "before each replay), pick buffers on the device, or capture one graph per value")
     for g in audit.mismatched:
         problems.append(f"STEPS DIFFER — graph {g.name!r} is not the same for two steps, so "
                         "one graph cannot stand for every step")
     if problems:
-        return False, "; ".join(problems)
-    if not any(g.kernels + g.copies for g in audit.graphs):
+        return False, "; ".join(problems) + unread
+    if not nodes:
         return False, ("NOTHING COMPARED — no kernel, copy or memset node at the top level of "
                        "any graph (the nodes inside child graphs and conditional nodes are not "
                        "read)")
     unjudged = sum(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
-    nested = sum(g.nested for g in audit.graphs)
-    notes = []
-    if unjudged:
-        notes.append(f"{unjudged} part(s) that differ are not judged (counted above)")
-    if nested:
-        notes.append(f"{nested} child-graph or conditional node(s) not read")
-    rest = f"; {', '.join(notes)}" if notes else ""
+    counted = f"; {unjudged} part(s) that differ are not judged (counted above)" if unjudged \
+        else ""
     return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
-                  f"({arguments} argument(s) compared between two consecutive steps{rest}; a "
-                  "value that changes less often is not seen)")
+                  f"({arguments} argument(s) compared between two consecutive steps"
+                  f"{counted}{unread}; a value that changes less often is not seen)")
