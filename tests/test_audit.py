@@ -243,6 +243,20 @@ def test_a_struct_pointer_moved_to_another_state_array_is_a_frozen_buffer():
         ("buffer", 0, 0, "state['token']", "state['cache']")
 
 
+def test_a_second_step_of_another_shape_is_not_compared_and_fails(cli, tmp_path):
+    document = raw("host_counter")
+    document["graphs"][0]["nodes"].pop()
+    audit = load_audit(document, "host_counter")
+    assert audit.graphs[0].mismatch and "different graph" in audit.graphs[0].mismatch
+    assert audit.graphs[0].captured == 1
+    passed, line = verdict(audit)
+    assert not passed and line.startswith("STEPS DIFFER — graph 'step' is not the same")
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(document))
+    code, out, _err = cli("audit", path)
+    assert code == 1 and "1 node(s) captured for two steps" in out and "not compared" in out
+
+
 def test_another_kernel_in_the_second_step_is_a_mismatch():
     document = raw("mlp_decode")
     _second_step(document)[0]["name"] = "other_kernel"

@@ -165,6 +165,7 @@ class GraphAudit:
     copies: int  # copy and memset nodes a step
     arguments: int  # their arguments a step, all compared
     nested: int = 0  # child-graph and conditional nodes a step, whose nodes are not read
+    captured: int = 0  # nodes of both steps together
     differences: list[Difference] = field(default_factory=list)
     mismatch: str | None = None  # why the two steps could not be compared, node by node
 
@@ -176,6 +177,7 @@ class GraphAudit:
         return {
             "name": self.name, "nodes": self.nodes, "kernels": self.kernels,
             "copies": self.copies, "arguments": self.arguments, "nested": self.nested,
+            "captured": self.captured,
             "mismatch": self.mismatch,
             "frozen": len(self.frozen),
             "differences": [d.to_json() for d in self.differences],
@@ -375,7 +377,7 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
                        kernels=sum(n["kind"] == "kernel" for n in first),
                        copies=sum(n["kind"] in ("memcpy", "memset") for n in first),
                        arguments=sum(len(n["args"]) for n in compared),
-                       nested=sum(n["kind"] in _NESTED for n in first))
+                       nested=sum(n["kind"] in _NESTED for n in first), captured=len(nodes))
     audit.mismatch = _mismatch(first, second, len(nodes))
     if audit.mismatch is not None:
         return audit
@@ -457,9 +459,9 @@ def _check_node(node: Any, where: str) -> None:
 def _mismatch(first: list, second: list, total: int) -> str | None:
     """Why the two steps' nodes cannot be compared one by one, or None."""
     if total % STEPS:
-        return (f"{total} nodes cannot be two steps' alike: the second step made a different "
-                "graph from the first (its structure depends on a host value, such as a step "
-                "counter)")
+        return (f"{total} node(s) in all, which two alike steps cannot make: the second step "
+                "made a different graph from the first (its structure depends on a host "
+                "value, such as a step counter)")
     for position, (a, b) in enumerate(zip(first, second)):
         same = a["kind"] == b["kind"] and a.get("name") == b.get("name") and \
             [(x["offset"], x["size"]) for x in a.get("args", [])] == \

@@ -36,6 +36,11 @@ def print_audit(console: Console, audit: Audit) -> None:
 
 def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     copies = f" and {graph.copies} copy or memset node(s)" if graph.copies else ""
+    if graph.mismatch is not None:
+        console.print(Text.assemble("\n", (graph.name, "bold"),
+                                    f"  {graph.captured} node(s) captured for two steps"))
+        console.print(Text(f"not compared: {graph.mismatch}", style="red"))
+        return
     console.print(Text.assemble(
         "\n", (graph.name, "bold"),
         f"  {graph.nodes} node(s) a step: {graph.kernels} kernel(s){copies}, "
@@ -43,9 +48,6 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     if graph.nested:
         console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
                            "inside are not read", style="yellow"))
-    if graph.mismatch is not None:
-        console.print(Text(f"not compared: {graph.mismatch}", style="red"))
-        return
     frozen = graph.frozen
     if frozen:
         table = _table("node", "arg", "step 1", "step 2", "made by")
@@ -68,7 +70,7 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
             table.add_row(label, argument, Text(d.first, style="red"),
                           Text(d.second, style="red"), _origin(d, origin_width))
         console.print(table)
-    else:
+    elif graph.kernels or graph.copies:
         console.print(Text("no frozen argument", style="green"))
     kinds: dict[str, int] = {}
     for d in sorted(graph.differences, key=lambda d: not d.frozen):  # the frozen first
