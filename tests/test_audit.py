@@ -198,7 +198,10 @@ def _a_number_or_pointer(name: str | None, index: int) -> bool:
 
 
 def test_c_plus_plus_parameter_types_come_from_the_mangled_name():
-    from accelgraph_cli.model.demangle import demangle_many, parameter_types
+    from accelgraph_cli.model.demangle import demangle_many, demangler_name, parameter_types
+
+    if demangler_name() is None:
+        pytest.skip("no C++ demangler here (binutils' c++filt)")
 
     name = next(n["name"] for n in raw("gpt_decode")["graphs"][0]["nodes"]
                 if (n.get("name") or "").startswith("_ZN2at6native29vectorized_elementwise"))
@@ -495,3 +498,51 @@ def test_a_growing_slice_is_a_frozen_size():
         (0, 8, "1000", "1001"), (0, 16, "1000", "1001"), (2, 8, "1000", "1001"),
         (2, 16, "1000", "1001"), (3, 0, "1000", "1001"), (3, 8, "1000", "1001")}
     assert [(d.argument, d.at) for d in graph.differences if d.kind == "unsure"] == [(3, 16)]
+
+
+def _flip_in_second_step(document: dict, kernel_start: str, index: int) -> tuple[str, int]:
+    """Change one byte of argument ``index`` of the second step's first kernel whose name
+    starts so; (the first step's node id, the argument's index)."""
+    nodes = document["graphs"][0]["nodes"]
+    half = len(nodes) // 2
+    position = next(i for i, n in enumerate(nodes[half:])
+                    if (n.get("name") or "").startswith(kernel_start))
+    arg = nodes[half + position]["args"][index]
+    raw_bytes = bytearray.fromhex(arg["hex"])
+    raw_bytes[0] ^= 0x01
+    arg["hex"] = raw_bytes.hex()
+    return nodes[position]["id"], index
+
+
+def test_a_small_struct_argument_of_a_cxx_kernel_is_not_judged():
+    """gpt_decode's CUDAFunctor_add<BFloat16> is a 4-byte struct argument: a change to it is
+    listed, not judged (a functor's bytes may be padding no launch sets); an int argument
+    of a C++ kernel, changed the same way, is a frozen value."""
+    from accelgraph_cli.model.demangle import demangler_name
+
+    if demangler_name() is None:
+        pytest.skip("no C++ demangler here (binutils' c++filt)")
+    document = raw("gpt_decode")
+    node, index = _flip_in_second_step(document, "_ZN2at6native29vectorized_elementwise", 1)
+    audit = load_audit(document, "gpt_decode")
+    (difference,) = [d for d in audit.graphs[0].differences if d.node == node]
+    assert (difference.argument, difference.kind) == (index, "unsure")
+    assert verdict(audit)[0]
+    document = raw("gpt_decode")
+    node, index = _flip_in_second_step(document, "_ZN2at6native29vectorized_elementwise", 0)
+    (difference,) = load_audit(document, "gpt_decode").graphs[0].frozen
+    assert (difference.node, difference.argument, difference.kind) == (node, index, "value")
+
+
+def test_without_a_demangler_cxx_kernels_are_untyped_and_the_verdict_says_so(monkeypatch):
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.render import audit as render_audit
+
+    monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
+    monkeypatch.setattr(render_audit, "demangler_name", lambda: None)
+    document = raw("gpt_decode")
+    _flip_in_second_step(document, "_ZN2at6native29vectorized_elementwise", 0)
+    audit = load_audit(document, "gpt_decode")
+    assert audit.graphs[0].untyped and not audit.graphs[0].frozen
+    passed, line = verdict(audit)
+    assert passed and "C++ kernel(s) untyped (no C++ demangler found" in line

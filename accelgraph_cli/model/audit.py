@@ -166,6 +166,9 @@ class GraphAudit:
     arguments: int  # their arguments a step, all compared
     nested: int = 0  # child-graph and conditional nodes a step, whose nodes are not read
     captured: int = 0  # nodes of both steps together
+    # C++ kernels whose parameter types could not be read (no demangler, a name it cannot
+    # take apart): their small arguments are not judged
+    untyped: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     mismatch: str | None = None  # why the two steps could not be compared, node by node
 
@@ -177,7 +180,7 @@ class GraphAudit:
         return {
             "name": self.name, "nodes": self.nodes, "kernels": self.kernels,
             "copies": self.copies, "arguments": self.arguments, "nested": self.nested,
-            "captured": self.captured,
+            "captured": self.captured, "untyped": self.untyped,
             "mismatch": self.mismatch,
             "frozen": len(self.frozen),
             "differences": [d.to_json() for d in self.differences],
@@ -382,6 +385,7 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
     if audit.mismatch is not None:
         return audit
     types = _parameter_types(first)
+    audit.untyped = sorted(name for name, found in types.items() if found is None)
     for a, b in zip(first, second):
         if "args" not in a:
             continue

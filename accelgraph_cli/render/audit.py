@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..model.audit import Audit, GraphAudit
-from ..model.demangle import demangle_many, short_kernel_name
+from ..model.demangle import demangle_many, demangler_name, short_kernel_name
 from .profile import _origin, _table
 
 _NAME_WIDTH = 32
@@ -48,6 +48,10 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     if graph.nested:
         console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
                            "inside are not read", style="yellow"))
+    if graph.untyped:
+        console.print(Text(f"{len(graph.untyped)} C++ kernel(s) whose parameter types could "
+                           f"not be read{_demangler_hint()}: their small arguments are not "
+                           "judged", style="yellow"))
     frozen = graph.frozen
     if frozen:
         table = _table("node", "arg", "step 1", "step 2", "made by")
@@ -107,6 +111,15 @@ def verdict(audit: Audit) -> tuple[bool, str]:
     unjudged = sum(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
     counted = f"; {unjudged} part(s) that differ are not judged (counted above)" if unjudged \
         else ""
+    untyped = len({name for g in audit.graphs for name in g.untyped})
+    if untyped:
+        counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint()}"
     return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
                   f"({arguments} argument(s) compared between two consecutive steps"
                   f"{counted}{unread}; a value that changes less often is not seen)")
+
+
+def _demangler_hint() -> str:
+    """Why a C++ kernel's types may be missing: no demangler here (said), or a name the
+    demangler cannot take apart (nothing to say)."""
+    return "" if demangler_name() else " (no C++ demangler found: install binutils for c++filt)"
