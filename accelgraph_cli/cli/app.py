@@ -1008,11 +1008,11 @@ def audit(
             loaded = load_audit(document, str(scen.path))
         except AuditLoadError as exc:
             raise AccelgraphError(f"the audit recorded cannot be read: {exc}") from None
-    passed, line = render_audit.verdict(loaded)
     if json_out:
+        passed, line = render_audit.verdict(loaded)
         echo(json.dumps({**loaded.to_json(), "passed": passed, "verdict": line}, indent=2))
     else:
-        render_audit.print_audit(_stdout(), loaded)
+        passed = render_audit.print_audit(_stdout(), loaded)
         if out is not None:
             echo(f"raw audit written to {out}")
     if not passed:

@@ -64,6 +64,7 @@ from .profile import (
     _count,
     _is_int,
     _shown,
+    check_unique_names,
     document_head,
     pick_origin,
 )
@@ -507,10 +508,7 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
         audits = [graph_audit(g, regions, scenario) for g in graphs]
     except AuditLoadError as exc:
         raise AuditLoadError(f"{where}: {exc}") from None
-    names = [g.name for g in audits]
-    if len(set(names)) < len(names):
-        raise AuditLoadError(f"{where}: two graphs are called "
-                             f"{next(n for n in names if names.count(n) > 1)!r}")
+    check_unique_names([g.name for g in audits], where, AuditLoadError)
     off, failed = document.get("origins_off"), document.get("origins_failed")
     return Audit(scenario=scenario, params=params, device=str(document.get("device") or ""),
                  graphs=audits, origins_off=None if off is None else str(off),

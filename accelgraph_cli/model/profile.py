@@ -271,6 +271,13 @@ def document_head(document: Any, where: str, kind: tuple[str, int, str],
     return graphs, scenario, params
 
 
+def check_unique_names(names: list[str], where: str, error: type[AccelgraphError]) -> None:
+    """One graph a name, in a saved profile or audit."""
+    if len(set(names)) < len(names):
+        raise error(f"{where}: two graphs are called "
+                    f"{next(n for n in names if names.count(n) > 1)!r}")
+
+
 def load_profile(document: Any, where: str = "<profile>") -> Profile:
     """A Profile from a raw profile document (as ``profile --out`` writes it)."""
     graphs, scenario, params = document_head(document, where, (FORMAT, VERSION, "profile"),
@@ -279,10 +286,7 @@ def load_profile(document: Any, where: str = "<profile>") -> Profile:
         profiles = [graph_profile(g, scenario) for g in graphs]
     except ProfileLoadError as exc:
         raise ProfileLoadError(f"{where}: {exc}") from None
-    names = [g.name for g in profiles]
-    if len(set(names)) < len(names):
-        raise ProfileLoadError(f"{where}: two graphs are called "
-                               f"{next(n for n in names if names.count(n) > 1)!r}")
+    check_unique_names([g.name for g in profiles], where, ProfileLoadError)
     failed = document.get("origins_failed")
     return Profile(scenario=scenario, params=params, device=str(document.get("device") or ""),
                    graphs=profiles, origins_failed=None if failed is None else str(failed))

@@ -16,8 +16,8 @@ from .profile import _origin, _table
 _NAME_WIDTH = 32
 
 
-def print_audit(console: Console, audit: Audit) -> None:
-    """Every graph of ``audit``, then the verdict (see :func:`verdict`)."""
+def print_audit(console: Console, audit: Audit) -> bool:
+    """Every graph of ``audit``, then the verdict (see :func:`verdict`); whether it passed."""
     scenario = os.path.basename(audit.scenario) or "?"
     console.print(Text.assemble((scenario, "bold"), f"  params {audit.params}  on ",
                                 (audit.device or "an unnamed device", "cyan")))
@@ -32,6 +32,7 @@ def print_audit(console: Console, audit: Audit) -> None:
     ok, line = verdict(audit)
     console.print(Text.assemble("\n", ("audit: ", "bold"),
                                 (line, "green" if ok else "bold red")))
+    return ok
 
 
 def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:

@@ -16,6 +16,7 @@ def record_audit(scenario, params: dict, *, pool=None, error_mode=None) -> dict:
     from ..cuda.cupti import profile as cupti_profile
     from ..errors import AccelgraphError
     from . import protocol
+    from .profile import raw_head
 
     origins = None
     off = cupti_profile.callbacks_unavailable()
@@ -46,11 +47,7 @@ def record_audit(scenario, params: dict, *, pool=None, error_mode=None) -> dict:
         })
     regions = result.snapshot.regions if result.snapshot is not None else []
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "scenario": cupti_profile.shown_path(str(scenario.path)),
-        "params": params,
-        "device": cupti_profile.device_name(),
+        **raw_head(FORMAT, VERSION, scenario, params),
         "steps": STEPS,
         "origins_off": off,
         "origins_failed": origins.failed if origins is not None else None,

@@ -39,15 +39,18 @@ def record_profile(scenario, params: dict, *, pool=None, error_mode=None, iters:
                 warmup=warmup))
             if on_graph is not None:
                 on_graph(done, len(result.graphs))
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "scenario": cupti_profile.shown_path(str(scenario.path)),
-        "params": params,
-        "device": cupti_profile.device_name(),
-        "origins_failed": origins.failed,
-        "graphs": graphs,
-    }
+    return {**raw_head(FORMAT, VERSION, scenario, params), "origins_failed": origins.failed,
+            "graphs": graphs}
+
+
+def raw_head(fmt: str, version: int, scenario, params: dict) -> dict:
+    """What a raw profile or audit starts with: its format and version, the scenario (as
+    the document keeps its path), its parameters and the GPU it was recorded on."""
+    from ..cuda.cupti import profile as cupti_profile
+
+    return {"format": fmt, "version": version,
+            "scenario": cupti_profile.shown_path(str(scenario.path)), "params": params,
+            "device": cupti_profile.device_name()}
 
 
 def _no_callbacks(off: str) -> AccelgraphError:
