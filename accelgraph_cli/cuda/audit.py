@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 
 from . import device as _cuda
-from .nodes import graph_nodes, node_kind_name
+from .nodes import graph_nodes, kernel_name, memcpy_bytes, memset_bytes, node_kind_name
 
 # CUDA's parameter space holds at most 32,764 bytes: a kernel has fewer arguments than this.
 _MAX_ARGUMENTS = 32_768
@@ -66,7 +66,7 @@ def _kernel(runtime, driver, handle) -> dict:
     layout = _layout(driver, params)
     values = _argument_bytes(params, layout)
     return {
-        "name": _name(driver, params),
+        "name": kernel_name(driver, params),
         "grid": [int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ)],
         "block": [int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ)],
         "shared_mem": int(params.sharedMemBytes),
@@ -79,17 +79,14 @@ def _memcpy(runtime, driver, handle) -> dict:
     """A copy node's source and destination addresses and its size, as three 8-byte
     arguments (an address a step picks is frozen in a copy as in a kernel)."""
     p = _cuda.check("cudaGraphMemcpyNodeGetParams", runtime.cudaGraphMemcpyNodeGetParams(handle))
-    extent = p.extent
-    size = int(extent.width) * max(1, int(extent.height)) * max(1, int(extent.depth))
     return _named_values(("src", _address(p.srcPtr, p.srcPos)),
-                         ("dst", _address(p.dstPtr, p.dstPos)), ("bytes", size))
+                         ("dst", _address(p.dstPtr, p.dstPos)), ("bytes", memcpy_bytes(p)))
 
 
 def _memset(runtime, driver, handle) -> dict:
     """A memset node's destination, value and size, as three 8-byte arguments."""
     p = _cuda.check("cudaGraphMemsetNodeGetParams", runtime.cudaGraphMemsetNodeGetParams(handle))
-    size = int(p.elementSize) * int(p.width) * max(1, int(p.height))
-    return _named_values(("dst", int(p.dst)), ("value", int(p.value)), ("bytes", size))
+    return _named_values(("dst", int(p.dst)), ("value", int(p.value)), ("bytes", memset_bytes(p)))
 
 
 def _address(pitched, position) -> int:
@@ -104,17 +101,6 @@ def _named_values(*pairs: tuple[str, int]) -> dict:
             "args": [{"offset": _WORD * i, "size": _WORD,
                       "hex": (value % (1 << 64)).to_bytes(_WORD, "little").hex()}
                      for i, (_label, value) in enumerate(pairs)]}
-
-
-def _name(driver, params) -> str | None:
-    name = None
-    if int(params.func):
-        err, raw = driver.cuFuncGetName(params.func)
-        name = raw if int(err) == 0 else None
-    if name is None and int(getattr(params, "kern", 0) or 0):
-        err, raw = driver.cuKernelGetName(params.kern)
-        name = raw if int(err) == 0 else None
-    return name.decode(errors="replace") if isinstance(name, bytes) else name
 
 
 def _layout(driver, params) -> list[tuple[int, int]]:

@@ -13,7 +13,7 @@ import itertools
 
 from ..model.graph_model import GraphModel, Node
 from . import device as _cuda
-from .nodes import graph_nodes, node_kind_name
+from .nodes import graph_nodes, kernel_name, memcpy_bytes, memset_bytes, node_kind_name
 
 _MEMCPY_DIRECTION = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "default"}
 
@@ -115,32 +115,20 @@ def _kernel(runtime, driver, handle, node: Node) -> None:
     node.params["grid"] = (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ))
     node.params["block"] = (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ))
     node.params["shared_mem"] = int(params.sharedMemBytes)
-    name = None
-    if int(params.func):
-        err, raw = driver.cuFuncGetName(params.func)
-        if int(err) == 0:
-            name = raw
-    if name is None and int(getattr(params, "kern", 0) or 0):
-        err, raw = driver.cuKernelGetName(params.kern)
-        if int(err) == 0:
-            name = raw
-    if isinstance(name, bytes):
-        name = name.decode(errors="replace")
-    node.name = name
+    node.name = kernel_name(driver, params)
 
 
 def _memcpy(runtime, driver, handle, node: Node) -> None:
     p = _cuda.check("cudaGraphMemcpyNodeGetParams", runtime.cudaGraphMemcpyNodeGetParams(handle))
     node.params["direction"] = _MEMCPY_DIRECTION.get(int(p.kind), str(int(p.kind)))
-    extent = p.extent
-    node.params["bytes"] = int(extent.width) * max(1, int(extent.height)) * max(1, int(extent.depth))
+    node.params["bytes"] = memcpy_bytes(p)
 
 
 def _memset(runtime, driver, handle, node: Node) -> None:
     p = _cuda.check("cudaGraphMemsetNodeGetParams", runtime.cudaGraphMemsetNodeGetParams(handle))
     node.params.update(
         value=int(p.value), element_size=int(p.elementSize), width=int(p.width),
-        height=int(p.height), bytes=int(p.elementSize) * int(p.width) * max(1, int(p.height)),
+        height=int(p.height), bytes=memset_bytes(p),
     )
 
 

@@ -1,6 +1,7 @@
 """The nodes of a captured cudaGraph_t, read through cuda.bindings: their kinds and counts.
 
-The raw walk that capture (node counts per kind) and the live model (cuda/live.py) share.
+The raw walk that capture (node counts per kind), the live model (cuda/live.py) and the
+argument audit (cuda/audit.py) share, with the readings of one node they both make.
 """
 
 from __future__ import annotations
@@ -49,3 +50,27 @@ def node_kinds(graph_handle: int) -> dict[str, int]:
         kind = node_kind_name(_cuda.check("cudaGraphNodeGetType", runtime.cudaGraphNodeGetType(node)))
         counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def kernel_name(driver, params) -> str | None:
+    """A kernel node's function name from its driver parameters: through the CUfunction,
+    else the CUkernel (a library-loaded kernel has only that); None where neither names it."""
+    name = None
+    if int(params.func):
+        err, raw = driver.cuFuncGetName(params.func)
+        name = raw if int(err) == 0 else None
+    if name is None and int(getattr(params, "kern", 0) or 0):
+        err, raw = driver.cuKernelGetName(params.kern)
+        name = raw if int(err) == 0 else None
+    return name.decode(errors="replace") if isinstance(name, bytes) else name
+
+
+def memcpy_bytes(params) -> int:
+    """The bytes a copy node moves (its extent; a 1-D copy has height and depth 0)."""
+    extent = params.extent
+    return int(extent.width) * max(1, int(extent.height)) * max(1, int(extent.depth))
+
+
+def memset_bytes(params) -> int:
+    """The bytes a memset node writes."""
+    return int(params.elementSize) * int(params.width) * max(1, int(params.height))
