@@ -17,7 +17,7 @@ from accelgraph_cli.model.graph_model import GraphModel
 from accelgraph_cli.model.profile import ProfileLoadError, graph_profile, load_profile
 
 PROFILES = DATA / "profiles"
-RECORDED = ("mlp_decode", "fork_join", "memory_ops", "gpt_decode")
+RECORDED = ("mlp_decode", "fork_join", "memory_ops", "gpt_decode", "train_step")
 
 
 def raw(stem: str) -> dict:
@@ -107,6 +107,24 @@ def test_torch_nodes_come_from_the_scenario():
     files = {n.origin.file for g in profile.graphs for n in g.nodes if n.origin is not None}
     assert files == {"scenarios/gpt_decode.py"}
     assert len(lines) > 3  # many lines of the step, not one
+
+
+def test_backward_nodes_come_from_the_backward_call():
+    """train_step: autograd's engine makes backward's nodes on a thread with no Python
+    stack; they are traced to the line that waits for them, ``loss.backward()``, and no
+    callback failed."""
+    document = raw("train_step")
+    assert document["origins_failed"] is None
+    (graph,) = load_profile(document, "train_step").graphs
+    assert all(n.origin is not None for n in graph.nodes)
+    lines = (ROOT / "scenarios" / "train_step.py").read_text().splitlines()
+    made = {}
+    for node in graph.nodes:
+        assert Path(node.origin.file).name == "train_step.py"
+        assert lines[node.origin.line - 1].strip() == node.origin.code
+        made.setdefault(node.origin.code, set()).add(node.origin.via)
+    assert made["loss.backward()"] == {"_tensor.backward"}
+    assert 'state["opt"].step()' in made
 
 
 def test_memory_nodes_are_timed_and_host_nodes_silent():

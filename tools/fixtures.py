@@ -330,7 +330,8 @@ def record_scenarios(out_dir: Path, manifest: dict) -> None:
 
 
 #: Scenarios whose per-node profiles are recorded (`accelgraph profile`), with their replays.
-PROFILED = [("mlp_decode", 50), ("fork_join", 50), ("memory_ops", 50), ("gpt_decode", 20)]
+PROFILED = [("mlp_decode", 50), ("fork_join", 50), ("memory_ops", 50), ("gpt_decode", 20),
+            ("train_step", 10)]
 
 
 def record_profiles(out_dir: Path) -> None:

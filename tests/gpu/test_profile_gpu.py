@@ -82,3 +82,22 @@ def test_torch_scenario_profile():
     assert graph.nodes and all(n.runs == 5 for n in graph.nodes)
     files = {Path(n.origin.file).name for n in graph.nodes if n.origin is not None}
     assert files == {"gpt_decode.py"}
+
+
+def test_train_step_backward_nodes_traced_to_the_backward_call():
+    """Backward's nodes are made on autograd's engine thread, which has no Python stack: they
+    are traced to the line the capturing thread waits in (``loss.backward()``), and no
+    callback fails."""
+    pytest.importorskip("torch", reason="the torch scenario needs torch")
+    document = _record("train_step", iters=3)
+    assert document["origins_failed"] is None
+    (graph,) = load_profile(document, "train_step").graphs
+    origins = [n.origin for n in graph.nodes]
+    assert all(o is not None for o in origins), [n.node for n in graph.nodes if n.origin is None]
+    source = (SCENARIOS / "train_step.py").read_text().splitlines()
+    for origin in origins:
+        assert Path(origin.file).name == "train_step.py"
+        assert source[origin.line - 1].strip() == origin.code
+    codes = {o.code for o in origins}
+    assert "loss.backward()" in codes and 'state["opt"].step()' in codes
+    assert {o.via for o in origins if o.code == "loss.backward()"} == {"_tensor.backward"}

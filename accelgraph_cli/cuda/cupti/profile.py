@@ -6,8 +6,12 @@ Two things are collected:
 - **Where each node was made** (:class:`NodeOrigins`): while a graph is captured and
   instantiated, CUPTI's resource callbacks report every graph node created (with the Python
   stack of the thread that created it: capture creates a node inside the launch call that
-  records it, so the stack is the scenario's call) and every node cloned (instantiation
-  clones the graph's nodes into the executable one, whose ids the activity records carry).
+  records it, so the stack is the scenario's call; a node made on a thread with no Python
+  stack, such as autograd's engine running backward, is given the stack of the thread that
+  started the recording as it stands then: during backward, the scenario's
+  ``loss.backward()``) and every node
+  cloned (instantiation clones the graph's nodes into the executable one, whose ids the
+  activity records carry).
 - **What each node cost** (:func:`profile_graph`): the graph is replayed with CUPTI's kernel,
   copy and memset activity records on; each record names the node that ran it and when.
 
@@ -71,7 +75,12 @@ def _on_callback(userdata, domain, cbid, cbdata) -> None:
     if origins is None:
         return
     try:
-        origins.seen(cbid, cbdata, sys._getframe(1))
+        try:
+            frame = sys._getframe(1)
+        except ValueError:  # a thread with no Python frames: autograd's engine running
+            # backward, which the capturing thread waits for inside ``loss.backward()``
+            frame = sys._current_frames().get(origins.thread)
+        origins.seen(cbid, cbdata, frame)
     except Exception as exc:  # a callback must not raise into CUDA: remembered instead
         origins.failed = origins.failed or f"{type(exc).__name__}: {exc}"
 
@@ -116,8 +125,10 @@ class NodeOrigins:
         self.stacks: dict[int, list] = {}  # CUPTI node id -> stack, innermost first
         self.clones: dict[int, int] = {}  # CUPTI node id -> its clone's id in the executable
         self._ids: tuple = ()
+        self.thread = threading.get_ident()  # whose stack a node made off-Python is given
 
     def start(self) -> None:
+        self.thread = threading.get_ident()
         self.off = _watch.unavailable()
         if self.off is not None:
             return
