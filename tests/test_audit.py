@@ -23,7 +23,8 @@ from accelgraph_cli.render.audit import verdict
 
 AUDITS = DATA / "audits"
 CLEAN = ("mlp_decode", "buckets", "gpt_decode")
-FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice")
+FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice",
+          "scheduled_lr", "functor_alpha")
 
 
 def raw(stem: str) -> dict:
@@ -65,8 +66,8 @@ def test_bundled_scenarios_freeze_nothing(stem):
     passed, line = verdict(audit)
     assert passed and line.startswith("ok — no frozen value found in ")
     # what differs is a block each step allocates, or bytes no launch sets (CuPy's indexer,
-    # PyTorch's argument structs)
-    assert all(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
+    # PyTorch's argument structs), which the effect test finds change no output
+    assert all(d.kind in ("elsewhere", "no_effect") for g in audit.graphs for d in g.differences)
 
 
 def test_a_state_pointer_reads_as_the_state_array_it_points_at():
@@ -118,10 +119,19 @@ def test_a_cache_position_is_a_frozen_offset():
 
 def test_unset_bytes_in_argument_structs_are_unsure_not_frozen():
     """gpt_decode's PyTorch kernels take structs with slots no launch sets (and one-byte
-    empty functors): they differ between steps, and are not read as frozen values."""
-    (graph,) = audit_of("gpt_decode").graphs
+    empty functors): they differ between steps, and are not read as frozen values. Read
+    without the effect test's findings (as an audit recorded before it existed), they are
+    unsure; with them, each one tried and found to change no output."""
+    document = raw("gpt_decode")
+    effects = document["graphs"][0].pop("effects")
+    (graph,) = load_audit(document, "gpt_decode").graphs
     unsure = [d for d in graph.differences if d.kind == "unsure"]
     assert unsure and not graph.frozen
+    assert effects["changed"] == [] and effects["note"] is None
+    assert sorted(effects["tested"]) == sorted([d.node, d.argument, d.at] for d in unsure)
+    (tested,) = audit_of("gpt_decode").graphs
+    assert [(d.node, d.argument, d.at, "no_effect") for d in unsure] == [
+        (d.node, d.argument, d.at, d.kind) for d in tested.differences]
     sizes = {(n["id"], i): a["size"] for n in raw("gpt_decode")["graphs"][0]["nodes"]
              for i, a in enumerate(n.get("args", []))}
     assert all(sizes[(d.node, d.argument)] > 8 or sizes[(d.node, d.argument)] == 1
@@ -384,10 +394,29 @@ BROKEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BROKEN))
+_EFFECTS = ["graphs", 0, "effects"]
+BROKEN_EFFECTS = {
+    "not an object": (_set(_EFFECTS, [1]), "'effects' must be an object"),
+    "tested not a list": (_set(_EFFECTS + ["tested"], "all"), "'effects' 'tested'"),
+    "tested unknown node": (_set(_EFFECTS + ["tested"], [["graph_0_node_9", 1, 0]]),
+                            "'effects' 'tested'"),
+    "second step's node": (_set(_EFFECTS + ["tested"], [["graph_0_node_1", 1, 0]]),
+                           "'effects' 'tested'"),
+    "changed not tested": (_set(_EFFECTS + ["tested"], []), "changed units among those tested"),
+    "changed short": (_set(_EFFECTS + ["changed"], [["graph_0_node_0", 1]]),
+                      "'effects' 'changed'"),
+    "note": (_set(_EFFECTS + ["note"], 5), "a note or null"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN) + [f"effects: {c}" for c in sorted(BROKEN_EFFECTS)])
 def test_broken_audits_are_one_error(cli, tmp_path, case):
-    change, words = BROKEN[case]
-    document = raw("host_counter")
+    if case.startswith("effects: "):  # on a recording that has the effect test's findings
+        change, words = BROKEN_EFFECTS[case.removeprefix("effects: ")]
+        document = raw("functor_alpha")
+    else:
+        change, words = BROKEN[case]
+        document = raw("host_counter")
     change(document)
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(document))
@@ -419,11 +448,12 @@ def test_load_audit_rejects_non_dicts():
         load_audit([], "x")
 
 
-def test_the_readme_shows_the_recorded_audit_as_the_cli_does(cli):
+@pytest.mark.parametrize("stem", ["decode_position", "functor_alpha"])
+def test_the_readme_shows_the_recorded_audit_as_the_cli_does(cli, stem):
     readme = (ROOT / "README.md").read_text()
-    command = "$ accelgraph audit tests/data/audits/decode_position.json"
+    command = f"$ accelgraph audit tests/data/audits/{stem}.json"
     block = readme.split(command, 1)[1].split("\n", 1)[1].split("```", 1)[0]
-    code, out, err = cli("audit", AUDITS / "decode_position.json")  # 100 columns
+    code, out, err = cli("audit", AUDITS / f"{stem}.json")  # 100 columns
     assert code == 1, err
     assert out == block
 
@@ -455,12 +485,13 @@ def test_a_launch_shape_that_changes_is_frozen():
 
 def test_cupy_array_structs_are_judged_and_the_indexers_index_is_not():
     """decode_position's multiply kernel: (array, scalar, array, indexer). The indexer's
-    index word differs in the recording (CuPy leaves it unset) and is not judged; a size
-    word of the array or the indexer that changes is a frozen value."""
+    index word differs in the recording (CuPy leaves it unset) and is not judged by its
+    type (the effect test finds it changes no output); a size word of the array or the
+    indexer that changes is a frozen value."""
     document = raw("decode_position")
     (graph,) = audit_of("decode_position").graphs
-    unsure = [(d.argument, d.at) for d in graph.differences if d.kind == "unsure"]
-    assert unsure == [(3, 16)]
+    unjudged = [(d.argument, d.at) for d in graph.differences if d.kind == "no_effect"]
+    assert unjudged == [(3, 16)]
     for argument, at in ((0, 8), (3, 0)):
         changed = copy.deepcopy(document)
         node = next(n for n in _second_step(changed) if n["kind"] == "kernel")
@@ -497,7 +528,7 @@ def test_a_growing_slice_is_a_frozen_size():
     assert {(d.argument, d.at, d.first, d.second) for d in graph.frozen} == {
         (0, 8, "1000", "1001"), (0, 16, "1000", "1001"), (2, 8, "1000", "1001"),
         (2, 16, "1000", "1001"), (3, 0, "1000", "1001"), (3, 8, "1000", "1001")}
-    assert [(d.argument, d.at) for d in graph.differences if d.kind == "unsure"] == [(3, 16)]
+    assert [(d.argument, d.at) for d in graph.differences if d.kind == "no_effect"] == [(3, 16)]
 
 
 def _flip_in_second_step(document: dict, kernel_start: str, index: int) -> tuple[str, int]:
@@ -546,3 +577,183 @@ def test_without_a_demangler_cxx_kernels_are_untyped_and_the_verdict_says_so(mon
     assert audit.graphs[0].untyped and not audit.graphs[0].frozen
     passed, line = verdict(audit)
     assert passed and "C++ kernel(s) untyped (no C++ demangler found" in line
+
+
+# -- the effect test ------------------------------------------------------------------------
+
+def test_a_value_inside_a_functor_is_read_by_its_effect():
+    """functor_alpha: y.add_(x, alpha=count). alpha lies in the kernel's functor struct, so
+    its type says nothing; the effect test found the outputs change with the first step's
+    bytes there: a frozen struct value, shown as the float it is."""
+    document = raw("functor_alpha")
+    (graph,) = audit_of("functor_alpha").graphs
+    (difference,) = graph.differences
+    assert (difference.kind, difference.frozen, difference.size) == ("read", True, 4)
+    assert (difference.first, difference.second) == ("1.0", "2.0")
+    assert "vectorized_elementwise_kernel" in difference.kernel
+    assert difference.origin is not None
+    assert difference.origin.code == 'state["y"].add_(state["x"], alpha=float(state["count"]))'
+    effects = document["graphs"][0]["effects"]
+    assert effects == {"tested": [[difference.node, difference.argument, difference.at]],
+                       "changed": [[difference.node, difference.argument, difference.at]],
+                       "note": None}
+    passed, line = verdict(audit_of("functor_alpha"))
+    assert not passed and line.startswith("FROZEN — 1 argument part(s)")
+    # without the effect test's findings the same bytes are unsure, and the audit passes
+    document["graphs"][0].pop("effects")
+    (graph,) = load_audit(document, "functor_alpha").graphs
+    assert [d.kind for d in graph.differences] == ["unsure"]
+    assert verdict(load_audit(document, "functor_alpha"))[0]
+
+
+def test_a_host_learning_rate_schedule_is_frozen_in_adamw():
+    """scheduled_lr: AdamW(capturable=True) with a Python-float rate the host decays each
+    step. Two foreach kernels take a float from the rate (1 / lr, and 1 - lr x weight decay),
+    judged by their demangled types and frozen, at the optimizer's step line; every struct
+    byte that differs besides (AdamW's tensor lists) changes no output."""
+    audit = audit_of("scheduled_lr")
+    (graph,) = audit.graphs
+    frozen = graph.frozen
+    assert [d.kind for d in frozen] == ["value", "value"]
+    assert all("ForeachBinaryOpScalar" in d.kernel and d.size == 4 for d in frozen)
+    rates = [1e-2 * 0.5 ** epoch for epoch in (4, 5)]  # setup's warm-up ran epochs 1 to 3
+    values = {(struct.unpack("<f", bytes.fromhex(d.first_hex))[0],
+               struct.unpack("<f", bytes.fromhex(d.second_hex))[0]) for d in frozen}
+    assert (1 / rates[0], 1 / rates[1]) in values
+    weight_decay = 0.01  # AdamW's default
+    assert tuple(struct.unpack("<f", struct.pack("<f", 1 - lr * weight_decay))[0]
+                 for lr in rates) in values
+    assert {d.origin.code for d in frozen} == {'state["opt"].step()'}
+    others = {d.kind for d in graph.differences if not d.frozen}
+    assert others == {"no_effect"}
+    assert graph.effects_note is None
+
+
+def test_no_effect_is_counted_in_the_verdict():
+    audit = audit_of("gpt_decode")
+    unused = sum(d.kind == "no_effect" for g in audit.graphs for d in g.differences)
+    assert unused > 100
+    passed, line = verdict(audit)
+    assert passed and (f"{unused} part(s) that differ change no output when the second step "
+                       "runs with the first step's") in line
+
+
+def test_the_effect_test_tries_struct_bytes_and_cxx_values_never_addresses(monkeypatch):
+    """What the recording hands the effect test: first-step kernel nodes only, units that
+    differ, never an address or an extern "C" kernel's value (judged by rule); the values
+    of C++ kernels too (judged by their demangled types), so that the same units are
+    tried with a demangler and without one."""
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.model.audit import effect_candidates
+
+    def tried(stem: str) -> dict:
+        document = raw(stem)
+        found = {}
+        for graph in document["graphs"]:
+            graph.pop("effects", None)
+            found[graph["name"]] = effect_candidates(graph, document["state"])
+        return found
+
+    for stem in ("host_counter", "swapped_buffers", "mlp_decode", "buckets"):
+        assert not any(tried(stem).values()), stem  # values of extern "C" kernels, addresses
+    (units,) = tried("scheduled_lr").values()
+    audit = audit_of("scheduled_lr")
+    (graph,) = audit.graphs
+    assert all(position < graph.nodes for position in units)  # first-step nodes
+    frozen = {(int(d.node.rsplit("_", 1)[1]), (d.argument, d.at, d.size)) for d in graph.frozen}
+    assert frozen and all(unit in units[p] for p, unit in frozen)  # the rate, tried too
+    (functor,) = tried("functor_alpha").values()
+    (difference,) = audit_of("functor_alpha").graphs[0].differences
+    assert functor == {0: [(difference.argument, difference.at, difference.size)]}
+    # without a demangler the same units are tried
+    with_demangler = tried("scheduled_lr")
+    monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
+    assert tried("scheduled_lr") == with_demangler
+
+
+def test_the_effect_search_finds_each_read_unit():
+    """effect_search against replays that change when certain units take the first step's
+    bytes: all at once, then per node, then per unit, asking as few replays as it can."""
+    from accelgraph_cli.model.audit import effect_search
+
+    candidates = {0: [(0, 0, 4), (1, 8, 8)], 3: [(2, 0, 4)], 5: [(0, 16, 8), (0, 24, 8)]}
+
+    def replays(read):
+        asked = []
+
+        def differs(chosen):
+            asked.append(chosen)
+            return any((p, u) in read for p, units in chosen.items() for u in units)
+        return differs, asked
+
+    differs, asked = replays(set())
+    assert effect_search(candidates, differs) == ([], None)
+    assert asked == [candidates]  # one replay where nothing is read
+    read = {(0, (1, 8, 8)), (5, (0, 24, 8))}
+    differs, asked = replays(read)
+    changed, note = effect_search(candidates, differs)
+    assert sorted(changed) == sorted(read) and note is None
+    assert len(asked) == 1 + 3 + 2 + 2  # all, each node, each unit of the two that changed
+    # a node with one unit: that unit, without another replay
+    differs, asked = replays({(3, (2, 0, 4))})
+    assert effect_search(candidates, differs) == ([(3, (2, 0, 4))], None)
+    assert len(asked) == 1 + 3
+
+
+def test_units_that_change_the_outputs_only_together_are_all_read():
+    from accelgraph_cli.model.audit import effect_search
+
+    candidates = {0: [(0, 0, 4), (1, 0, 4)], 2: [(0, 8, 8)]}
+
+    def node_zero_both(chosen):  # only node 0's two units together
+        return len(chosen.get(0, [])) == 2
+
+    changed, note = effect_search(candidates, node_zero_both)
+    assert changed == [(0, (0, 0, 4)), (0, (1, 0, 4))] and "only together" in note
+
+    def every_node(chosen):  # only all nodes together
+        return set(chosen) == {0, 2}
+
+    changed, note = effect_search(candidates, every_node)
+    assert sorted(changed) == [(0, (0, 0, 4)), (0, (1, 0, 4)), (2, (0, 8, 8))]
+    assert "only together" in note
+
+
+def test_a_value_judged_by_its_type_stays_a_value_whatever_its_effect():
+    """scheduled_lr's rate is a C++ kernel's float argument: judged by its type, frozen;
+    findings that say it changed nothing do not clear it."""
+    document = raw("scheduled_lr")
+    (graph,) = load_audit(copy.deepcopy(document), "scheduled_lr").graphs
+    units = [[d.node, d.argument, d.at] for d in graph.frozen]
+    effects = document["graphs"][0]["effects"]
+    effects["tested"] = sorted({tuple(u) for u in effects["tested"]} | {tuple(u) for u in units})
+    effects["tested"] = [list(u) for u in effects["tested"]]
+    effects["changed"] = []
+    (again,) = load_audit(document, "scheduled_lr").graphs
+    assert [(d.kind, d.first) for d in again.frozen] == [(d.kind, d.first) for d in graph.frozen]
+
+
+def test_a_graph_not_tried_says_why(cli, tmp_path):
+    """Findings whose note says nothing was tried leave the bytes unsure, and the audit shows
+    the note."""
+    document = raw("functor_alpha")
+    document["graphs"][0]["effects"] = {
+        "tested": [], "changed": [],
+        "note": "not tested: two replays from the same bytes computed different outputs"}
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(document))
+    code, out, err = cli("audit", path)
+    assert code == 0, err
+    assert "effect test: not tested: two replays from the same bytes computed different" in out
+    assert "the effect test did not run on 'step'" in " ".join(out.split())
+    code, out, _err = cli("audit", path, "--json")
+    graph = json.loads(out)["graphs"][0]
+    assert graph["effects_note"].startswith("not tested: two replays")
+    assert [d["kind"] for d in graph["differences"]] == ["unsure"]
+
+
+def test_json_names_read_bytes_frozen(cli):
+    code, out, _err = cli("audit", AUDITS / "functor_alpha.json", "--json")
+    assert code == 1
+    (difference,) = json.loads(out)["graphs"][0]["differences"]
+    assert (difference["kind"], difference["frozen"]) == ("read", True)

@@ -981,10 +981,12 @@ def audit(
     the first step's nodes with the second's. A number that differs (a step counter, a
     scale), an address that moves within a state array (a position) or to another array
     (swapped buffers), or a grid that differs is frozen by a one-step graph: listed with the
-    line that launched the kernel, exit 1. Parts of C++ struct arguments that differ
-    without being addresses (bytes C++ leaves unset differ so) are counted, not judged.
-    Exit 0 when nothing is frozen. Needs a CUDA GPU (exit 3 without one); CUPTI (cupti-python) adds
-    each kernel's line. A saved audit (.json) is shown anywhere.
+    line that launched the kernel, exit 1. Parts of struct arguments that differ without
+    being addresses (bytes C++ leaves unset differ so) are tried: the graph is replayed
+    from a fresh state with the second step given the first step's bytes there, and they
+    are frozen where the outputs change. Exit 0 when nothing is frozen. Needs a CUDA GPU
+    (exit 3 without one); CUPTI (cupti-python) adds each kernel's line. A saved audit
+    (.json) is shown anywhere.
     """
     from ..model.audit import AuditLoadError
     from ..render import audit as render_audit

@@ -8,12 +8,17 @@ driver API: ``cuGraphKernelNodeGetParams`` for the node's argument array (or its
 CUDA 12.4 and up) for where each argument lies and its size. Every pointer-sized word of an
 argument that is a device address is also looked up (``cuMemGetAddressRange``): the
 allocation it points into. ``model/audit.py`` compares two consecutive steps' arguments.
+
+:class:`Substitution` serves the audit's effect test: it gives kernel nodes of an
+executable graph other argument bytes (``cuGraphExecKernelNodeSetParams``), the second
+step's kernels some of the first step's, and puts each node's own back.
 """
 
 from __future__ import annotations
 
 import ctypes
 
+from ..errors import CudaError
 from . import device as _cuda
 from .nodes import graph_nodes, kernel_name, memcpy_bytes, memset_bytes, node_kind_name
 
@@ -171,3 +176,53 @@ def _allocation(driver, address: int) -> tuple[int, int] | None:
 
 
 _READERS = {"kernel": _kernel, "memcpy": _memcpy, "memset": _memset}
+
+
+class Substitution:
+    """Kernel nodes of the executable graph ``exec_handle`` (instantiated from
+    ``graph_handle``) run with other argument bytes, until :meth:`undo` gives them their own."""
+
+    def __init__(self, graph_handle: int, exec_handle: int) -> None:
+        if not exec_handle:
+            raise ArgumentsUnreadable("the graph has no executable graph to change")
+        _runtime, self._driver = _cuda.bindings()
+        self._nodes = graph_nodes(graph_handle)
+        self._exec = self._driver.CUgraphExec(int(exec_handle))
+        self._own: dict[int, object] = {}  # position -> the node's own parameters
+
+    def _params(self, position: int):
+        return _cuda.check("cuGraphKernelNodeGetParams", self._driver.cuGraphKernelNodeGetParams(
+            self._driver.CUgraphNode(int(self._nodes[position]))))
+
+    def _set(self, position: int, params) -> None:
+        _cuda.check("cuGraphExecKernelNodeSetParams", self._driver.cuGraphExecKernelNodeSetParams(
+            self._exec, self._driver.CUgraphNode(int(self._nodes[position])), params))
+
+    def give(self, position: int, args: list[bytes]) -> None:
+        """The kernel node at ``position`` runs with ``args`` (each argument's bytes, in
+        order, as its layout has them) from the next launch on; its function and launch
+        shape stay its own."""
+        if position not in self._own:
+            self._own[position] = self._params(position)
+        params = self._params(position)
+        # the driver copies the bytes in the call: the buffers need live only until then
+        buffers = [ctypes.create_string_buffer(raw, max(1, len(raw))) for raw in args]
+        slots = (ctypes.c_void_p * max(1, len(buffers)))(
+            *(ctypes.addressof(b) for b in buffers))
+        params.kernelParams = ctypes.addressof(slots)
+        params.extra = 0
+        self._set(position, params)
+
+    def undo(self) -> None:
+        """Every node given other bytes gets its own back; a node that cannot is kept for
+        the next call, and the first failure raised once every other node is back."""
+        failed = None
+        for position, params in list(self._own.items()):
+            try:
+                self._set(position, params)
+            except CudaError as exc:
+                failed = failed or exc
+            else:
+                del self._own[position]
+        if failed is not None:
+            raise failed

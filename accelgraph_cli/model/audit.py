@@ -39,8 +39,23 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   argument of a struct type, that are not addresses. C++ leaves bytes a launch does not
   use unset (unused slots of fixed-size arrays, padding, the byte of an empty functor):
   CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
-  differ from launch to launch and are never read. Not counted as frozen, so a real value
-  inside a struct is not counted either.
+  differ from launch to launch and are never read. Not counted as frozen until the effect
+  test says otherwise:
+- **read** (frozen): unsure bytes the effect test found read: the second step's kernel, run
+  with the first step's bytes there (as a one-step graph replays it), computes other
+  outputs, bit for bit;
+- **no_effect**: unsure bytes the effect test tried the same way, with outputs unchanged:
+  bytes the kernel does not read, or a value that made no difference on this state.
+
+The effect test (``run/audit.py``, recorded as each graph's ``effects``; the search is
+:func:`effect_search`) replays the graph alone from a fresh state's bytes with the second
+step's kernels given the first step's bytes in the units tried (the rest of their bytes
+stay the second step's), and compares the outputs bit for bit: every unit at once, then,
+only where that changed them, each node's units, then each unit of a node that changed
+them. Units that change the outputs only together are all read. What it cannot tell: a
+value whose effect the fresh state hides (a scale applied to zeros; a graph that needs an
+earlier graph's results, replayed alone), and a graph whose replays differ run to run (not
+tested, and said).
 
 What it cannot see: a value that is the same in two consecutive steps and changes later
 (every tenth step, on a condition); what a kernel reads through a pointer (contents are
@@ -53,7 +68,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import AccelgraphError
@@ -77,8 +92,9 @@ _WORD = 8
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _ADDRESS_MAX = 1 << 64
 _MAX_ARGUMENT_BYTES = 32_764  # CUDA's parameter space
-FROZEN_KINDS = ("value", "offset", "buffer", "launch")
-KINDS = (*FROZEN_KINDS, "elsewhere", "unsure")
+FROZEN_KINDS = ("value", "offset", "buffer", "launch", "read")
+KINDS = (*FROZEN_KINDS, "elsewhere", "unsure", "no_effect")
+UNJUDGED_KINDS = ("elsewhere", "unsure")
 _COMPARED = ("kernel", "memcpy", "memset")  # the node kinds whose arguments are read
 _NESTED = ("graph", "conditional")  # nodes whose own nodes an audit does not read
 _CUPY_PREFIX = "cupy_"  # CuPy's generated kernels (elementwise and reductions)
@@ -137,6 +153,13 @@ class Difference:
             return "frozen buffer: replay uses the first step's buffer every time"
         if self.kind == "launch":
             return "frozen launch shape: replay launches the first step's grid every time"
+        if self.kind == "read":
+            return ("frozen bytes inside a struct argument: the second step run with the "
+                    "first step's bytes there computes other outputs")
+        if self.kind == "no_effect":
+            return ("byte range(s) inside struct arguments that differ with no effect: the "
+                    "second step run with the first step's there computes the same outputs "
+                    "(bytes a launch leaves unset, or a value that made no difference here)")
         if self.kind == "elsewhere":
             return ("address(es) into device memory outside the state, another each step "
                     "(a block the step allocates, which the graph keeps as its own, needs "
@@ -172,6 +195,8 @@ class GraphAudit:
     untyped: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     mismatch: str | None = None  # why the two steps could not be compared, node by node
+    effects_note: str | None = None  # why the effect test tried nothing, or what it found
+    effects_skipped: bool = False  # it had units to try, and tried none (the note says why)
 
     @property
     def frozen(self) -> list[Difference]:
@@ -182,7 +207,8 @@ class GraphAudit:
             "name": self.name, "nodes": self.nodes, "kernels": self.kernels,
             "copies": self.copies, "arguments": self.arguments, "nested": self.nested,
             "captured": self.captured, "untyped": self.untyped,
-            "mismatch": self.mismatch,
+            "mismatch": self.mismatch, "effects_note": self.effects_note,
+            "effects_skipped": self.effects_skipped,
             "frozen": len(self.frozen),
             "differences": [d.to_json() for d in self.differences],
         }
@@ -407,7 +433,83 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
                 if unit_a != unit_b:
                     audit.differences.append(_difference(
                         a, index, at, arg_a["size"], unit_a, unit_b, places, origin, types))
+    _apply_effects(audit, raw.get("effects"), first, where)
     return audit
+
+
+def effect_candidates(raw: dict, state: list[dict]) -> dict[int, list[tuple[int, int, int]]]:
+    """For the effect test: each first-step kernel node (by position) with units that differ
+    and are not addresses, where their kind rests on types: unsure units, and the values of
+    C++ kernels (judged by a demangled name, which a machine without a demangler cannot
+    read: tried too, so a saved audit reads the same there). Each unit as (argument, first
+    byte, bytes). ``raw``: a raw graph without effects; ``state``: the raw audit's state
+    allocations."""
+    regions = [(e["start"], e["size"], tuple(e["paths"])) for e in state]
+    audit = graph_audit({**raw, "effects": None}, regions)
+    position = {n["id"]: p for p, n in enumerate(raw["nodes"])}
+    found: dict[int, list[tuple[int, int, int]]] = {}
+    for d in audit.differences:
+        node = raw["nodes"][position[d.node]]
+        if node["kind"] == "kernel" and (
+                d.kind == "unsure" or (d.kind == "value" and is_mangled(node.get("name")))):
+            found.setdefault(position[d.node], []).append((d.argument, d.at, d.size))
+    return found
+
+
+def effect_search(candidates: dict[int, list[tuple]], differs) -> tuple[list, str | None]:
+    """Which candidate units (``{position: [unit, ...]}``) change the outputs, as (position,
+    unit) pairs, and a note or None. ``differs(chosen)`` replays with the ``chosen`` units
+    given the first step's bytes and says whether the outputs changed. All at once first
+    (one replay where nothing is read); where they change, each node's units; where a
+    node's change, each of its units alone. Units that change the outputs only together
+    are all returned, and the note says so."""
+    if not differs(candidates):
+        return [], None
+    changed: list = []
+    note = None
+    together = "some units change the outputs only together, and are all shown as read"
+    for p, units in sorted(candidates.items()):
+        if not differs({p: units}):
+            continue
+        alone = units if len(units) == 1 else [u for u in units if differs({p: [u]})]
+        if not alone:
+            alone, note = units, together
+        changed += [(p, u) for u in alone]
+    if not changed:
+        changed, note = [(p, u) for p, units in sorted(candidates.items()) for u in units], together
+    return changed, note
+
+
+def _apply_effects(audit: GraphAudit, effects: Any, first: list, where: str) -> None:
+    """The effect test's findings (``{"tested": [[node, argument, at], ...], "changed": [...],
+    "note": str or null}``) turn the unsure units it tried into read or no_effect (a value
+    judged by its type stays a value, whatever its effect)."""
+    if effects is None:
+        return
+    ids = {n["id"] for n in first}
+
+    def units(key: str) -> set:
+        value = effects.get(key)
+        if not isinstance(value, list) or not all(
+                isinstance(u, list) and len(u) == 3 and isinstance(u[0], str) and u[0] in ids
+                and _is_int(u[1]) and _is_int(u[2]) for u in value):
+            raise AuditLoadError(f"{where}: 'effects' {key!r} must list [node, argument, "
+                                 "byte] of the first step's nodes")
+        return {tuple(u) for u in value}
+
+    if not isinstance(effects, dict):
+        raise AuditLoadError(f"{where}: 'effects' must be an object")
+    tested, changed = units("tested"), units("changed")
+    note = effects.get("note")
+    if not changed <= tested or not (note is None or isinstance(note, str)):
+        raise AuditLoadError(f"{where}: 'effects' must list changed units among those tested, "
+                             "with a note or null")
+    audit.effects_note = note
+    audit.effects_skipped = not tested
+    for i, d in enumerate(audit.differences):
+        unit = (d.node, d.argument, d.at)
+        if d.kind == "unsure" and unit in tested:
+            audit.differences[i] = replace(d, kind="read" if unit in changed else "no_effect")
 
 
 def _shape(value: Any) -> str:

@@ -9,7 +9,7 @@ import os
 from rich.console import Console
 from rich.text import Text
 
-from ..model.audit import Audit, GraphAudit
+from ..model.audit import UNJUDGED_KINDS, Audit, GraphAudit
 from ..model.demangle import demangle_many, demangler_name, short_kernel_name
 from .profile import _origin, _table
 
@@ -49,6 +49,8 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     if graph.nested:
         console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
                            "inside are not read", style="yellow"))
+    if graph.effects_note:
+        console.print(Text(f"effect test: {graph.effects_note}", style="yellow"))
     if graph.untyped:
         console.print(Text(f"{len(graph.untyped)} C++ kernel(s) whose parameter types could "
                            f"not be read{_demangler_hint()}: their small arguments are not "
@@ -91,6 +93,10 @@ def verdict(audit: Audit) -> tuple[bool, str]:
     arguments = sum(g.arguments for g in audit.graphs)
     nested = sum(g.nested for g in audit.graphs)
     unread = f"; {nested} child-graph or conditional node(s) not read" if nested else ""
+    skipped = [g.name for g in audit.graphs if g.effects_skipped]
+    if skipped:
+        unread += (f"; the effect test did not run on {', '.join(map(repr, skipped))} (said "
+                   "above): its struct bytes that differ are not judged")
     problems = []
     frozen = [d for g in audit.graphs for d in g.frozen]
     if frozen:
@@ -109,9 +115,13 @@ def verdict(audit: Audit) -> tuple[bool, str]:
         return False, ("NOTHING COMPARED — no kernel, copy or memset node at the top level of "
                        "any graph (the nodes inside child graphs and conditional nodes are not "
                        "read)")
-    unjudged = sum(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
+    unjudged = sum(d.kind in UNJUDGED_KINDS for g in audit.graphs for d in g.differences)
     counted = f"; {unjudged} part(s) that differ are not judged (counted above)" if unjudged \
         else ""
+    unused = sum(d.kind == "no_effect" for g in audit.graphs for d in g.differences)
+    if unused:
+        counted += (f"; {unused} part(s) that differ change no output when the second step "
+                    "runs with the first step's")
     untyped = len({name for g in audit.graphs for name in g.untyped})
     if untyped:
         counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint()}"

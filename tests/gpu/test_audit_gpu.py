@@ -8,6 +8,7 @@ import json
 import struct
 from pathlib import Path
 
+import numpy
 import pytest
 
 from accelgraph_cli.model.audit import load_audit
@@ -103,16 +104,25 @@ def test_bundled_scenarios_freeze_nothing(stem):
     assert audit.frozen == 0, [d.to_json() for g in audit.graphs for d in g.frozen]
     assert not audit.mismatched
     assert all(g.kernels > 0 for g in audit.graphs)
+    if stem == "gpt_decode":
+        # PyTorch's argument structs: bytes no launch sets differ, and the effect test finds
+        # the outputs unchanged with the first step's there (none left untested)
+        kinds = {d.kind for g in audit.graphs for d in g.differences}
+        assert "no_effect" in kinds and "unsure" not in kinds, kinds
     # CuPy's indexer and PyTorch's argument structs carry bytes no launch sets: read as
     # unsure, never as frozen
-    assert all(d.kind in ("elsewhere", "unsure") for g in audit.graphs for d in g.differences)
+    assert all(d.kind in ("elsewhere", "unsure", "no_effect")
+               for g in audit.graphs for d in g.differences)
 
 
 @pytest.mark.parametrize("stem", ["host_counter", "swapped_buffers", "decode_position",
-                                  "growing_slice"])
+                                  "growing_slice", "scheduled_lr", "functor_alpha"])
 def test_each_frozen_example_fails_the_check_that_audit_explains(stem):
     """What the audit finds frozen is what makes replay differ from eager."""
     from accelgraph_cli.run import protocol as runner
+
+    if stem in ("scheduled_lr", "functor_alpha"):
+        pytest.importorskip("torch", reason="a PyTorch scenario")
 
     scen = load_scenario(FROZEN / f"{stem}.py")
     checked = runner.check(runner.capture(scen, dict(scen.info.params)))
@@ -132,3 +142,70 @@ def test_a_growing_slice_is_a_frozen_size_and_launch():
     start = load_scenario(FROZEN / "growing_slice.py").info.params["start"]
     sizes = {d.first: d.second for d in graph.frozen if d.kind == "value" and d.at == 8}
     assert sizes == {str(start): str(start + 1)}
+
+
+def test_a_host_learning_rate_schedule_is_frozen_in_the_optimizer_kernels():
+    """AdamW(capturable=True) given a Python-float rate: the rate reaches its foreach kernels
+    as a float argument, judged (a built-in type in the demangled signature) and found
+    frozen at the optimizer's step line."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    document, audit = _audit(FROZEN / "scheduled_lr.py")
+    frozen = [d for g in audit.graphs for d in g.frozen]
+    assert frozen and {d.kind for d in frozen} == {"value"}, [d.to_json() for d in frozen]
+    assert all("multi_tensor_apply_kernel" in d.kernel and d.size == 4 for d in frozen)
+    # setup's warm-up ran epochs 1 to 3; the captured steps are epochs 4 and 5. AdamW
+    # passes 1 / lr (bias correction divided by the rate) and 1 - lr * weight_decay
+    rates = [1e-2 * 0.5 ** epoch for epoch in (4, 5)]
+    pairs = {(_float32(d.first_hex), _float32(d.second_hex)) for d in frozen}
+    assert (1 / rates[0], 1 / rates[1]) in pairs, pairs
+    decay = tuple(float(numpy.float32(1 - lr * 0.01)) for lr in rates)
+    assert decay in pairs, pairs
+    if document["origins_off"] is None:
+        lines = (FROZEN / "scheduled_lr.py").read_text().splitlines()
+        assert {lines[d.origin.line - 1].strip() for d in frozen} == {'state["opt"].step()'}
+
+
+def test_a_value_inside_a_functor_is_found_frozen_by_its_effect():
+    """y.add_(x, alpha=count): alpha lies in the kernel's functor struct (not judged by its
+    type); the effect test finds it read, and only it."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    document, audit = _audit(FROZEN / "functor_alpha.py")
+    (graph,) = audit.graphs
+    (difference,) = graph.frozen
+    assert difference.kind == "read" and difference.size == 4, difference.to_json()
+    # setup's count is 0; the two captured steps pass alpha 1 and 2
+    assert (_float32(difference.first_hex), _float32(difference.second_hex)) == (1.0, 2.0)
+    assert not [d for d in graph.differences if d.kind == "unsure"]
+    effects = document["graphs"][0]["effects"]
+    assert effects["note"] is None and effects["changed"] == [
+        [difference.node, difference.argument, difference.at]]
+    from accelgraph_cli.run import protocol as runner
+
+    scen = load_scenario(FROZEN / "functor_alpha.py")
+    assert not runner.check(runner.capture(scen, dict(scen.info.params))).ok
+
+
+def test_effect_test_restores_the_graph(tmp_path):
+    """After the effect test the graph replays with its own bytes again: the functor_alpha
+    graph, replayed once from a fresh state, gives what it gave before the test."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    from accelgraph_cli.run import audit as run_audit
+    from accelgraph_cli.run import protocol as runner
+
+    scen = load_scenario(FROZEN / "functor_alpha.py")
+    result = runner.capture(scen, dict(scen.info.params), unroll=2)
+    trials = run_audit._Trials(result)
+    name = result.graphs[0].name
+    before = trials.outputs(name)
+    raw = {"name": name, "nodes": []}
+    from accelgraph_cli.cuda.audit import graph_arguments
+
+    raw["nodes"], _ranges = graph_arguments(result.graphs[0].graph.graph_handle,
+                                            run_audit._node_id)
+    state = [{"paths": list(r.paths), "start": int(r.ptr), "size": int(r.size)}
+             for r in result.snapshot.regions]
+    from accelgraph_cli.model.audit import effect_candidates
+
+    effects = trials.run(raw, effect_candidates(raw, state))
+    assert effects["changed"]
+    assert trials.same(before, trials.outputs(name))
