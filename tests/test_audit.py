@@ -24,7 +24,7 @@ from accelgraph_cli.render.audit import verdict
 AUDITS = DATA / "audits"
 CLEAN = ("mlp_decode", "buckets", "gpt_decode")
 FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice",
-          "scheduled_lr", "functor_alpha")
+          "scheduled_lr", "functor_alpha", "decode_after_prefill")
 
 
 def raw(stem: str) -> dict:
@@ -604,6 +604,20 @@ def test_a_value_inside_a_functor_is_read_by_its_effect():
     (graph,) = load_audit(document, "functor_alpha").graphs
     assert [d.kind for d in graph.differences] == ["unsure"]
     assert verdict(load_audit(document, "functor_alpha"))[0]
+
+
+def test_a_value_read_only_after_the_graph_before_it_is_found():
+    """decode_after_prefill (recorded on an H200): decode's alpha scales what prefill writes,
+    zeros on a fresh state; the effect test ran prefill first and found the alpha read.
+    prefill, a copy, has nothing to try."""
+    document = raw("decode_after_prefill")
+    graphs = {g.name: g for g in audit_of("decode_after_prefill").graphs}
+    assert list(graphs) == ["prefill", "decode"]
+    assert not graphs["prefill"].differences and "effects" not in document["graphs"][0]
+    (difference,) = graphs["decode"].differences
+    assert (difference.kind, difference.first, difference.second) == ("read", "1.0", "2.0")
+    assert document["graphs"][1]["effects"]["changed"] == [
+        [difference.node, difference.argument, difference.at]]
 
 
 def test_a_host_learning_rate_schedule_is_frozen_in_adamw():

@@ -370,7 +370,8 @@ def _record_documents(folder: Path, what: str, jobs: list) -> None:
 AUDITED = ("scenarios/mlp_decode.py", "scenarios/buckets.py", "scenarios/gpt_decode.py",
            "tests/frozen_values/host_counter.py", "tests/frozen_values/swapped_buffers.py",
            "tests/frozen_values/decode_position.py", "tests/frozen_values/growing_slice.py",
-           "tests/frozen_values/scheduled_lr.py", "tests/frozen_values/functor_alpha.py")
+           "tests/frozen_values/scheduled_lr.py", "tests/frozen_values/functor_alpha.py",
+           "tests/frozen_values/decode_after_prefill.py")
 
 
 def record_audits(out_dir: Path) -> None:

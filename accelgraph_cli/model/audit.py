@@ -48,14 +48,14 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   bytes the kernel does not read, or a value that made no difference on this state.
 
 The effect test (``run/audit.py``, recorded as each graph's ``effects``; the search is
-:func:`effect_search`) replays the graph alone from a fresh state's bytes with the second
+:func:`effect_search`) replays the graph from a fresh state's bytes with the second
 step's kernels given the first step's bytes in the units tried (the rest of their bytes
-stay the second step's), and compares the outputs bit for bit: every unit at once, then,
+stay the second step's), after the graphs captured before it, and compares the outputs bit
+for bit: every unit at once, then,
 only where that changed them, each node's units, then each unit of a node that changed
 them. Units that change the outputs only together are all read. What it cannot tell: a
-value whose effect the fresh state hides (a scale applied to zeros; a graph that needs an
-earlier graph's results, replayed alone), and a graph whose replays differ run to run (not
-tested, and said).
+value whose effect the state hides (a scale applied to zeros), and a graph whose replays
+differ run to run (not tested, and said).
 
 What it cannot see: a value that is the same in two consecutive steps and changes later
 (every tenth step, on a condition); what a kernel reads through a pointer (contents are

@@ -5,8 +5,9 @@ cuda/ (the capture protocol is imported by the recording alone).
 
 The effect test: bytes inside a struct argument that differ between the two steps may be a
 value the kernel reads (frozen) or bytes no launch sets (padding, unused slots). The graph
-is replayed alone from a fresh state's bytes (a second ``setup()``, copied over the captured
-state's allocations, torch's generators set back), three times, and its outputs must agree
+is replayed from a fresh state's bytes (a second ``setup()``, copied over the captured
+state's allocations, torch's generators set back; the graphs captured before it replayed
+once each first), three times, and its outputs must agree
 bit for bit (else nothing is tried, and the audit says so); then with the second step's
 kernels given the first step's bytes in those places (``cuGraphExecKernelNodeSetParams``),
 twice: outputs that change, the same way both times, show the bytes are read. The search
@@ -136,7 +137,9 @@ class _Trials:
         self.fresh = self.arrays = None
 
     def outputs(self, name: str) -> dict:
-        """The outputs after one replay of graph ``name`` from the fresh state's bytes."""
+        """The outputs after one replay of graph ``name`` from the fresh state's bytes, the
+        graphs captured before it replayed once each first, in order, as the scenario runs
+        them (a decode step reads what its prefill leaves)."""
         result, backend = self.result, self.result.backend
         with backend.use(result.streams):
             self._cuda.require_cuda().cuda.runtime.deviceSynchronize()
@@ -145,7 +148,10 @@ class _Trials:
                 result.host_save.restore()
             if self.rng is not None:
                 backend.set_rng_state(self.rng, self._protocol._generators(backend, result.state))
-            result.graph(name).graph.replay()
+            for captured in result.graphs:
+                captured.graph.replay()
+                if captured.name == name:
+                    break
             result.stream.synchronize()
             return {key: backend.copy(value)
                     for key, value in result.scenario.outputs(result.state).items()}

@@ -116,12 +116,13 @@ def test_bundled_scenarios_freeze_nothing(stem):
 
 
 @pytest.mark.parametrize("stem", ["host_counter", "swapped_buffers", "decode_position",
-                                  "growing_slice", "scheduled_lr", "functor_alpha"])
+                                  "growing_slice", "scheduled_lr", "functor_alpha",
+                                  "decode_after_prefill"])
 def test_each_frozen_example_fails_the_check_that_audit_explains(stem):
     """What the audit finds frozen is what makes replay differ from eager."""
     from accelgraph_cli.run import protocol as runner
 
-    if stem in ("scheduled_lr", "functor_alpha"):
+    if stem in ("scheduled_lr", "functor_alpha", "decode_after_prefill"):
         pytest.importorskip("torch", reason="a PyTorch scenario")
 
     scen = load_scenario(FROZEN / f"{stem}.py")
@@ -209,3 +210,15 @@ def test_effect_test_restores_the_graph(tmp_path):
     effects = trials.run(raw, effect_candidates(raw, state))
     assert effects["changed"]
     assert trials.same(before, trials.outputs(name))
+
+
+def test_a_value_read_only_after_the_graph_before_it_is_found():
+    """decode_after_prefill: decode's alpha scales what prefill writes (zeros on a fresh
+    state); the effect test replays prefill first, as the scenario runs them, and finds it."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    document, audit = _audit(FROZEN / "decode_after_prefill.py")
+    graphs = {g.name: g for g in audit.graphs}
+    assert not graphs["prefill"].frozen
+    (difference,) = graphs["decode"].frozen
+    assert difference.kind == "read", difference.to_json()
+    assert (_float32(difference.first_hex), _float32(difference.second_hex)) == (1.0, 2.0)
