@@ -148,11 +148,34 @@ def test_replay_check_not_run_failed_or_skipped():
         'check: not run (no outputs)'
     )
     failed = check(ok=False, rtol=1e-5, atol=1e-8, problems=["y: 3 of 8 differ", "z: shape"])
-    assert printed(run.print_replay, replay(failed)).splitlines()[-3:] == [
+    assert printed(run.print_replay, replay(failed)).splitlines()[-5:] == [
         "check: FAILED (rtol=1e-05, atol=1e-08)",
         "  y: 3 of 8 differ",
         "  z: shape",
+        "a host value capture froze is a common cause: accelgraph audit saxpy --param n=8 names each "
+        "kernel argument",
+        "that changes from one step to the next",
     ]
+
+
+def test_a_failed_check_names_the_audit_of_the_same_scenario_and_parameters():
+    failed = replay(check(ok=False, problems=["y: 3 of 8 differ"]))
+    failed.capture.scenario.info.path = "tests/frozen_values/host_counter.py"
+    failed.capture.scenario.info.params = {"n": 8, "k": 2}
+    text = " ".join(printed(run.print_replay, failed).split())
+    assert "accelgraph audit tests/frozen_values/host_counter.py names each" in text
+    failed.capture.params = {"n": 16, "k": 2}
+    text = " ".join(printed(run.print_replay, failed).split())
+    assert "accelgraph audit tests/frozen_values/host_counter.py --param n=16 names" in text
+    # a bundled scenario, asked for by its name, by its name
+    from accelgraph_cli.run.catalog import bundled_scenario
+
+    failed.capture.scenario.info.path = bundled_scenario("saxpy")
+    text = " ".join(printed(run.print_replay, failed).split())
+    assert "accelgraph audit saxpy --param n=16 names" in text
+    # an ok check, or one not run, says nothing of it
+    for chk in (check(), check(ran=False, note="n"), None):
+        assert "accelgraph audit" not in printed(run.print_replay, replay(chk))
 
 
 def test_replay_of_several_graphs_has_a_row_per_graph_and_a_tolerance():
@@ -276,7 +299,9 @@ def test_capture_and_replay_colours():
     assert colours(run.print_replay, replay(check(ran=False, note="n"))) == [*header, ("not run", "yellow")]
     assert colours(run.print_replay, replay(check())) == [*header, ("ok", "green")]
     failed = replay(check(ok=False, problems=["y"]))
-    assert colours(run.print_replay, failed) == [*header, ("FAILED", "bold red")]
+    found = colours(run.print_replay, failed)
+    assert found[:len(header) + 1] == [*header, ("FAILED", "bold red")]
+    assert {style for _text, style in found[len(header) + 1:]} == {"dim"}  # the audit's hint
 
 
 def test_replay_of_several_graphs_colours_each_verdict():

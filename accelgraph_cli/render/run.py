@@ -96,6 +96,24 @@ def print_replay(console: Console, report) -> None:
                  None if chk is None else
                  f" — {len(chk.outputs)} output(s) equal after {chk.steps} step(s) from the "
                  f"pre-capture state{alone}, {how}", f" ({how})")
+    if chk is not None and chk.ran and not chk.ok:
+        console.print(Text(f"a host value capture froze is a common cause: {_audit_command(cap)} "
+                           "names each kernel argument that changes from one step to the next",
+                           style="dim"))
+
+
+def _audit_command(cap) -> str:
+    """The `accelgraph audit` command for the scenario and parameters ``cap`` ran."""
+    from ..run.catalog import bundled_scenario
+
+    info = cap.scenario.info
+    path = getattr(info, "path", None)
+    # a bundled scenario by its name, as `replay mlp_decode` was asked
+    where = info.name if path is None or bundled_scenario(info.name) == path else str(path)
+    defaults = getattr(info, "params", None) or {}
+    changed = [f" --param {key}={value}" for key, value in cap.params.items()
+               if defaults.get(key, object()) != value]
+    return f"accelgraph audit {where}{''.join(changed)}"
 
 
 def _print_check(console: Console, label: str, chk, ok_tail: str | None,
