@@ -173,6 +173,20 @@ def test_a_failed_check_names_the_audit_of_the_same_scenario_and_parameters():
     failed.capture.scenario.info.path = bundled_scenario("saxpy")
     text = " ".join(printed(run.print_replay, failed).split())
     assert "accelgraph audit saxpy --param n=16 names" in text
+    # quoted for a shell, with the pool and error mode it ran with where not the file's
+    failed.capture.scenario.info.path = "my runs/scen's.py"
+    failed.capture.scenario.info.params = {"act": "gelu", "fast": False}
+    failed.capture.params = {"act": "gelu fast", "fast": True}
+    failed.capture.scenario.info.pool = "private"
+    failed.capture.scenario.info.error_mode = "thread_local"
+    text = " ".join(printed(run.print_replay, failed).split())
+    assert ("""accelgraph audit 'my runs/scen'"'"'s.py' --param 'act=gelu fast' --param fast=True """
+            "--pool shared names") in text
+    import shlex
+
+    command = text.split("common cause: ", 1)[1].split(" names each", 1)[0]
+    assert shlex.split(command) == ["accelgraph", "audit", "my runs/scen's.py", "--param",
+                                    "act=gelu fast", "--param", "fast=True", "--pool", "shared"]
     # an ok check, or one not run, says nothing of it
     for chk in (check(), check(ran=False, note="n"), None):
         assert "accelgraph audit" not in printed(run.print_replay, replay(chk))
@@ -227,7 +241,8 @@ def test_unrolled_check_not_run_or_failed():
         'check: not run (skipped)'
     )
     failed = unrolled(check(ok=False, problems=["y: differs"]))
-    assert printed(run.print_unrolled, failed).splitlines()[-2:] == ['check: FAILED', '  y: differs']
+    assert printed(run.print_unrolled, failed).splitlines()[-4:-2] == ['check: FAILED', '  y: differs']
+    assert "accelgraph audit saxpy" in printed(run.print_unrolled, failed).splitlines()[-2]
 
 
 def test_unrolled_shows_the_one_step_graphs_own_check():
@@ -235,9 +250,10 @@ def test_unrolled_shows_the_one_step_graphs_own_check():
     # graph was checked: a one-step graph that froze a value two steps undo passed unseen.
     report = unrolled(check())
     report.one_step_check = check(ok=False, problems=["output 'y': 4 of 4 elements differ"])
-    assert printed(run.print_unrolled, report).splitlines()[-3:] == [
+    assert printed(run.print_unrolled, report).splitlines()[-5:-2] == [
         "check: ok — 2 output(s) equal: 12 eager step(s) vs 3 replay(s) of the 4-step graph",
         "check of the one-step graph: FAILED", "  output 'y': 4 of 4 elements differ"]
+    assert "accelgraph audit saxpy" in printed(run.print_unrolled, report)  # the one-step's
     report.one_step_check = check()
     assert printed(run.print_unrolled, report).splitlines()[-1] == (
         "check of the one-step graph: ok — 2 output(s) equal after 3 step(s)")
@@ -328,7 +344,9 @@ def test_unrolled_colours():
               ("     graph (1 step)", "bold"), (" graph (4 steps)", "bold"), ("0.500", "bold"),
               ("6.00x", "bold")]
     failed = unrolled(check(ok=False, problems=["y"]))
-    assert colours(run.print_unrolled, failed) == [*header, ("FAILED", "bold red")]
+    found = colours(run.print_unrolled, failed)
+    assert found[:len(header) + 1] == [*header, ("FAILED", "bold red")]
+    assert {style for _text, style in found[len(header) + 1:]} == {"dim"}  # the audit's hint
     assert colours(run.print_unrolled, unrolled(check()))[-1] == ("ok", "green")
     assert colours(run.print_unrolled, unrolled(None))[-1] == ("not run", "yellow")
     assert colours(run.print_unrolled, unrolled(check(ran=False, note="n")))[-1] == ("not run", "yellow")

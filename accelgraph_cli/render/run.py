@@ -96,6 +96,12 @@ def print_replay(console: Console, report) -> None:
                  None if chk is None else
                  f" — {len(chk.outputs)} output(s) equal after {chk.steps} step(s) from the "
                  f"pre-capture state{alone}, {how}", f" ({how})")
+    _audit_hint(console, cap, chk)
+
+
+def _audit_hint(console: Console, cap, chk) -> None:
+    """After a failed check: the `accelgraph audit` command that shows which argument, if
+    any, capture froze."""
     if chk is not None and chk.ran and not chk.ok:
         console.print(Text(f"a host value capture froze is a common cause: {_audit_command(cap)} "
                            "names each kernel argument that changes from one step to the next",
@@ -103,17 +109,27 @@ def print_replay(console: Console, report) -> None:
 
 
 def _audit_command(cap) -> str:
-    """The `accelgraph audit` command for the scenario and parameters ``cap`` ran."""
+    """The `accelgraph audit` command for the scenario, parameters, pool and error mode
+    ``cap`` ran (each word quoted as a POSIX shell needs it)."""
+    import shlex
+
     from ..run.catalog import bundled_scenario
 
     info = cap.scenario.info
     path = getattr(info, "path", None)
     # a bundled scenario by its name, as `replay mlp_decode` was asked
     where = info.name if path is None or bundled_scenario(info.name) == path else str(path)
+    words = ["accelgraph", "audit", where]
     defaults = getattr(info, "params", None) or {}
-    changed = [f" --param {key}={value}" for key, value in cap.params.items()
-               if defaults.get(key, object()) != value]
-    return f"accelgraph audit {where}{''.join(changed)}"
+    for key, value in cap.params.items():
+        if key not in defaults or defaults[key] != value or type(defaults[key]) is not type(value):
+            words += ["--param", f"{key}={value}"]
+    for option, chosen, default in (("--pool", cap.pool, getattr(info, "pool", None)),
+                                    ("--error-mode", cap.error_mode,
+                                     getattr(info, "error_mode", None))):
+        if default is not None and str(chosen) != str(getattr(default, "value", default)):
+            words += [option, str(getattr(chosen, "value", chosen))]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def _print_check(console: Console, label: str, chk, ok_tail: str | None,
@@ -171,6 +187,7 @@ def print_unrolled(console: Console, report) -> None:
     if chk is not None and one is not None:
         _print_check(console, "check of the one-step graph: ", one,
                      f" — {len(one.outputs)} output(s) equal after {one.steps} step(s)")
+    _audit_hint(console, cap, chk if chk is None or not chk.ran or not chk.ok else one)
 
 
 def _per_graph_table(report) -> Table:
