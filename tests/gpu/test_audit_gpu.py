@@ -109,8 +109,8 @@ def test_bundled_scenarios_freeze_nothing(stem):
         # the outputs unchanged with the first step's there (none left untested)
         kinds = {d.kind for g in audit.graphs for d in g.differences}
         assert "no_effect" in kinds and "unsure" not in kinds, kinds
-    # CuPy's indexer and PyTorch's argument structs carry bytes no launch sets: read as
-    # unsure, never as frozen
+    # CuPy's indexer and PyTorch's argument structs carry bytes no launch sets: the effect
+    # test finds they change no output, never frozen
     assert all(d.kind in ("elsewhere", "unsure", "no_effect")
                for g in audit.graphs for d in g.differences)
 
