@@ -733,6 +733,21 @@ def test_units_that_change_the_outputs_only_together_are_all_read():
     assert "only together" in note
 
 
+def test_without_a_demangler_the_rates_are_judged_by_their_effect(monkeypatch):
+    """scheduled_lr shown where no demangler reads the foreach kernels' types: the rates are
+    no longer values by type, but the effect test tried them where it was recorded and found
+    them read, so the audit is still FROZEN on the same two units."""
+    from accelgraph_cli.model import audit as model_audit
+
+    with_demangler = audit_of("scheduled_lr")
+    monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
+    without = audit_of("scheduled_lr")
+    assert without.graphs[0].untyped
+    assert [(d.kind, d.node, d.argument, d.at) for d in without.graphs[0].frozen] == [
+        ("read", d.node, d.argument, d.at) for d in with_demangler.graphs[0].frozen]
+    assert not verdict(without)[0]
+
+
 def test_a_value_judged_by_its_type_stays_a_value_whatever_its_effect():
     """scheduled_lr's rate is a C++ kernel's float argument: judged by its type, frozen;
     findings that say it changed nothing do not clear it."""
