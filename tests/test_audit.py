@@ -786,3 +786,141 @@ def test_json_names_read_bytes_frozen(cli):
     assert code == 1
     (difference,) = json.loads(out)["graphs"][0]["differences"]
     assert (difference["kind"], difference["frozen"]) == ("read", True)
+
+
+# -- what each part reads as, at its edges (the mutation run's survivors) -------------------
+
+def test_the_json_of_a_saved_audit_is_pinned(cli):
+    """functor_alpha's audit as --json prints it: every key at every level, and the values
+    read from the recording (users' scripts read these names)."""
+    code, out, _err = cli("audit", AUDITS / "functor_alpha.json", "--json")
+    assert code == 1
+    document = json.loads(out)
+    (graph,) = document.pop("graphs")
+    (difference,) = graph.pop("differences")
+    assert document == {
+        "scenario": "tests/frozen_values/functor_alpha.py", "params": {"n": 4096},
+        "device": "NVIDIA H100 80GB HBM3", "frozen": 1, "origins_off": None,
+        "origins_failed": None, "passed": False, "verdict": verdict(audit_of("functor_alpha"))[1]}
+    assert graph == {
+        "name": "step", "nodes": 1, "kernels": 1, "copies": 0, "arguments": 3, "nested": 0,
+        "captured": 2, "untyped": [], "mismatch": None, "effects_note": None,
+        "effects_skipped": False, "frozen": 1}
+    assert difference == {
+        "node": "graph_0_node_0", "kernel": difference["kernel"], "argument": 1, "label": "1",
+        "at": 0, "size": 4, "kind": "read", "frozen": True, "first": "1.0", "second": "2.0",
+        "first_hex": "0000803f", "second_hex": "00000040",
+        "origin": {"file": "tests/frozen_values/functor_alpha.py", "line": 22,
+                   "function": "step",
+                   "code": 'state["y"].add_(state["x"], alpha=float(state["count"]))',
+                   "via": ""}}
+    assert "CUDAFunctor_add" in difference["kernel"]
+
+
+def test_each_kind_says_what_replay_does_with_it():
+    from accelgraph_cli.model.audit import KINDS, Difference
+
+    starts = {
+        "value": "frozen value: replay passes the first step's every time",
+        "offset": "frozen offset: replay uses the first step's position every time",
+        "buffer": "frozen buffer: replay uses the first step's buffer every time",
+        "launch": "frozen launch shape: replay launches the first step's grid every time",
+        "read": "frozen bytes inside a struct argument: the second step run with the first "
+                "step's bytes there computes other outputs",
+        "elsewhere": "address(es) into device memory outside the state, another each step",
+        "unsure": "byte range(s) inside struct or one-byte arguments that differ and are not "
+                  "addresses: not judged",
+        "no_effect": "byte range(s) inside struct arguments that differ with no effect: the "
+                     "second step run with the first step's there computes the same outputs",
+    }
+    assert set(starts) == set(KINDS)
+    for kind, start in starts.items():
+        d = Difference("n", "k", 0, "0", 0, 4, kind, "1", "2", "01", "02")
+        assert d.what().startswith(start), kind
+        assert d.frozen == (kind in ("value", "offset", "buffer", "launch", "read"))
+
+
+def test_a_place_is_shown_by_its_paths_or_its_kind():
+    from accelgraph_cli.model.audit import Place
+
+    assert Place("state", ("state['a']", "state['b']"), 0).shown() == "state['a'] = state['b']"
+    assert Place("state", ("state['a']",), 4096).shown() == "state['a'] + 4,096 B"
+    assert Place("device").shown() == "device memory outside the state"
+    assert Place("none").shown() == "no known allocation"
+
+
+@pytest.mark.parametrize("offset,size,units", [
+    (0, 4, [(0, 4)]), (4, 8, [(0, 8)]), (0, 8, [(0, 8)]), (0, 24, [(0, 8), (8, 8), (16, 8)]),
+    (4, 12, [(0, 4), (4, 8)]), (7, 16, [(0, 1), (1, 8), (9, 7)]), (12, 12, [(0, 4), (4, 8)])])
+def test_arguments_are_cut_at_the_parameter_spaces_words(offset, size, units):
+    """An argument of 8 bytes or less is one unit wherever it lies; a larger one is cut where
+    the parameter space's 8-byte words begin."""
+    assert _units(offset, size) == units
+
+
+@pytest.mark.parametrize("raw,shown", [
+    (b"\xff", "-1"), (b"\xfe\xff", "-2"),
+    (((1 << 24) - 1).to_bytes(4, "little"), "16777215"),
+    ((1 << 24).to_bytes(4, "little"), "0x01000000"),  # as a float, too small to be one
+    ((-5).to_bytes(4, "little", signed=True), "-5"),
+    (struct.pack("<f", 2.0), "2.0"), (struct.pack("<f", 1e29), "1e+29"),
+    (struct.pack("<f", 1e-31), "0x0c01ceb3"), (struct.pack("<f", float("inf")), "0x7f800000"),
+    (struct.pack("<d", 0.123456789012), "0.123456789012"),
+    (((1 << 40) - 1).to_bytes(8, "little"), "1099511627775"),
+    ((1 << 40).to_bytes(8, "little"), "0x0000010000000000"),
+    (b"\x01\x02\x03", "0x030201"),
+])
+def test_a_unit_reads_as_the_likelier_number(raw, shown):
+    assert shown_value(raw) == shown
+
+
+def test_judged_units_follow_the_kernels_declarations():
+    """Which units are values: an extern "C" kernel's whole 2, 4 and 8-byte arguments; a
+    C++ kernel's where its parameter type is a number or a pointer; CuPy's own kernels'
+    array structs, and their indexer's size and shape words (not its index)."""
+    from accelgraph_cli.model.audit import _judged
+
+    extern_c = {"name": "saxpy4", "args": [{}, {}, {}]}
+    assert [_judged(extern_c, 0, 0, n, n, {}) for n in (1, 2, 3, 4, 8, 16)] == [
+        False, True, False, True, True, False]
+    assert not _judged(extern_c, 0, 8, 8, 16, {})  # a word of a struct: not CuPy's
+    cxx = {"name": "_Z1fif", "args": [{}, {}]}
+    types = {"_Z1fif": ["int", "Functor<float>"]}
+    assert _judged(cxx, 0, 0, 4, 4, types) and not _judged(cxx, 1, 0, 4, 4, types)
+    assert not _judged(cxx, 0, 0, 4, 4, {"_Z1fif": None})  # untyped
+    cupy = {"name": "cupy_multiply", "args": [{}, {}, {}]}
+    assert _judged(cupy, 0, 8, 8, 32, {})  # an array's size word
+    assert not _judged(cupy, 2, 8, 8, 32, {})  # a 32-byte last argument is no indexer
+    # the last argument, a 3-D indexer: size (0), shape (8, 16, 24), then the index (32..)
+    assert [_judged(cupy, 2, at, 8, 56, {}) for at in (0, 8, 16, 24, 32, 40, 48)] == [
+        True, True, True, True, False, False, False]
+    assert _judged(cupy, 2, 0, 8, 8, {})  # a whole 8-byte argument: a scalar
+    assert not _judged(cupy, 2, 0, 8, 16, {})  # a 16-byte last struct: no indexer's layout
+
+
+def test_an_address_moved_out_of_the_state_is_a_frozen_buffer_and_nowhere_a_value():
+    """mlp_decode's second step with a state pointer moved: into device memory the state
+    does not hold, a frozen buffer; to where no allocation is, not an address at all (a
+    value: accelgraph's kernels are extern "C")."""
+    document = raw("mlp_decode")
+    state = {entry["start"]: entry for entry in document["state"]}
+    graph = document["graphs"][0]
+    others = [a for a in graph["allocations"]
+              if not any(s <= a[0] < s + e["size"] for s, e in state.items())]
+    assert others, "the recording holds no device allocation outside the state"
+    for target, kind in ((others[0][0], "buffer"), (None, "value")):
+        changed = copy.deepcopy(document)
+        for node in _second_step(changed):
+            arg = next((a for a in node["args"]
+                        if int.from_bytes(bytes.fromhex(a["hex"]), "little") in state), None)
+            if arg is not None:
+                # nowhere: a gigabyte past every allocation the recording found
+                nowhere = max(a + n for a, n in [*graph["allocations"],
+                                                 *((s, e["size"]) for s, e in state.items())])
+                moved = target if target is not None else nowhere + (1 << 30)
+                arg["hex"] = moved.to_bytes(8, "little").hex()
+                break
+        (difference,) = load_audit(changed, "mlp_decode").graphs[0].frozen
+        assert difference.kind == kind
+        if kind == "buffer":
+            assert difference.second == "device memory outside the state"
