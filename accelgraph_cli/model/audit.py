@@ -444,8 +444,7 @@ def effect_candidates(raw: dict, state: list[dict]) -> dict[int, list[tuple[int,
     read: tried too, so a saved audit reads the same there). Each unit as (argument, first
     byte, bytes). ``raw``: a raw graph without effects; ``state``: the raw audit's state
     allocations."""
-    regions = [(e["start"], e["size"], tuple(e["paths"])) for e in state]
-    audit = graph_audit({**raw, "effects": None}, regions)
+    audit = graph_audit({**raw, "effects": None}, _regions(state))
     position = {n["id"]: p for p, n in enumerate(raw["nodes"])}
     found: dict[int, list[tuple[int, int, int]]] = {}
     for d in audit.differences:
@@ -580,6 +579,12 @@ def _mismatch(first: list, second: list, total: int) -> str | None:
     return None
 
 
+def _regions(state: list[dict]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """A raw audit's state allocations as graph_audit places addresses against them:
+    (start, size, paths)."""
+    return [(e["start"], e["size"], tuple(e["paths"])) for e in state]
+
+
 def _node_label(node: dict) -> str:
     return _kernel_name(node) if node["kind"] == "kernel" else f"a {node['kind']} node"
 
@@ -595,7 +600,6 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
     if steps != STEPS:
         raise AuditLoadError(f"{where}: an audit compares {STEPS} steps, not {steps}")
     state = document.get("state", [])
-    regions = []
     if not isinstance(state, list):
         raise AuditLoadError(f"{where}: 'state' must be a list of allocations")
     for entry in state:
@@ -605,7 +609,7 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
         if not ok or not (0 <= entry["start"] < _ADDRESS_MAX and 0 < entry["size"]):
             raise AuditLoadError(f"{where}: each state allocation must be {{paths, start, "
                                  f"size}}, not {_shown(entry)}")
-        regions.append((entry["start"], entry["size"], tuple(entry["paths"])))
+    regions = _regions(state)
     try:
         audits = [graph_audit(g, regions, scenario) for g in graphs]
     except AuditLoadError as exc:
