@@ -24,7 +24,7 @@ from accelgraph_cli.render.audit import verdict
 AUDITS = DATA / "audits"
 CLEAN = ("mlp_decode", "buckets", "gpt_decode")
 FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice",
-          "scheduled_lr", "functor_alpha", "decode_after_prefill")
+          "scheduled_lr", "functor_alpha", "decode_after_prefill", "seen_later")
 
 
 def raw(stem: str) -> dict:
@@ -37,7 +37,30 @@ def audit_of(stem: str, document: dict | None = None):
     return load_audit(raw(stem) if document is None else document, stem)
 
 
+def as_version_1(document: dict) -> dict:
+    """A recording as version 1 wrote it: without its C++ kernels' types, which the reader's
+    own demangler then finds (or not)."""
+    document["version"] = 1
+    for graph in document["graphs"]:
+        graph.pop("types")
+    return document
+
+
 # -- what the recordings hold ------------------------------------------------------------------
+
+@pytest.mark.parametrize("stem", CLEAN + FROZEN)
+def test_each_recording_is_the_current_version_with_its_types(stem):
+    """Recorded by this accelgraph: each graph keeps its C++ kernels' parameter types (a
+    recording older than that fails here: run `make fixtures` on a GPU)."""
+    document = raw(stem)
+    assert document["version"] == 2
+    for graph in document["graphs"]:
+        half = graph["nodes"][:len(graph["nodes"]) // 2]
+        mangled = {n["name"] for n in half if (n.get("name") or "").startswith("_Z")}
+        assert set(graph["types"]) == mangled, stem
+        # recorded where a demangler read them all
+        assert all(isinstance(found, list) for found in graph["types"].values()), stem
+
 
 @pytest.mark.parametrize("stem", CLEAN + FROZEN)
 def test_each_recording_holds_two_alike_steps(stem):
@@ -362,8 +385,12 @@ def _arg(change):
 
 BROKEN = {
     "format": (_set(["format"], "other"), "not an accelgraph audit"),
-    "version": (_set(["version"], 99), "version 99"),
-    "steps": (_set(["steps"], 3), "compares 2 steps, not 3"),
+    "version": (_set(["version"], 99), "version 99; this accelgraph reads version 1 or 2"),
+    "version true": (_set(["version"], True), "version True"),
+    "types": (_set(["graphs", 0, "types"], [1]), "'types' must map"),
+    "types entry": (_set(["graphs", 0, "types"], {"_Z1fv": "int"}), "'types' must map"),
+    "steps": (_set(["steps"], 65), "compares 2 to 64 steps, not 65"),
+    "one step": (_set(["steps"], 1), "compares 2 to 64 steps, not 1"),
     "steps type": (_set(["steps"], "two"), "'steps'"),
     "graphs": (_set(["graphs"], []), "'graphs'"),
     "graph name": (_set(["graphs", 0, "name"], 5), "'name'"),
@@ -392,6 +419,11 @@ BROKEN = {
     "two graphs one name": (lambda d: d["graphs"].append(copy.deepcopy(d["graphs"][0])),
                             "two graphs are called 'step'"),
 }
+# on a recording with C++ kernels
+BROKEN_TYPES = {
+    "types lacking a kernel": (lambda d: d["graphs"][0]["types"].popitem(),
+                               "'types' lacks the kernel '_Z"),
+}
 
 
 _EFFECTS = ["graphs", 0, "effects"]
@@ -409,11 +441,15 @@ BROKEN_EFFECTS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BROKEN) + [f"effects: {c}" for c in sorted(BROKEN_EFFECTS)])
+@pytest.mark.parametrize("case", sorted(BROKEN) + [f"effects: {c}" for c in sorted(BROKEN_EFFECTS)]
+                         + sorted(BROKEN_TYPES))
 def test_broken_audits_are_one_error(cli, tmp_path, case):
     if case.startswith("effects: "):  # on a recording that has the effect test's findings
         change, words = BROKEN_EFFECTS[case.removeprefix("effects: ")]
         document = raw("functor_alpha")
+    elif case in BROKEN_TYPES:
+        change, words = BROKEN_TYPES[case]
+        document = raw("gpt_decode")
     else:
         change, words = BROKEN[case]
         document = raw("host_counter")
@@ -571,7 +607,7 @@ def test_without_a_demangler_cxx_kernels_are_untyped_and_the_verdict_says_so(mon
 
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
     monkeypatch.setattr(render_audit, "demangler_name", lambda: None)
-    document = raw("gpt_decode")
+    document = as_version_1(raw("gpt_decode"))  # a recording with its types judges by them
     _flip_in_second_step(document, "_ZN2at6native29vectorized_elementwise", 0)
     audit = load_audit(document, "gpt_decode")
     assert audit.graphs[0].untyped and not audit.graphs[0].frozen
@@ -652,11 +688,10 @@ def test_no_effect_is_counted_in_the_verdict():
                        "runs with the first step's") in line
 
 
-def test_the_effect_test_tries_struct_bytes_and_cxx_values_never_addresses(monkeypatch):
-    """What the recording hands the effect test: first-step kernel nodes only, units that
-    differ, never an address or an extern "C" kernel's value (judged by rule); the values
-    of C++ kernels too (judged by their demangled types), so that the same units are
-    tried with a demangler and without one."""
+def test_the_effect_test_tries_unsure_struct_bytes_only(monkeypatch):
+    """What the recording hands the effect test: first-step kernel nodes only, unsure units
+    only: never an address, an extern "C" kernel's value (judged by rule) or a C++ kernel's
+    value judged by its recorded type; the same units with a demangler and without one."""
     from accelgraph_cli.model import audit as model_audit
     from accelgraph_cli.model.audit import effect_candidates
 
@@ -671,15 +706,16 @@ def test_the_effect_test_tries_struct_bytes_and_cxx_values_never_addresses(monke
     for stem in ("host_counter", "swapped_buffers", "mlp_decode", "buckets"):
         assert not any(tried(stem).values()), stem  # values of extern "C" kernels, addresses
     (units,) = tried("scheduled_lr").values()
-    audit = audit_of("scheduled_lr")
-    (graph,) = audit.graphs
+    (graph,) = audit_of("scheduled_lr").graphs
     assert all(position < graph.nodes for position in units)  # first-step nodes
     frozen = {(int(d.node.rsplit("_", 1)[1]), (d.argument, d.at, d.size)) for d in graph.frozen}
-    assert frozen and all(unit in units[p] for p, unit in frozen)  # the rate, tried too
+    assert frozen and not any(unit in units.get(p, []) for p, unit in frozen)  # rates: values
+    tested = {(int(d.node.rsplit("_", 1)[1]), (d.argument, d.at, d.size))
+              for d in graph.differences if d.kind == "no_effect"}
+    assert tested == {(p, u) for p, found in units.items() for u in found}
     (functor,) = tried("functor_alpha").values()
     (difference,) = audit_of("functor_alpha").graphs[0].differences
     assert functor == {0: [(difference.argument, difference.at, difference.size)]}
-    # without a demangler the same units are tried
     with_demangler = tried("scheduled_lr")
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
     assert tried("scheduled_lr") == with_demangler
@@ -733,19 +769,31 @@ def test_units_that_change_the_outputs_only_together_are_all_read():
     assert "only together" in note
 
 
-def test_without_a_demangler_the_rates_are_judged_by_their_effect(monkeypatch):
-    """scheduled_lr shown where no demangler reads the foreach kernels' types: the rates are
-    no longer values by type, but the effect test tried them where it was recorded and found
-    them read, so the audit is still FROZEN on the same two units."""
+@pytest.mark.parametrize("stem", CLEAN + FROZEN)
+def test_a_recorded_audit_reads_the_same_without_a_demangler(monkeypatch, stem):
+    """Every unit is judged by the types the recording kept, so an audit shown where no
+    demangler runs gives the same kinds, values and verdict (scheduled_lr's rates stay
+    values by their type)."""
     from accelgraph_cli.model import audit as model_audit
 
-    with_demangler = audit_of("scheduled_lr")
+    with_demangler = audit_of(stem)
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
-    without = audit_of("scheduled_lr")
-    assert without.graphs[0].untyped
-    assert [(d.kind, d.node, d.argument, d.at) for d in without.graphs[0].frozen] == [
-        ("read", d.node, d.argument, d.at) for d in with_demangler.graphs[0].frozen]
-    assert not verdict(without)[0]
+    without = audit_of(stem)
+    assert without.to_json() == with_demangler.to_json()
+    assert not without.graphs[0].untyped
+
+
+def test_a_version_1_audit_without_a_demangler_leaves_cxx_values_unjudged(monkeypatch):
+    """Version 1 kept no types: read where no demangler runs, scheduled_lr's rates are
+    bytes of untyped C++ kernels (unsure, and said), no longer frozen values."""
+    from accelgraph_cli.model import audit as model_audit
+
+    (typed,) = audit_of("scheduled_lr").graphs
+    monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
+    (graph,) = audit_of("scheduled_lr", as_version_1(raw("scheduled_lr"))).graphs
+    assert graph.untyped and not graph.frozen
+    assert {(d.node, d.argument, d.at) for d in typed.frozen} <= {
+        (d.node, d.argument, d.at) for d in graph.differences if d.kind == "unsure"}
 
 
 def test_a_value_judged_by_its_type_stays_a_value_whatever_its_effect():
@@ -924,3 +972,95 @@ def test_an_address_moved_out_of_the_state_is_a_frozen_buffer_and_nowhere_a_valu
         assert difference.kind == kind
         if kind == "buffer":
             assert difference.second == "device memory outside the state"
+
+
+# -- the effect test's runs, graph by graph (the replays faked) ------------------------------
+
+class _FakeTrials:
+    """Stands for run/audit's _Trials: ``failures`` maps a graph's name to what its run
+    raises."""
+
+    made = 0
+
+    def __init__(self, failures: dict) -> None:
+        self.failures, self.ran, self.closed = failures, [], False
+
+    def run(self, raw: dict, candidates: dict, steps: int) -> dict:
+        self.ran.append(raw["name"])
+        if raw["name"] in self.failures:
+            raise self.failures[raw["name"]]
+        return {"tested": [], "changed": [], "note": None}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _effect_runs(monkeypatch, failures: dict, *, snapshot=True, outputs=True):
+    """run/audit._effect_tests over three graphs that each have units to try, with the
+    replays faked: each graph's effects, and the fake trials."""
+    from types import SimpleNamespace
+
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.run import audit as run_audit
+
+    made = []
+
+    def trials(result):
+        made.append(_FakeTrials(failures))
+        return made[-1]
+
+    monkeypatch.setattr(run_audit, "_Trials", trials)
+    monkeypatch.setattr(model_audit, "effect_candidates", lambda raw, state, steps: {0: [(0, 0, 4)]})
+    result = SimpleNamespace(snapshot=object() if snapshot else None, scenario=SimpleNamespace(
+        outputs_fn=(lambda state: {}) if outputs else None))
+    graphs = [{"name": name} for name in ("a", "b", "c")]
+    run_audit._effect_tests(result, graphs, [])
+    return {g["name"]: g["effects"]["note"] for g in graphs}, made
+
+
+def test_a_failing_graph_is_said_and_the_others_still_tried(monkeypatch):
+    from accelgraph_cli.run.audit import _Unstable
+
+    notes, (trials,) = _effect_runs(monkeypatch, {"a": ValueError("node refused"),
+                                                  "b": _Unstable("replays differ")})
+    assert notes == {"a": "not tested: node refused", "b": "not tested: replays differ",
+                     "c": None}
+    assert trials.ran == ["a", "b", "c"] and trials.closed
+
+
+def test_a_graph_left_with_other_bytes_stops_the_trials_after_it(monkeypatch):
+    """Later trials replay the earlier graphs first: one that could not get its own bytes
+    back would spoil them, so they are not run, and said."""
+    from accelgraph_cli.run.audit import _Stuck
+
+    notes, (trials,) = _effect_runs(monkeypatch, {"b": _Stuck("its kernels could not be given "
+                                                              "their own arguments back (x)")})
+    assert notes["a"] is None
+    assert notes["b"] == "not tested: its kernels could not be given their own arguments back (x)"
+    assert notes["c"] == ("not tested: graph 'b', replayed before it, could not be given its "
+                          "own arguments back")
+    assert trials.ran == ["a", "b"] and trials.closed
+
+
+@pytest.mark.parametrize(("snapshot", "outputs", "why"), [
+    (False, True, "the state was not saved at capture"),
+    (True, False, "the scenario has no outputs() to compare"),
+])
+def test_nothing_to_compare_tries_nothing_and_says_why(monkeypatch, snapshot, outputs, why):
+    notes, made = _effect_runs(monkeypatch, {}, snapshot=snapshot, outputs=outputs)
+    assert notes == dict.fromkeys("abc", f"not tested: {why}")
+    assert not made  # no second state is made
+
+
+def test_a_value_seen_only_in_a_later_graphs_outputs_is_read():
+    """seen_later: ``scale`` writes only an intermediate that ``finish`` copies into the
+    output; the effect test compared the outputs after the graphs that follow too, and
+    found the scale read (it is no output of ``scale``'s own)."""
+    document = raw("seen_later")
+    graphs = {g.name: g for g in audit_of("seen_later").graphs}
+    assert list(graphs) == ["scale", "finish"]
+    assert not graphs["finish"].frozen
+    (difference,) = graphs["scale"].frozen
+    assert (difference.kind, difference.first, difference.second) == ("read", "1.0", "2.0")
+    assert document["graphs"][0]["effects"]["changed"] == [
+        [difference.node, difference.argument, difference.at]]

@@ -39,13 +39,14 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     copies = f" and {graph.copies} copy or memset node(s)" if graph.copies else ""
     if graph.mismatch is not None:
         console.print(Text.assemble("\n", (graph.name, "bold"),
-                                    f"  {graph.captured} node(s) captured for two steps"))
+                                    f"  {graph.captured} node(s) captured for "
+                                    f"{_steps(graph.steps)}"))
         console.print(Text(f"not compared: {graph.mismatch}", style="red"))
         return
     console.print(Text.assemble(
         "\n", (graph.name, "bold"),
         f"  {graph.nodes} node(s) a step: {graph.kernels} kernel(s){copies}, "
-        f"{graph.arguments} argument(s) compared between two consecutive steps"))
+        f"{graph.arguments} argument(s) compared between {_compared(graph.steps)}"))
     if graph.nested:
         console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
                            "inside are not read", style="yellow"))
@@ -57,12 +58,13 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
                            "judged", style="yellow"))
     frozen = graph.frozen
     if frozen:
-        table = _table("node", "arg", "step 1", "step 2", "made by")
+        later = "step 2" if graph.steps == 2 else "later step"
+        table = _table("node", "arg", "step 1", later, "made by")
         # the values keep their width; a kernel's name and the line that launched it share
         # what is left (the table's rules and the other columns take about 26 columns), the
         # line getting at least 24
-        values = sum(max(len(x) for d in frozen for x in (getattr(d, side), "step 1"))
-                     for side in ("first", "second"))
+        values = sum(max(len(x) for d in frozen for x in (getattr(d, side), later))
+                     for side in ("first", "second_shown"))
         name_width = min(_NAME_WIDTH, max(12, console.width - values - 26 - 24))
         rows = []
         for d in frozen:
@@ -75,7 +77,7 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
         origin_width = max(16, console.width - widest - values - 16)
         for d, label, argument in rows:
             table.add_row(label, argument, Text(d.first, style="red"),
-                          Text(d.second, style="red"), _origin(d, origin_width))
+                          Text(d.second_shown, style="red"), _origin(d, origin_width))
         console.print(table)
     elif graph.kernels or graph.copies:
         console.print(Text("no frozen argument", style="green"))
@@ -125,9 +127,20 @@ def verdict(audit: Audit) -> tuple[bool, str]:
     untyped = len({name for g in audit.graphs for name in g.untyped})
     if untyped:
         counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint()}"
+    steps = max(g.steps for g in audit.graphs)
     return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
-                  f"({arguments} argument(s) compared between two consecutive steps"
+                  f"({arguments} argument(s) compared between {_compared(steps)}"
                   f"{counted}{unread}; a value that changes less often is not seen)")
+
+
+def _steps(count: int) -> str:
+    return "two steps" if count == 2 else f"{count} steps"
+
+
+def _compared(count: int) -> str:
+    """How the steps were compared, in words."""
+    return ("two consecutive steps" if count == 2 else
+            f"the first of {count} consecutive steps and each one after it")
 
 
 def _demangler_hint() -> str:
