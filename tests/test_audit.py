@@ -684,7 +684,7 @@ def test_no_effect_is_counted_in_the_verdict():
     unused = sum(d.kind == "no_effect" for g in audit.graphs for d in g.differences)
     assert unused > 100
     passed, line = verdict(audit)
-    assert passed and (f"{unused} part(s) that differ change no output when the second step "
+    assert passed and (f"{unused} part(s) that differ change no output when the later steps "
                        "runs with the first step's") in line
 
 
@@ -848,16 +848,16 @@ def test_the_json_of_a_saved_audit_is_pinned(cli):
     (difference,) = graph.pop("differences")
     assert document == {
         "scenario": "tests/frozen_values/functor_alpha.py", "params": {"n": 4096},
-        "device": "NVIDIA H100 80GB HBM3", "frozen": 1, "origins_off": None,
+        "device": raw("functor_alpha")["device"], "frozen": 1, "origins_off": None,
         "origins_failed": None, "passed": False, "verdict": verdict(audit_of("functor_alpha"))[1]}
     assert graph == {
         "name": "step", "nodes": 1, "kernels": 1, "copies": 0, "arguments": 3, "nested": 0,
-        "captured": 2, "untyped": [], "mismatch": None, "effects_note": None,
+        "captured": 2, "steps": 2, "untyped": [], "mismatch": None, "effects_note": None,
         "effects_skipped": False, "frozen": 1}
     assert difference == {
         "node": "graph_0_node_0", "kernel": difference["kernel"], "argument": 1, "label": "1",
         "at": 0, "size": 4, "kind": "read", "frozen": True, "first": "1.0", "second": "2.0",
-        "first_hex": "0000803f", "second_hex": "00000040",
+        "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
         "origin": {"file": "tests/frozen_values/functor_alpha.py", "line": 22,
                    "function": "step",
                    "code": 'state["y"].add_(state["x"], alpha=float(state["count"]))',
@@ -873,13 +873,13 @@ def test_each_kind_says_what_replay_does_with_it():
         "offset": "frozen offset: replay uses the first step's position every time",
         "buffer": "frozen buffer: replay uses the first step's buffer every time",
         "launch": "frozen launch shape: replay launches the first step's grid every time",
-        "read": "frozen bytes inside a struct argument: the second step run with the first "
-                "step's bytes there computes other outputs",
+        "read": "frozen bytes inside a struct argument: the later steps run with the first "
+                "step's bytes there compute other outputs",
         "elsewhere": "address(es) into device memory outside the state, another each step",
         "unsure": "byte range(s) inside struct or one-byte arguments that differ and are not "
                   "addresses: not judged",
         "no_effect": "byte range(s) inside struct arguments that differ with no effect: the "
-                     "second step run with the first step's there computes the same outputs",
+                     "later steps run with the first step's there compute the same outputs",
     }
     assert set(starts) == set(KINDS)
     for kind, start in starts.items():
@@ -1064,3 +1064,39 @@ def test_a_value_seen_only_in_a_later_graphs_outputs_is_read():
     assert (difference.kind, difference.first, difference.second) == ("read", "1.0", "2.0")
     assert document["graphs"][0]["effects"]["changed"] == [
         [difference.node, difference.argument, difference.at]]
+
+
+def test_a_second_state_that_cannot_be_made_is_said_once(monkeypatch):
+    """setup() raising the second time: every graph says why, and setup() is not run again
+    for each graph."""
+    from types import SimpleNamespace
+
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.run import audit as run_audit
+
+    calls = []
+
+    def trials(result):
+        calls.append(result)
+        raise RuntimeError("setup failed")
+
+    monkeypatch.setattr(run_audit, "_Trials", trials)
+    monkeypatch.setattr(model_audit, "effect_candidates", lambda raw, state, steps: {0: [(0, 0, 4)]})
+    result = SimpleNamespace(snapshot=object(), scenario=SimpleNamespace(outputs_fn=lambda s: {}))
+    graphs = [{"name": name} for name in ("a", "b")]
+    run_audit._effect_tests(result, graphs, [])
+    assert [g["effects"]["note"] for g in graphs] == [
+        "not tested: a second state could not be made (setup failed)"] * 2
+    assert len(calls) == 1
+
+
+def test_the_steps_option_is_bounded_as_the_model_reads(cli):
+    """--steps takes 2 to 64, what a saved audit may hold (model/audit.py's bounds)."""
+    from accelgraph_cli.model.audit import MAX_STEPS, STEPS
+
+    assert (STEPS, MAX_STEPS) == (2, 64)
+    for bad in (STEPS - 1, MAX_STEPS + 1):
+        code, _out, err = cli("audit", "saxpy", "--steps", str(bad))
+        assert code == 2 and "--steps" in err, err
+    code, _out, err = cli("audit", AUDITS / "host_counter.json", "--steps", "3")
+    assert code == 2 and "--steps: options of a new audit" in err, err

@@ -972,6 +972,7 @@ def audit(
     out: str = typer.Option(None, "--out", "-o", metavar="FILE",
                             help="Also save the raw audit (JSON), to show again anywhere."),
     json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
+    # model/audit.py's STEPS and MAX_STEPS (not imported for --help; a test holds them equal)
     steps: int = typer.Option(2, "--steps", min=2, max=64, metavar="N",
         help="Consecutive steps captured into each graph (2 to 64), each compared with the "
         "first: more finds a value that changes less often than every step."),

@@ -45,8 +45,8 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
   differ from launch to launch and are never read. Not counted as frozen until the effect
   test says otherwise:
-- **read** (frozen): unsure bytes the effect test found read: the second step's kernel, run
-  with the first step's bytes there (as a one-step graph replays it), computes other
+- **read** (frozen): unsure bytes the effect test found read: the later steps' kernels, run
+  with the first step's bytes there (as a one-step graph replays them), compute other
   outputs, bit for bit;
 - **no_effect**: unsure bytes the effect test tried the same way, with outputs unchanged:
   bytes the kernel does not read, or a value that made no difference on this state.
@@ -130,7 +130,7 @@ class Place:
 
 @dataclass(frozen=True)
 class Difference:
-    """One unit of one kernel argument that differs between the two steps."""
+    """One unit of one kernel argument that differs between the first step and a later one."""
 
     node: str  # the first step's node id
     kernel: str  # the kernel's name, or the node's kind (memcpy, memset)
@@ -140,20 +140,17 @@ class Difference:
     size: int  # the unit's bytes
     kind: str  # "value", "offset", "buffer" or "elsewhere"
     first: str  # the first step's unit, as shown
-    second: str  # the second step's
+    second: str  # the later step's (see ``step``)
     first_hex: str
     second_hex: str
     origin: Origin | None = None
-    step: int = 2  # the first later step (1 is the first) whose unit differs: "second"'s
+    # the later step (1 is the first) whose unit "second" is: the first where it differs,
+    # or the first where it reads as frozen
+    step: int = 2
 
     @property
     def frozen(self) -> bool:
         return self.kind in FROZEN_KINDS
-
-    @property
-    def second_shown(self) -> str:
-        """The later step's unit as shown, with its step where that is not the second."""
-        return self.second if self.step == 2 else f"{self.second} (step {self.step})"
 
     def what(self) -> str:
         """What replay does with it, in a few words."""
@@ -166,11 +163,11 @@ class Difference:
         if self.kind == "launch":
             return "frozen launch shape: replay launches the first step's grid every time"
         if self.kind == "read":
-            return ("frozen bytes inside a struct argument: the second step run with the "
-                    "first step's bytes there computes other outputs")
+            return ("frozen bytes inside a struct argument: the later steps run with the "
+                    "first step's bytes there compute other outputs")
         if self.kind == "no_effect":
             return ("byte range(s) inside struct arguments that differ with no effect: the "
-                    "second step run with the first step's there computes the same outputs "
+                    "later steps run with the first step's there compute the same outputs "
                     "(bytes a launch leaves unset, or a value that made no difference here)")
         if self.kind == "elsewhere":
             return ("address(es) into device memory outside the state, another each step "
@@ -207,7 +204,7 @@ class GraphAudit:
     # take apart): their small arguments are not judged
     untyped: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
-    mismatch: str | None = None  # why the two steps could not be compared, node by node
+    mismatch: str | None = None  # why the steps could not be compared, node by node
     effects_note: str | None = None  # why the effect test tried nothing, or what it found
     effects_skipped: bool = False  # it had units to try, and tried none (the note says why)
 
@@ -409,8 +406,9 @@ def _kernel_name(node: dict) -> str:
 # -- the document --------------------------------------------------------------------------
 
 def graph_audit(raw: dict, places_state: list, scenario: str = "",
-                steps: int = STEPS) -> GraphAudit:
-    """The audit of one graph from its raw document, of ``steps`` steps."""
+                steps: int = STEPS, version: int = VERSION) -> GraphAudit:
+    """The audit of one graph from its raw document, of ``steps`` steps, as the audit's
+    format ``version`` has it (version 2 keeps the C++ kernels' types, 1 does not)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise AuditLoadError("each graph must be an object with a 'name'")
     where = f"graph {raw['name']!r}"
@@ -442,7 +440,11 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "",
     audit.mismatch = _mismatch(first, later, len(nodes), steps)
     if audit.mismatch is not None:
         return audit
-    types = _recorded_types(raw, first, where) if "types" in raw else _parameter_types(first)
+    if ("types" in raw) != (version >= 2):
+        raise AuditLoadError(f"{where}: 'types' " + ("missing: version 2 records each C++ "
+                             "kernel's parameter types" if version >= 2 else
+                             "in a version 1 audit, which has none"))
+    types = _recorded_types(raw, first, where) if version >= 2 else _parameter_types(first)
     audit.untyped = sorted(name for name, found in types.items() if found is None)
     for position, a in enumerate(first):
         if "args" not in a:
@@ -466,12 +468,14 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "",
             raws = [bytes.fromhex(other) for other in others]
             for at, size in _units(arg_a["offset"], arg_a["size"]):
                 unit_a = raw_a[at:at + size]
-                step, unit_b = next(((k, r[at:at + size]) for k, r in enumerate(raws, 2)
-                                     if r[at:at + size] != unit_a), (0, b""))
-                if step:
-                    audit.differences.append(_difference(
-                        a, index, at, arg_a["size"], unit_a, unit_b, places, origin, types,
-                        step))
+                # each later step that differs read on its own (an address outside the state
+                # at step 2 may be a state buffer at step 3): the first frozen reading shown,
+                # else the first
+                found = [_difference(a, index, at, arg_a["size"], unit_a, r[at:at + size],
+                                     places, origin, types, k)
+                         for k, r in enumerate(raws, 2) if r[at:at + size] != unit_a]
+                if found:
+                    audit.differences.append(next((d for d in found if d.frozen), found[0]))
     _apply_effects(audit, raw.get("effects"), first, where)
     return audit
 
@@ -489,9 +493,10 @@ def effect_candidates(raw: dict, state: list[dict],
     """For the effect test: each first-step kernel node (by position) with unsure units
     (units that differ, are not addresses, and are no value by their argument's type), each
     unit as (argument, first byte, bytes). ``raw``: a raw graph without effects, with its
-    "types" where the recording has them; ``state``: the raw audit's state allocations;
-    ``steps``: the steps captured."""
-    audit = graph_audit({**raw, "effects": None}, _regions(state), steps=steps)
+    "types" where the recording has them (else judged by the demangler here); ``state``:
+    the raw audit's state allocations; ``steps``: the steps captured."""
+    audit = graph_audit({**raw, "effects": None}, _regions(state), steps=steps,
+                        version=VERSION if "types" in raw else 1)
     position = {n["id"]: p for p, n in enumerate(raw["nodes"])}
     found: dict[int, list[tuple[int, int, int]]] = {}
     for d in audit.differences:
@@ -658,7 +663,7 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
                                  f"size}}, not {_shown(entry)}")
     regions = _regions(state)
     try:
-        audits = [graph_audit(g, regions, scenario, steps) for g in graphs]
+        audits = [graph_audit(g, regions, scenario, steps, document["version"]) for g in graphs]
     except AuditLoadError as exc:
         raise AuditLoadError(f"{where}: {exc}") from None
     check_unique_names([g.name for g in audits], where, AuditLoadError)

@@ -1,19 +1,23 @@
-"""``accelgraph audit``: capture two consecutive steps of a scenario into each graph and
-return the raw audit document, every kernel node's argument bytes with the line that made
-it (``model/audit.py`` compares the two steps). Showing a saved audit imports nothing of
-cuda/ (the capture protocol is imported by the recording alone).
+"""``accelgraph audit``: capture two (or ``steps``) consecutive steps of a scenario into
+each graph and return the raw audit document: every kernel node's argument bytes with the
+line that made it, and the C++ kernels' parameter types as read here (``model/audit.py``
+compares each later step with the first). Showing a saved audit imports nothing of cuda/
+(the capture protocol is imported by the recording alone).
 
-The effect test: bytes inside a struct argument that differ between the two steps may be a
+The effect test: bytes inside a struct argument that differ between the steps may be a
 value the kernel reads (frozen) or bytes no launch sets (padding, unused slots). The graph
 is replayed from a fresh state's bytes (a second ``setup()``, copied over the captured
 state's allocations, torch's generators set back; the graphs captured before it replayed
-once each first), three times, and its outputs must agree
-bit for bit (else nothing is tried, and the audit says so); then with the second step's
-kernels given the first step's bytes in those places (``cuGraphExecKernelNodeSetParams``),
-twice: outputs that change, the same way both times, show the bytes are read. The search
-is ``model/audit.effect_search``; what is tried, ``model/audit.effect_candidates``."""
+once each first), three times, and its outputs, after it and after the graphs that follow
+it, must agree bit for bit (else nothing is tried, and the audit says so); then with every
+later step's kernels given the first step's bytes in those places
+(``cuGraphExecKernelNodeSetParams``), twice: outputs that change, the same way both times,
+show the bytes are read. The search is ``model/audit.effect_search``; what is tried,
+``model/audit.effect_candidates``."""
 
 from __future__ import annotations
+
+import contextlib
 
 from ..model.audit import FORMAT, MAX_STEPS, STEPS, VERSION, AuditLoadError, recorded_types
 
@@ -104,8 +108,14 @@ def _effect_tests(result, graphs: list[dict], state: list[dict], steps: int = ST
             if why is not None:
                 raw["effects"] = untested(why)
                 continue
+            if trials is None:
+                try:
+                    trials = _Trials(result)
+                except Exception as exc:  # noqa: BLE001 - setup() or outputs() raising
+                    why = f"a second state could not be made ({str(exc) or type(exc).__name__})"
+                    raw["effects"] = untested(why)
+                    continue
             try:
-                trials = trials or _Trials(result)
                 raw["effects"] = trials.run(raw, wanted[raw["name"]], steps)
             except _Stuck as exc:
                 raw["effects"] = untested(str(exc))
@@ -130,7 +140,7 @@ class _Stuck(Exception):
 
 class _Trials:
     """Replays of a captured graph from a fresh state's bytes, its outputs compared bit for
-    bit, with the second step's kernels given some of the first step's bytes or not."""
+    bit, with the later steps' kernels given some of the first step's bytes or not."""
 
     def __init__(self, result) -> None:
         from ..cuda.snapshot import is_device_array
@@ -210,24 +220,33 @@ class _Trials:
                 raise _Unstable("replays from the same bytes computed different outputs")
         swap = Substitution(graph.graph_handle, graph.exec_handle)
 
+        def replayed(chosen: dict[int, list]) -> bool:
+            for p, units in chosen.items():
+                for twin in range(p + per, len(nodes), per):
+                    swap.give(twin, given(p, twin, units))
+            once = self.outputs(name)
+            if self.same(base, once):
+                return False
+            if not self.same(once, self.outputs(name)):
+                raise _Unstable("replays with the first step's bytes computed different "
+                                "outputs each time")
+            return True
+
         def differs(chosen: dict[int, list]) -> bool:
             try:
-                for p, units in chosen.items():
-                    for twin in range(p + per, len(nodes), per):
-                        swap.give(twin, given(p, twin, units))
-                once = self.outputs(name)
-                if self.same(base, once):
-                    return False
-                if not self.same(once, self.outputs(name)):
-                    raise _Unstable("replays with the first step's bytes computed different "
-                                    "outputs each time")
-                return True
-            finally:
-                try:
+                changed = replayed(chosen)
+            except BaseException:
+                # what stopped the trial (an interrupt, a CUDA error) goes on as it is; the
+                # graph's own bytes are given back as far as they can be
+                with contextlib.suppress(Exception):
                     swap.undo()
-                except Exception as exc:  # noqa: BLE001 - any failure leaves it stuck
-                    raise _Stuck(f"its kernels could not be given their own arguments back "
-                                 f"({exc})") from None
+                raise
+            try:
+                swap.undo()
+            except Exception as exc:  # any failure leaves the graph with other bytes
+                raise _Stuck(f"its kernels could not be given their own arguments back "
+                             f"({exc})") from None
+            return changed
 
         changed, note = effect_search(candidates, differs)
 
