@@ -24,7 +24,8 @@ from accelgraph_cli.render.audit import verdict
 AUDITS = DATA / "audits"
 CLEAN = ("mlp_decode", "buckets", "gpt_decode")
 FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice",
-          "scheduled_lr", "functor_alpha", "decode_after_prefill", "seen_later")
+          "scheduled_lr", "functor_alpha", "decode_after_prefill", "seen_later",
+          "every_other_step")
 
 
 def raw(stem: str) -> dict:
@@ -55,7 +56,7 @@ def test_each_recording_is_the_current_version_with_its_types(stem):
     document = raw(stem)
     assert document["version"] == 2
     for graph in document["graphs"]:
-        half = graph["nodes"][:len(graph["nodes"]) // 2]
+        half = graph["nodes"][:len(graph["nodes"]) // document["steps"]]
         mangled = {n["name"] for n in half if (n.get("name") or "").startswith("_Z")}
         assert set(graph["types"]) == mangled, stem
         # recorded where a demangler read them all
@@ -63,15 +64,17 @@ def test_each_recording_is_the_current_version_with_its_types(stem):
 
 
 @pytest.mark.parametrize("stem", CLEAN + FROZEN)
-def test_each_recording_holds_two_alike_steps(stem):
+def test_each_recording_holds_alike_steps(stem):
     document = raw(stem)
-    assert document["steps"] == 2
+    steps = 3 if stem == "every_other_step" else 2  # as tools/fixtures.py records them
+    assert document["steps"] == steps
     for graph in document["graphs"]:
         nodes = graph["nodes"]
-        assert nodes and len(nodes) % 2 == 0
-        half = len(nodes) // 2
-        assert [(n["kind"], n.get("name")) for n in nodes[:half]] == \
-            [(n["kind"], n.get("name")) for n in nodes[half:]]
+        assert nodes and len(nodes) % steps == 0
+        per = len(nodes) // steps
+        for k in range(1, steps):
+            assert [(n["kind"], n.get("name")) for n in nodes[:per]] == \
+                [(n["kind"], n.get("name")) for n in nodes[k * per:(k + 1) * per]]
         for node in nodes:
             if node["kind"] in ("kernel", "memcpy", "memset"):
                 assert node["args"], (stem, node["id"])  # every kernel here takes arguments
@@ -1100,3 +1103,78 @@ def test_the_steps_option_is_bounded_as_the_model_reads(cli):
         assert code == 2 and "--steps" in err, err
     code, _out, err = cli("audit", AUDITS / "host_counter.json", "--steps", "3")
     assert code == 2 and "--steps: options of a new audit" in err, err
+
+
+# -- more than two steps (every_other_step, recorded with three) ---------------------------
+
+def _scale_node(document: dict, step: int) -> dict:
+    """every_other_step's saxpy node of ``step`` (1 is the first)."""
+    nodes = document["graphs"][0]["nodes"]
+    per = len(nodes) // document["steps"]
+    return nodes[(step - 1) * per]
+
+
+def test_a_value_that_changes_every_other_step_is_found_at_the_third(cli):
+    """Scale 1, 1, 2: nothing differs between steps 1 and 2; the scale is frozen at step 3,
+    and shown so."""
+    document = raw("every_other_step")
+    assert document["steps"] == 3
+    (graph,) = audit_of("every_other_step").graphs
+    assert (graph.steps, graph.captured) == (3, 3 * graph.nodes)
+    (difference,) = graph.differences
+    assert (difference.kind, difference.argument, difference.step) == ("value", 0, 3)
+    assert (difference.first, difference.second) == ("1.0", "2.0")
+    assert _scale_node(document, 1)["args"][0] == _scale_node(document, 2)["args"][0]
+    code, out, _err = cli("audit", AUDITS / "every_other_step.json")
+    assert code == 1
+    text = " ".join(out.split())
+    assert "later step" in text and "2.0 (step 3)" in text
+    assert "compared between the first of 3 consecutive steps and each one after it" in text
+    code, out, _err = cli("audit", AUDITS / "every_other_step.json", "--json")
+    assert json.loads(out)["graphs"][0]["differences"][0]["step"] == 3
+
+
+def test_a_value_differing_at_step_2_is_shown_with_its_step_among_three():
+    document = raw("every_other_step")
+    scale = _scale_node(document, 2)["args"][0]
+    scale["hex"] = struct.pack("<f", 7.0).hex()
+    (difference,) = audit_of("every_other_step", document).graphs[0].differences
+    assert (difference.step, difference.second) == (2, "7.0")
+
+
+def test_a_launch_shape_differing_only_at_step_3_is_frozen():
+    document = raw("every_other_step")
+    node = _scale_node(document, 3)
+    node["grid"] = [node["grid"][0] + 1, 1, 1]
+    (graph,) = audit_of("every_other_step", document).graphs
+    (launch,) = [d for d in graph.differences if d.kind == "launch"]
+    assert (launch.label, launch.step) == ("grid", 3)
+
+
+def test_a_third_step_that_makes_another_graph_is_steps_differ(cli, tmp_path):
+    document = raw("every_other_step")
+    _scale_node(document, 3)["name"] = "another_kernel"
+    (graph,) = audit_of("every_other_step", document).graphs
+    assert graph.mismatch is not None and "of step 3 another_kernel" in graph.mismatch
+    assert not verdict(audit_of("every_other_step", document))[0]
+
+
+def test_each_later_step_is_read_and_a_frozen_reading_wins():
+    """A pointer into device memory outside the state at step 2, and into a state array at
+    step 3: the step-2 reading alone (elsewhere) would pass; the step-3 one is a frozen
+    buffer, and is the one shown."""
+    document = raw("every_other_step")
+    state = {e["paths"][0]: e for e in document["state"]}
+    start, size = document["graphs"][0]["allocations"][0]
+    inside = {(e["start"], e["start"] + e["size"]) for e in state.values()}
+    outside = next(a for a in range(start, start + size, 256)
+                   if not any(lo <= a < hi for lo, hi in inside))
+    x = _scale_node(document, 1)["args"][1]
+    assert int.from_bytes(bytes.fromhex(x["hex"]), "little") == state["state['x']"]["start"]
+    _scale_node(document, 2)["args"][1]["hex"] = outside.to_bytes(8, "little").hex()
+    _scale_node(document, 3)["args"][1]["hex"] = \
+        state["state['y']"]["start"].to_bytes(8, "little").hex()
+    (graph,) = audit_of("every_other_step", document).graphs
+    (pointer,) = [d for d in graph.differences if d.argument == 1]
+    assert (pointer.kind, pointer.step, pointer.second) == ("buffer", 3, "state['y']")
+    assert not verdict(audit_of("every_other_step", document))[0]

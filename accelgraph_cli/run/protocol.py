@@ -675,7 +675,8 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         # the captured state gets eager's starting bytes, before eager changes them:
         # restored, the bytes of its host arrays left alone; unwritable, of those it could
         # not write
-        restored, unwritable = start_from(result, find_arrays(eager_state, is_device_array))
+        restored, unwritable = start_from(result, find_arrays(eager_state, is_device_array)) \
+            if result.snapshot is not None else ([], [])
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
         rng = backend.rng_state(_generators(backend, eager_state))
