@@ -688,7 +688,7 @@ def test_no_effect_is_counted_in_the_verdict():
     assert unused > 100
     passed, line = verdict(audit)
     assert passed and (f"{unused} part(s) that differ change no output when the later steps "
-                       "runs with the first step's") in line
+                       "run with the first step's") in line
 
 
 def test_the_effect_test_tries_unsure_struct_bytes_only(monkeypatch):
