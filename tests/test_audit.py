@@ -363,6 +363,8 @@ def _arg(change):
 BROKEN = {
     "format": (_set(["format"], "other"), "not an accelgraph audit"),
     "version": (_set(["version"], 99), "version 99"),
+    "version true": (_set(["version"], True), "version True"),  # True == 1 in Python
+    "version float": (_set(["version"], 1.0), "version 1.0"),
     "steps": (_set(["steps"], 3), "compares 2 steps, not 3"),
     "steps type": (_set(["steps"], "two"), "'steps'"),
     "graphs": (_set(["graphs"], []), "'graphs'"),

@@ -216,6 +216,8 @@ def _broken(tmp_path: Path, change) -> Path:
 BROKEN = {
     "format": (_set(["format"], "other"), "not an accelgraph profile"),
     "version": (_set(["version"], 99), "version 99"),
+    "version true": (_set(["version"], True), "version True"),  # True == 1 in Python
+    "version float": (_set(["version"], 1.0), "version 1.0"),
     "graphs": (_set(["graphs"], []), "'graphs'"),
     "no model": (_set(["graphs", 0, "model"], KeyError), "graph model"),
     "spans type": (_set(["graphs", 0, "spans"], [1, 2]), "'spans'"),

@@ -256,9 +256,10 @@ def document_head(document: Any, where: str, kind: tuple[str, int, str],
     fmt, version, noun = kind
     if not isinstance(document, dict) or document.get("format") != fmt:
         raise error(f"{where}: not an accelgraph {noun} (no \"format\": \"{fmt}\")")
-    if document.get("version") != version:
-        raise error(f"{where}: {noun} version {document.get('version')!r}; this accelgraph "
-                    f"reads version {version}")
+    found = document.get("version")
+    if not _is_int(found) or found != version:  # True == 1 in Python: not a version
+        raise error(f"{where}: {noun} version {found!r}; this accelgraph reads version "
+                    f"{version}")
     graphs = document.get("graphs")
     if not isinstance(graphs, list) or not graphs:
         raise error(f"{where}: 'graphs' must be a non-empty list")
