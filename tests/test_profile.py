@@ -241,7 +241,23 @@ BROKEN = {
     "stack frame": (_set(["graphs", 0, "origins", "graph_0_node_0"], {"stack": [[1]]}), "stack"),
     "codes type": (_set(["graphs", 0, "codes"], [1]), "codes"),
     "params": (_set(["params"], [1]), "params"),
+    "a cycle": (lambda d: d["graphs"][0]["model"]["edges"].append(
+        ["graph_0_node_3", "graph_0_node_0"]), "has a cycle"),
+    "traced step": (_set(["graphs", 0, "traced_step_us"], "x"), "'traced_step_us'"),
+    "dropped": (_set(["graphs", 0, "dropped"], -1), "'dropped'"),
+    "unreadable": (_set(["graphs", 0, "unreadable"], "x"), "'unreadable'"),
+    "span at 2**63": (lambda d: d["graphs"][0]["spans"]["graph_0_node_0"].__setitem__(
+        3, [0, 2**63]), "start <= end"),
+    "line at 2**31": (lambda d: d["graphs"][0]["origins"]["graph_0_node_0"]["stack"][-1]
+                      .__setitem__(1, 2**31), "a line from 0"),
+    "stack frame user": (lambda d: d["graphs"][0]["origins"]["graph_0_node_0"]["stack"][-1]
+                         .__setitem__(3, 1), "stack"),
+    "stack entry": (_set(["graphs", 0, "origins", "graph_0_node_0"], [1]), "stack"),
+    "codes value": (_set(["graphs", 0, "codes"], {"a:1": 5}), "codes"),
 }
+# what the error names: the graph, for a fault inside one
+NOT_IN_A_GRAPH = {"format", "version", "version true", "version float", "graphs", "scenario",
+                  "two graphs one name", "params"}
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
@@ -253,6 +269,8 @@ def test_broken_profiles_are_one_error(cli, tmp_path, case):
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and words in err, (case, err)
     assert "Traceback" not in err
+    if case not in NOT_IN_A_GRAPH:
+        assert f"{path}: graph 'step': " in err, (case, err)
 
 
 @pytest.mark.parametrize("text,words", [("{", "not JSON"), ('{"a": NaN}', "not JSON"),
@@ -460,3 +478,182 @@ def test_node_ids_one_side_has_are_listed_in_graph_order(cli):
     code, _out, err = cli("profile", PROFILES / "mlp_decode.json", "--against",
                           PROFILES / "fork_join.json")
     assert "before only: graph_0_node_4, graph_0_node_5, graph_0_node_6, graph_0_node_7 …" in err
+
+
+# -- the --json output, pinned against the raw records ---------------------------------------
+
+def _chain_reference(graph: dict) -> tuple[float, list[dict]]:
+    """mlp_decode's figures worked out from its raw records alone (its graph is a chain,
+    each node's input the node before): busy = median over replays of first start to last
+    end; per node, span = median of end - start, own = median of the time past the end of
+    the node before (or past its own start); in µs."""
+    ids = list(graph["spans"])
+    runs = [graph["spans"][node] for node in ids]
+    busy = median((max(r[k][1] for r in runs) - min(r[k][0] for r in runs)) / 1e3
+                  for k in range(graph["replays"]))
+    nodes = []
+    for i, node in enumerate(ids):
+        span = [(e - s) / 1e3 for s, e in runs[i]]
+        own = [max(0, e - max(s, runs[i - 1][k][1] if i else s)) / 1e3
+               for k, (s, e) in enumerate(runs[i])]
+        nodes.append({"node": node, "span_us": round(median(span), 3),
+                      "own_us": round(median(own), 3),
+                      "share": round(median(own) / busy, 4)})
+    return busy, nodes
+
+
+def test_the_json_of_a_saved_profile_is_pinned(cli):
+    """mlp_decode's profile as --json prints it: every key at every level, and each figure
+    as its raw records give it (users' scripts read these names)."""
+    document = raw("mlp_decode")
+    (graph,) = document["graphs"]
+    edges = {(e[0], e[1]) if isinstance(e, list) else (e["from"], e["to"])
+             for e in graph["model"]["edges"]}
+    ids = list(graph["spans"])
+    assert edges >= set(zip(ids, ids[1:]))  # a chain, as the reference assumes
+    code, out, err = cli("profile", PROFILES / "mlp_decode.json", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    (shown_graph,) = shown.pop("graphs")
+    assert shown == {"scenario": "scenarios/mlp_decode.py", "params": document["params"],
+                     "device": document["device"], "origins_failed": None}
+    shown_nodes = shown_graph.pop("nodes")
+    busy, reference = _chain_reference(graph)
+    assert shown_graph == {
+        "name": "step", "iters": graph["iters"], "replays": graph["replays"],
+        "step_us": round(graph["step_us"], 3), "traced_step_us": round(graph["traced_step_us"], 3),
+        "busy_us": round(busy, 3), "dropped": graph["dropped"], "unreadable": graph["unreadable"],
+        "silent": []}
+    assert [{k: n[k] for k in ("node", "span_us", "own_us", "share")} for n in shown_nodes] == \
+        reference
+    names = ["sgemm_skinny_8", "sgemm_splitk_reduce", "sgemm_skinny_8",
+             "sgemm_splitk_reduce_softmax"]
+    for node, name in zip(shown_nodes, names):
+        assert set(node) == {"node", "kind", "name", "runs", "span_us", "own_us", "share",
+                             "origin"}
+        assert (node["kind"], node["name"], node["runs"]) == ("kernel", name, graph["replays"])
+        assert set(node["origin"]) == {"file", "line", "function", "code", "via"}
+        assert node["origin"]["file"] == "scenarios/mlp_decode.py"
+        assert node["origin"]["function"] == "step"
+    lines = (ROOT / "scenarios" / "mlp_decode.py").read_text().splitlines()
+    assert [lines[n["origin"]["line"] - 1].strip() for n in shown_nodes] == [
+        n["origin"]["code"] for n in shown_nodes]
+    assert [n["origin"]["via"] for n in shown_nodes] == [
+        "kernels.sgemm_bias_gelu"] * 2 + ["kernels.sgemm_softmax"] * 2
+
+
+def test_the_json_of_two_profiles_side_by_side_is_pinned(cli, tmp_path):
+    """--against: each figure as [before, after]. The after profile is mlp_decode's with
+    its third node's runs ending 1 µs later: its span and own time grow by 1 µs, the
+    step's busy time by 1 µs, the other nodes' figures stay."""
+    before = raw("mlp_decode")
+    after = copy.deepcopy(before)
+    (graph,) = after["graphs"]
+    third = list(graph["spans"])[2]
+    graph["spans"][third] = [[s, e + 1000] for s, e in graph["spans"][third]]
+    last = list(graph["spans"])[3]
+    graph["spans"][last] = [[s + 1000, e + 1000] for s, e in graph["spans"][last]]
+    graph["step_us"] += 1.0
+    path = tmp_path / "after.json"
+    path.write_text(json.dumps(after))
+    code, out, err = cli("profile", path, "--against", PROFILES / "mlp_decode.json", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    (change,) = shown.pop("graphs")
+    assert shown == {"before": str(PROFILES / "mlp_decode.json"), "after": str(path),
+                     "device": [before["device"]] * 2}
+    busy_before, nodes_before = _chain_reference(before["graphs"][0])
+    busy_after, nodes_after = _chain_reference(graph)
+    assert round(busy_after - busy_before, 3) == 1.0
+    assert set(change) == {"name", "step_us", "busy_us", "nodes"}
+    assert change["name"] == "step"
+    assert change["step_us"] == [round(before["graphs"][0]["step_us"], 3),
+                                 round(graph["step_us"], 3)]
+    assert change["busy_us"] == [round(busy_before, 3), round(busy_after, 3)]
+    for row, a, b in zip(change["nodes"], nodes_before, nodes_after):
+        assert set(row) == {"node", "kind", "name", "own_us", "span_us"}
+        assert (row["node"], row["kind"]) == (a["node"], "kernel")
+        assert row["own_us"] == [a["own_us"], b["own_us"]]
+        assert row["span_us"] == [a["span_us"], b["span_us"]]
+        assert row["name"][0] == row["name"][1]
+    grew = [round(b["span_us"] - a["span_us"], 3) for a, b in zip(nodes_before, nodes_after)]
+    assert grew == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_the_edges_of_what_a_profile_accepts_are_read():
+    """A run that starts and ends at the same tick, the last timestamp below 2**63, line 0,
+    no "dropped" or "unreadable" (an earlier recording's): read, as zero where absent."""
+    document = raw("mlp_decode")
+    (graph,) = document["graphs"]
+    graph["spans"]["graph_0_node_0"][3] = [7, 7]
+    graph["spans"]["graph_0_node_3"][4] = [2**63 - 2, 2**63 - 1]
+    graph["origins"]["graph_0_node_0"]["stack"][-1][1] = 0
+    graph.pop("dropped")
+    graph.pop("unreadable")
+    (read,) = load_profile(document, "mlp_decode").graphs
+    assert (read.dropped, read.unreadable) == (0, 0)
+    assert read.nodes[0].origin.line == 0
+
+
+def test_a_kernel_with_no_run_is_a_silent_kernel():
+    """A node every replay of which lost its record is silent; a kernel among them is
+    counted apart (the profile misses its time). Its successor's own time, its input's end
+    never known, is 0; a graph where nothing ran has no busy time."""
+    (recorded,) = load_profile(raw("mlp_decode"), "mlp_decode").graphs
+    assert recorded.silent == [] and recorded.silent_kernels == []
+    document = raw("mlp_decode")
+    (graph,) = document["graphs"]
+    graph["spans"]["graph_0_node_0"] = [None] * graph["replays"]
+    (read,) = load_profile(document, "mlp_decode").graphs
+    assert read.silent == ["graph_0_node_0"] and read.silent_kernels == ["graph_0_node_0"]
+    assert [n.node for n in read.nodes] == ["graph_0_node_1", "graph_0_node_2", "graph_0_node_3"]
+    # (never recorded, it is no input whose end is waited for: its successor's own time is
+    # its span)
+    assert read.nodes[0].own_us == read.nodes[0].span_us > 0
+    # recorded in the first replay only, where its successor's record was lost: when the
+    # successor's input was ready is never known, and its own time is 0
+    graph["spans"]["graph_0_node_0"][0] = raw("mlp_decode")["graphs"][0]["spans"][
+        "graph_0_node_0"][0]
+    graph["spans"]["graph_0_node_1"][0] = None
+    (read,) = load_profile(document, "mlp_decode").graphs
+    assert read.silent == [] and read.nodes[1].node == "graph_0_node_1"
+    assert read.nodes[1].own_us == 0.0 and read.nodes[1].span_us > 0
+    (memory,) = [g for g in load_profile(raw("memory_ops"), "memory_ops").graphs if g.silent]
+    assert memory.silent_kernels == []  # its silent nodes are no kernels
+    for node in graph["spans"]:
+        graph["spans"][node] = [None] * graph["replays"]
+    (idle,) = load_profile(document, "mlp_decode").graphs
+    assert (idle.busy_us, idle.nodes) == (0.0, [])
+    assert idle.silent_kernels == list(graph["spans"])
+
+
+def _frame(path: str, line: int, function: str, user: bool) -> list:
+    return [path, line, function, user]
+
+
+def test_the_frame_that_made_a_node_is_picked_from_its_stack():
+    """pick_origin: the innermost frame in the scenario file, else the innermost user frame,
+    else none; ``via`` names the call it made (the frame just inside it); code from
+    ``codes``, or empty."""
+    from accelgraph_cli.model.profile import pick_origin
+
+    stack = [_frame("accelgraph_cli/cuda/launch.py", 9, "__call__", False),
+             _frame("lib/helpers.py", 4, "helper", True),
+             _frame("scen.py", 30, "step", True),
+             _frame("runner.py", 2, "main", True)]
+    codes = {"scen.py:30": "    y = helper(x)  ", "lib/helpers.py:4": "return k(x)"}
+    origin = pick_origin(stack, "./scen.py", codes)
+    assert (origin.file, origin.line, origin.function, origin.code, origin.via) == (
+        "scen.py", 30, "step", "y = helper(x)", "helpers.helper")
+    # no scenario named: the innermost user frame, and the call it made
+    origin = pick_origin(stack, "", codes)
+    assert (origin.file, origin.line, origin.via) == ("lib/helpers.py", 4, "launch.__call__")
+    # the scenario's frame the innermost: no call inside it
+    origin = pick_origin(stack[2:], "scen.py")
+    assert (origin.line, origin.via, origin.code) == (30, "", "")
+    # no frame in the scenario: the innermost user frame (second), via the first
+    origin = pick_origin(stack[:2] + stack[3:], "scen.py", codes)
+    assert (origin.file, origin.via, origin.code) == ("lib/helpers.py", "launch.__call__",
+                                                      "return k(x)")
+    assert pick_origin([stack[0]], "scen.py") is None
+    assert pick_origin([], "scen.py") is None
