@@ -24,7 +24,8 @@ from accelgraph_cli.render.audit import verdict
 AUDITS = DATA / "audits"
 CLEAN = ("mlp_decode", "buckets", "gpt_decode")
 FROZEN = ("host_counter", "swapped_buffers", "decode_position", "growing_slice",
-          "scheduled_lr", "functor_alpha", "decode_after_prefill")
+          "scheduled_lr", "functor_alpha", "decode_after_prefill", "seen_later",
+          "every_other_step")
 
 
 def raw(stem: str) -> dict:
@@ -37,18 +38,43 @@ def audit_of(stem: str, document: dict | None = None):
     return load_audit(raw(stem) if document is None else document, stem)
 
 
+def as_version_1(document: dict) -> dict:
+    """A recording as version 1 wrote it: without its C++ kernels' types, which the reader's
+    own demangler then finds (or not)."""
+    document["version"] = 1
+    for graph in document["graphs"]:
+        graph.pop("types")
+    return document
+
+
 # -- what the recordings hold ------------------------------------------------------------------
 
 @pytest.mark.parametrize("stem", CLEAN + FROZEN)
-def test_each_recording_holds_two_alike_steps(stem):
+def test_each_recording_is_the_current_version_with_its_types(stem):
+    """Recorded by this accelgraph: each graph keeps its C++ kernels' parameter types (a
+    recording older than that fails here: run `make fixtures` on a GPU)."""
     document = raw(stem)
-    assert document["steps"] == 2
+    assert document["version"] == 2
+    for graph in document["graphs"]:
+        half = graph["nodes"][:len(graph["nodes"]) // document["steps"]]
+        mangled = {n["name"] for n in half if (n.get("name") or "").startswith("_Z")}
+        assert set(graph["types"]) == mangled, stem
+        # recorded where a demangler read them all
+        assert all(isinstance(found, list) for found in graph["types"].values()), stem
+
+
+@pytest.mark.parametrize("stem", CLEAN + FROZEN)
+def test_each_recording_holds_alike_steps(stem):
+    document = raw(stem)
+    steps = 3 if stem == "every_other_step" else 2  # as tools/fixtures.py records them
+    assert document["steps"] == steps
     for graph in document["graphs"]:
         nodes = graph["nodes"]
-        assert nodes and len(nodes) % 2 == 0
-        half = len(nodes) // 2
-        assert [(n["kind"], n.get("name")) for n in nodes[:half]] == \
-            [(n["kind"], n.get("name")) for n in nodes[half:]]
+        assert nodes and len(nodes) % steps == 0
+        per = len(nodes) // steps
+        for k in range(1, steps):
+            assert [(n["kind"], n.get("name")) for n in nodes[:per]] == \
+                [(n["kind"], n.get("name")) for n in nodes[k * per:(k + 1) * per]]
         for node in nodes:
             if node["kind"] in ("kernel", "memcpy", "memset"):
                 assert node["args"], (stem, node["id"])  # every kernel here takes arguments
@@ -362,10 +388,13 @@ def _arg(change):
 
 BROKEN = {
     "format": (_set(["format"], "other"), "not an accelgraph audit"),
-    "version": (_set(["version"], 99), "version 99"),
+    "version": (_set(["version"], 99), "version 99; this accelgraph reads version 1 or 2"),
     "version true": (_set(["version"], True), "version True"),  # True == 1 in Python
     "version float": (_set(["version"], 1.0), "version 1.0"),
-    "steps": (_set(["steps"], 3), "compares 2 steps, not 3"),
+    "types": (_set(["graphs", 0, "types"], [1]), "'types' must map"),
+    "types entry": (_set(["graphs", 0, "types"], {"_Z1fv": "int"}), "'types' must map"),
+    "steps": (_set(["steps"], 65), "compares 2 to 64 steps, not 65"),
+    "one step": (_set(["steps"], 1), "compares 2 to 64 steps, not 1"),
     "steps type": (_set(["steps"], "two"), "'steps'"),
     "graphs": (_set(["graphs"], []), "'graphs'"),
     "graph name": (_set(["graphs", 0, "name"], 5), "'name'"),
@@ -394,6 +423,11 @@ BROKEN = {
     "two graphs one name": (lambda d: d["graphs"].append(copy.deepcopy(d["graphs"][0])),
                             "two graphs are called 'step'"),
 }
+# on a recording with C++ kernels
+BROKEN_TYPES = {
+    "types lacking a kernel": (lambda d: d["graphs"][0]["types"].popitem(),
+                               "'types' lacks the kernel '_Z"),
+}
 
 
 _EFFECTS = ["graphs", 0, "effects"]
@@ -411,11 +445,15 @@ BROKEN_EFFECTS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BROKEN) + [f"effects: {c}" for c in sorted(BROKEN_EFFECTS)])
+@pytest.mark.parametrize("case", sorted(BROKEN) + [f"effects: {c}" for c in sorted(BROKEN_EFFECTS)]
+                         + sorted(BROKEN_TYPES))
 def test_broken_audits_are_one_error(cli, tmp_path, case):
     if case.startswith("effects: "):  # on a recording that has the effect test's findings
         change, words = BROKEN_EFFECTS[case.removeprefix("effects: ")]
         document = raw("functor_alpha")
+    elif case in BROKEN_TYPES:
+        change, words = BROKEN_TYPES[case]
+        document = raw("gpt_decode")
     else:
         change, words = BROKEN[case]
         document = raw("host_counter")
@@ -573,7 +611,7 @@ def test_without_a_demangler_cxx_kernels_are_untyped_and_the_verdict_says_so(mon
 
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
     monkeypatch.setattr(render_audit, "demangler_name", lambda: None)
-    document = raw("gpt_decode")
+    document = as_version_1(raw("gpt_decode"))  # a recording with its types judges by them
     _flip_in_second_step(document, "_ZN2at6native29vectorized_elementwise", 0)
     audit = load_audit(document, "gpt_decode")
     assert audit.graphs[0].untyped and not audit.graphs[0].frozen
@@ -650,15 +688,14 @@ def test_no_effect_is_counted_in_the_verdict():
     unused = sum(d.kind == "no_effect" for g in audit.graphs for d in g.differences)
     assert unused > 100
     passed, line = verdict(audit)
-    assert passed and (f"{unused} part(s) that differ change no output when the second step "
-                       "runs with the first step's") in line
+    assert passed and (f"{unused} part(s) that differ change no output when the later steps "
+                       "run with the first step's") in line
 
 
-def test_the_effect_test_tries_struct_bytes_and_cxx_values_never_addresses(monkeypatch):
-    """What the recording hands the effect test: first-step kernel nodes only, units that
-    differ, never an address or an extern "C" kernel's value (judged by rule); the values
-    of C++ kernels too (judged by their demangled types), so that the same units are
-    tried with a demangler and without one."""
+def test_the_effect_test_tries_unsure_struct_bytes_only(monkeypatch):
+    """What the recording hands the effect test: first-step kernel nodes only, unsure units
+    only: never an address, an extern "C" kernel's value (judged by rule) or a C++ kernel's
+    value judged by its recorded type; the same units with a demangler and without one."""
     from accelgraph_cli.model import audit as model_audit
     from accelgraph_cli.model.audit import effect_candidates
 
@@ -673,15 +710,16 @@ def test_the_effect_test_tries_struct_bytes_and_cxx_values_never_addresses(monke
     for stem in ("host_counter", "swapped_buffers", "mlp_decode", "buckets"):
         assert not any(tried(stem).values()), stem  # values of extern "C" kernels, addresses
     (units,) = tried("scheduled_lr").values()
-    audit = audit_of("scheduled_lr")
-    (graph,) = audit.graphs
+    (graph,) = audit_of("scheduled_lr").graphs
     assert all(position < graph.nodes for position in units)  # first-step nodes
     frozen = {(int(d.node.rsplit("_", 1)[1]), (d.argument, d.at, d.size)) for d in graph.frozen}
-    assert frozen and all(unit in units[p] for p, unit in frozen)  # the rate, tried too
+    assert frozen and not any(unit in units.get(p, []) for p, unit in frozen)  # rates: values
+    tested = {(int(d.node.rsplit("_", 1)[1]), (d.argument, d.at, d.size))
+              for d in graph.differences if d.kind == "no_effect"}
+    assert tested == {(p, u) for p, found in units.items() for u in found}
     (functor,) = tried("functor_alpha").values()
     (difference,) = audit_of("functor_alpha").graphs[0].differences
     assert functor == {0: [(difference.argument, difference.at, difference.size)]}
-    # without a demangler the same units are tried
     with_demangler = tried("scheduled_lr")
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
     assert tried("scheduled_lr") == with_demangler
@@ -735,19 +773,31 @@ def test_units_that_change_the_outputs_only_together_are_all_read():
     assert "only together" in note
 
 
-def test_without_a_demangler_the_rates_are_judged_by_their_effect(monkeypatch):
-    """scheduled_lr shown where no demangler reads the foreach kernels' types: the rates are
-    no longer values by type, but the effect test tried them where it was recorded and found
-    them read, so the audit is still FROZEN on the same two units."""
+@pytest.mark.parametrize("stem", CLEAN + FROZEN)
+def test_a_recorded_audit_reads_the_same_without_a_demangler(monkeypatch, stem):
+    """Every unit is judged by the types the recording kept, so an audit shown where no
+    demangler runs gives the same kinds, values and verdict (scheduled_lr's rates stay
+    values by their type)."""
     from accelgraph_cli.model import audit as model_audit
 
-    with_demangler = audit_of("scheduled_lr")
+    with_demangler = audit_of(stem)
     monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
-    without = audit_of("scheduled_lr")
-    assert without.graphs[0].untyped
-    assert [(d.kind, d.node, d.argument, d.at) for d in without.graphs[0].frozen] == [
-        ("read", d.node, d.argument, d.at) for d in with_demangler.graphs[0].frozen]
-    assert not verdict(without)[0]
+    without = audit_of(stem)
+    assert without.to_json() == with_demangler.to_json()
+    assert not without.graphs[0].untyped
+
+
+def test_a_version_1_audit_without_a_demangler_leaves_cxx_values_unjudged(monkeypatch):
+    """Version 1 kept no types: read where no demangler runs, scheduled_lr's rates are
+    bytes of untyped C++ kernels (unsure, and said), no longer frozen values."""
+    from accelgraph_cli.model import audit as model_audit
+
+    (typed,) = audit_of("scheduled_lr").graphs
+    monkeypatch.setattr(model_audit, "demangle_many", lambda names: {n: n for n in names})
+    (graph,) = audit_of("scheduled_lr", as_version_1(raw("scheduled_lr"))).graphs
+    assert graph.untyped and not graph.frozen
+    assert {(d.node, d.argument, d.at) for d in typed.frozen} <= {
+        (d.node, d.argument, d.at) for d in graph.differences if d.kind == "unsure"}
 
 
 def test_a_value_judged_by_its_type_stays_a_value_whatever_its_effect():
@@ -802,16 +852,16 @@ def test_the_json_of_a_saved_audit_is_pinned(cli):
     (difference,) = graph.pop("differences")
     assert document == {
         "scenario": "tests/frozen_values/functor_alpha.py", "params": {"n": 4096},
-        "device": "NVIDIA H100 80GB HBM3", "frozen": 1, "origins_off": None,
+        "device": raw("functor_alpha")["device"], "frozen": 1, "origins_off": None,
         "origins_failed": None, "passed": False, "verdict": verdict(audit_of("functor_alpha"))[1]}
     assert graph == {
         "name": "step", "nodes": 1, "kernels": 1, "copies": 0, "arguments": 3, "nested": 0,
-        "captured": 2, "untyped": [], "mismatch": None, "effects_note": None,
+        "captured": 2, "steps": 2, "untyped": [], "mismatch": None, "effects_note": None,
         "effects_skipped": False, "frozen": 1}
     assert difference == {
         "node": "graph_0_node_0", "kernel": difference["kernel"], "argument": 1, "label": "1",
         "at": 0, "size": 4, "kind": "read", "frozen": True, "first": "1.0", "second": "2.0",
-        "first_hex": "0000803f", "second_hex": "00000040",
+        "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
         "origin": {"file": "tests/frozen_values/functor_alpha.py", "line": 22,
                    "function": "step",
                    "code": 'state["y"].add_(state["x"], alpha=float(state["count"]))',
@@ -827,13 +877,13 @@ def test_each_kind_says_what_replay_does_with_it():
         "offset": "frozen offset: replay uses the first step's position every time",
         "buffer": "frozen buffer: replay uses the first step's buffer every time",
         "launch": "frozen launch shape: replay launches the first step's grid every time",
-        "read": "frozen bytes inside a struct argument: the second step run with the first "
-                "step's bytes there computes other outputs",
+        "read": "frozen bytes inside a struct argument: the later steps run with the first "
+                "step's bytes there compute other outputs",
         "elsewhere": "address(es) into device memory outside the state, another each step",
         "unsure": "byte range(s) inside struct or one-byte arguments that differ and are not "
                   "addresses: not judged",
         "no_effect": "byte range(s) inside struct arguments that differ with no effect: the "
-                     "second step run with the first step's there computes the same outputs",
+                     "later steps run with the first step's there compute the same outputs",
     }
     assert set(starts) == set(KINDS)
     for kind, start in starts.items():
@@ -926,3 +976,210 @@ def test_an_address_moved_out_of_the_state_is_a_frozen_buffer_and_nowhere_a_valu
         assert difference.kind == kind
         if kind == "buffer":
             assert difference.second == "device memory outside the state"
+
+
+# -- the effect test's runs, graph by graph (the replays faked) ------------------------------
+
+class _FakeTrials:
+    """Stands for run/audit's _Trials: ``failures`` maps a graph's name to what its run
+    raises."""
+
+    made = 0
+
+    def __init__(self, failures: dict) -> None:
+        self.failures, self.ran, self.closed = failures, [], False
+
+    def run(self, raw: dict, candidates: dict, steps: int) -> dict:
+        self.ran.append(raw["name"])
+        if raw["name"] in self.failures:
+            raise self.failures[raw["name"]]
+        return {"tested": [], "changed": [], "note": None}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _effect_runs(monkeypatch, failures: dict, *, snapshot=True, outputs=True):
+    """run/audit._effect_tests over three graphs that each have units to try, with the
+    replays faked: each graph's effects, and the fake trials."""
+    from types import SimpleNamespace
+
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.run import audit as run_audit
+
+    made = []
+
+    def trials(result):
+        made.append(_FakeTrials(failures))
+        return made[-1]
+
+    monkeypatch.setattr(run_audit, "_Trials", trials)
+    monkeypatch.setattr(model_audit, "effect_candidates", lambda raw, state, steps: {0: [(0, 0, 4)]})
+    result = SimpleNamespace(snapshot=object() if snapshot else None, scenario=SimpleNamespace(
+        outputs_fn=(lambda state: {}) if outputs else None))
+    graphs = [{"name": name} for name in ("a", "b", "c")]
+    run_audit._effect_tests(result, graphs, [])
+    return {g["name"]: g["effects"]["note"] for g in graphs}, made
+
+
+def test_a_failing_graph_is_said_and_the_others_still_tried(monkeypatch):
+    from accelgraph_cli.run.audit import _Unstable
+
+    notes, (trials,) = _effect_runs(monkeypatch, {"a": ValueError("node refused"),
+                                                  "b": _Unstable("replays differ")})
+    assert notes == {"a": "not tested: node refused", "b": "not tested: replays differ",
+                     "c": None}
+    assert trials.ran == ["a", "b", "c"] and trials.closed
+
+
+def test_a_graph_left_with_other_bytes_stops_the_trials_after_it(monkeypatch):
+    """Later trials replay the earlier graphs first: one that could not get its own bytes
+    back would spoil them, so they are not run, and said."""
+    from accelgraph_cli.run.audit import _Stuck
+
+    notes, (trials,) = _effect_runs(monkeypatch, {"b": _Stuck("its kernels could not be given "
+                                                              "their own arguments back (x)")})
+    assert notes["a"] is None
+    assert notes["b"] == "not tested: its kernels could not be given their own arguments back (x)"
+    assert notes["c"] == ("not tested: graph 'b', replayed before it, could not be given its "
+                          "own arguments back")
+    assert trials.ran == ["a", "b"] and trials.closed
+
+
+@pytest.mark.parametrize(("snapshot", "outputs", "why"), [
+    (False, True, "the state was not saved at capture"),
+    (True, False, "the scenario has no outputs() to compare"),
+])
+def test_nothing_to_compare_tries_nothing_and_says_why(monkeypatch, snapshot, outputs, why):
+    notes, made = _effect_runs(monkeypatch, {}, snapshot=snapshot, outputs=outputs)
+    assert notes == dict.fromkeys("abc", f"not tested: {why}")
+    assert not made  # no second state is made
+
+
+def test_a_value_seen_only_in_a_later_graphs_outputs_is_read():
+    """seen_later: ``scale`` writes only an intermediate that ``finish`` copies into the
+    output; the effect test compared the outputs after the graphs that follow too, and
+    found the scale read (it is no output of ``scale``'s own)."""
+    document = raw("seen_later")
+    graphs = {g.name: g for g in audit_of("seen_later").graphs}
+    assert list(graphs) == ["scale", "finish"]
+    assert not graphs["finish"].frozen
+    (difference,) = graphs["scale"].frozen
+    # mul's 8-byte functor: a byte of its own, padding, then the float scale at byte 4
+    assert (difference.kind, difference.size) == ("read", 8)
+    assert [struct.unpack("<f", bytes.fromhex(h)[4:])[0]
+            for h in (difference.first_hex, difference.second_hex)] == [1.0, 2.0]
+    assert document["graphs"][0]["effects"]["changed"] == [
+        [difference.node, difference.argument, difference.at]]
+
+
+def test_a_second_state_that_cannot_be_made_is_said_once(monkeypatch):
+    """setup() raising the second time: every graph says why, and setup() is not run again
+    for each graph."""
+    from types import SimpleNamespace
+
+    from accelgraph_cli.model import audit as model_audit
+    from accelgraph_cli.run import audit as run_audit
+
+    calls = []
+
+    def trials(result):
+        calls.append(result)
+        raise RuntimeError("setup failed")
+
+    monkeypatch.setattr(run_audit, "_Trials", trials)
+    monkeypatch.setattr(model_audit, "effect_candidates", lambda raw, state, steps: {0: [(0, 0, 4)]})
+    result = SimpleNamespace(snapshot=object(), scenario=SimpleNamespace(outputs_fn=lambda s: {}))
+    graphs = [{"name": name} for name in ("a", "b")]
+    run_audit._effect_tests(result, graphs, [])
+    assert [g["effects"]["note"] for g in graphs] == [
+        "not tested: a second state could not be made (setup failed)"] * 2
+    assert len(calls) == 1
+
+
+def test_the_steps_option_is_bounded_as_the_model_reads(cli):
+    """--steps takes 2 to 64, what a saved audit may hold (model/audit.py's bounds)."""
+    from accelgraph_cli.model.audit import MAX_STEPS, STEPS
+
+    assert (STEPS, MAX_STEPS) == (2, 64)
+    for bad in (STEPS - 1, MAX_STEPS + 1):
+        code, _out, err = cli("audit", "saxpy", "--steps", str(bad))
+        assert code == 2 and "--steps" in err, err
+    code, _out, err = cli("audit", AUDITS / "host_counter.json", "--steps", "3")
+    assert code == 2 and "--steps: options of a new audit" in err, err
+
+
+# -- more than two steps (every_other_step, recorded with three) ---------------------------
+
+def _scale_node(document: dict, step: int) -> dict:
+    """every_other_step's saxpy node of ``step`` (1 is the first)."""
+    nodes = document["graphs"][0]["nodes"]
+    per = len(nodes) // document["steps"]
+    return nodes[(step - 1) * per]
+
+
+def test_a_value_that_changes_every_other_step_is_found_at_the_third(cli):
+    """Scale 1, 1, 2: nothing differs between steps 1 and 2; the scale is frozen at step 3,
+    and shown so."""
+    document = raw("every_other_step")
+    assert document["steps"] == 3
+    (graph,) = audit_of("every_other_step").graphs
+    assert (graph.steps, graph.captured) == (3, 3 * graph.nodes)
+    (difference,) = graph.differences
+    assert (difference.kind, difference.argument, difference.step) == ("value", 0, 3)
+    assert (difference.first, difference.second) == ("1.0", "2.0")
+    assert _scale_node(document, 1)["args"][0] == _scale_node(document, 2)["args"][0]
+    code, out, _err = cli("audit", AUDITS / "every_other_step.json")
+    assert code == 1
+    text = " ".join(out.split())
+    assert "later step" in text and "2.0 (step 3)" in text
+    assert "compared between the first of 3 consecutive steps and each one after it" in text
+    code, out, _err = cli("audit", AUDITS / "every_other_step.json", "--json")
+    assert json.loads(out)["graphs"][0]["differences"][0]["step"] == 3
+
+
+def test_a_value_differing_at_step_2_is_shown_with_its_step_among_three():
+    document = raw("every_other_step")
+    scale = _scale_node(document, 2)["args"][0]
+    scale["hex"] = struct.pack("<f", 7.0).hex()
+    (difference,) = audit_of("every_other_step", document).graphs[0].differences
+    assert (difference.step, difference.second) == (2, "7.0")
+
+
+def test_a_launch_shape_differing_only_at_step_3_is_frozen():
+    document = raw("every_other_step")
+    node = _scale_node(document, 3)
+    node["grid"] = [node["grid"][0] + 1, 1, 1]
+    (graph,) = audit_of("every_other_step", document).graphs
+    (launch,) = [d for d in graph.differences if d.kind == "launch"]
+    assert (launch.label, launch.step) == ("grid", 3)
+
+
+def test_a_third_step_that_makes_another_graph_is_steps_differ(cli, tmp_path):
+    document = raw("every_other_step")
+    _scale_node(document, 3)["name"] = "another_kernel"
+    (graph,) = audit_of("every_other_step", document).graphs
+    assert graph.mismatch is not None and "of step 3 another_kernel" in graph.mismatch
+    assert not verdict(audit_of("every_other_step", document))[0]
+
+
+def test_each_later_step_is_read_and_a_frozen_reading_wins():
+    """A pointer into device memory outside the state at step 2, and into a state array at
+    step 3: the step-2 reading alone (elsewhere) would pass; the step-3 one is a frozen
+    buffer, and is the one shown."""
+    document = raw("every_other_step")
+    state = {e["paths"][0]: e for e in document["state"]}
+    # two blocks of device memory past the state's (as a step's own allocations would be)
+    outside = max(e["start"] + e["size"] for e in state.values()) + 2**20
+    document["graphs"][0]["allocations"] += [[outside, 4096], [outside + 8192, 4096]]
+    for step, address in ((1, outside), (2, outside + 8192), (3, state["state['y']"]["start"])):
+        _scale_node(document, step)["args"][1]["hex"] = address.to_bytes(8, "little").hex()
+    (graph,) = audit_of("every_other_step", document).graphs
+    (pointer,) = [d for d in graph.differences if d.argument == 1]
+    assert (pointer.kind, pointer.step, pointer.second) == ("buffer", 3, "state['y']")
+    # without step 3's pointer into the state, both steps point outside it: elsewhere
+    _scale_node(document, 3)["args"][1]["hex"] = (outside + 8192).to_bytes(8, "little").hex()
+    (graph,) = audit_of("every_other_step", document).graphs
+    (pointer,) = [d for d in graph.differences if d.argument == 1]
+    assert (pointer.kind, pointer.step) == ("elsewhere", 2)
+    assert not verdict(audit_of("every_other_step", document))[0]

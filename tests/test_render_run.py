@@ -63,9 +63,9 @@ def capture(backend=None, watch=None) -> NS:
     )
 
 
-def check(ok=True, ran=True, rtol=0, atol=0, per_graph=None, note="", problems=()) -> NS:
+def check(ok=True, ran=True, rtol=0, atol=0, per_graph=None, note="", problems=(), steps=3) -> NS:
     return NS(ok=ok, ran=ran, rtol=rtol, atol=atol, per_graph=per_graph or {}, note=note, outputs=["y", "z"],
-              steps=3, graphs=["main", "tail"], problems=lambda: list(problems))
+              steps=steps, graphs=["main", "tail"], problems=lambda: list(problems))
 
 
 def replay(chk, per_graph=()) -> NS:
@@ -147,7 +147,8 @@ def test_replay_check_not_run_failed_or_skipped():
     assert printed(run.print_replay, replay(check(ran=False, note="no outputs"))).splitlines()[-1] == (
         'check: not run (no outputs)'
     )
-    failed = check(ok=False, rtol=1e-5, atol=1e-8, problems=["y: 3 of 8 differ", "z: shape"])
+    failed = check(ok=False, rtol=1e-5, atol=1e-8, problems=["y: 3 of 8 differ", "z: shape"],
+                   steps=2)
     assert printed(run.print_replay, replay(failed)).splitlines()[-5:] == [
         "check: FAILED (rtol=1e-05, atol=1e-08)",
         "  y: 3 of 8 differ",
@@ -159,7 +160,7 @@ def test_replay_check_not_run_failed_or_skipped():
 
 
 def test_a_failed_check_names_the_audit_of_the_same_scenario_and_parameters():
-    failed = replay(check(ok=False, problems=["y: 3 of 8 differ"]))
+    failed = replay(check(ok=False, problems=["y: 3 of 8 differ"], steps=2))
     failed.capture.scenario.info.path = "tests/frozen_values/host_counter.py"
     failed.capture.scenario.info.params = {"n": 8, "k": 2}
     text = " ".join(printed(run.print_replay, failed).split())
@@ -190,6 +191,23 @@ def test_a_failed_check_names_the_audit_of_the_same_scenario_and_parameters():
     # an ok check, or one not run, says nothing of it
     for chk in (check(), check(ran=False, note="n"), None):
         assert "accelgraph audit" not in printed(run.print_replay, replay(chk))
+
+
+def test_the_audit_named_covers_as_many_steps_as_the_check_ran():
+    """A check of three or more steps that fails may have met a value that changes less
+    often than every step: the audit named compares as many (at most its 64)."""
+    def command(steps: int, report=None) -> str:
+        chk = check(ok=False, problems=["y: differs"], steps=steps)
+        text = " ".join(printed(run.print_replay, report or replay(chk)).split())
+        return text.split("common cause: ", 1)[1].split(" names each", 1)[0]
+
+    assert command(2) == "accelgraph audit saxpy --param n=8"
+    assert command(3) == "accelgraph audit saxpy --param n=8 --steps 3"
+    assert command(100) == "accelgraph audit saxpy --param n=8 --steps 64"
+    # unrolled x4: three replays of the unrolled graph are twelve eager steps
+    failed = unrolled(check(ok=False, problems=["y: differs"], steps=3))
+    text = " ".join(printed(run.print_unrolled, failed).split())
+    assert "accelgraph audit saxpy --param n=8 --steps 12 names" in text
 
 
 def test_replay_of_several_graphs_has_a_row_per_graph_and_a_tolerance():

@@ -371,7 +371,10 @@ AUDITED = ("scenarios/mlp_decode.py", "scenarios/buckets.py", "scenarios/gpt_dec
            "tests/frozen_values/host_counter.py", "tests/frozen_values/swapped_buffers.py",
            "tests/frozen_values/decode_position.py", "tests/frozen_values/growing_slice.py",
            "tests/frozen_values/scheduled_lr.py", "tests/frozen_values/functor_alpha.py",
-           "tests/frozen_values/decode_after_prefill.py")
+           "tests/frozen_values/decode_after_prefill.py", "tests/frozen_values/seen_later.py",
+           "tests/frozen_values/every_other_step.py")
+#: Audits recorded with more steps than two (``audit --steps``): what the value needs to show.
+AUDIT_STEPS = {"every_other_step": 3}
 
 
 def record_audits(out_dir: Path) -> None:
@@ -381,7 +384,9 @@ def record_audits(out_dir: Path) -> None:
 
     root = Path(__file__).resolve().parent.parent
     _record_documents(out_dir / "audits", "audit",
-                      [(root / relative, record_audit) for relative in AUDITED])
+                      [(root / relative, lambda scen, params, n=AUDIT_STEPS.get(
+                          Path(relative).stem, 2): record_audit(scen, params, steps=n))
+                       for relative in AUDITED])
 
 
 def main(argv: list[str] | None = None) -> int:

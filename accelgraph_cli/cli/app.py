@@ -972,21 +972,25 @@ def audit(
     out: str = typer.Option(None, "--out", "-o", metavar="FILE",
                             help="Also save the raw audit (JSON), to show again anywhere."),
     json_out: bool = typer.Option(False, "--json", help="Print the audit as JSON."),
+    # model/audit.py's STEPS and MAX_STEPS (not imported for --help; a test holds them equal)
+    steps: int = typer.Option(2, "--steps", min=2, max=64, metavar="N",
+        help="Consecutive steps captured into each graph (2 to 64), each compared with the "
+        "first: more finds a value that changes less often than every step."),
 ) -> None:
     """Find the kernel arguments a graph freezes: values and buffers the host picks anew
     each step, which replay passes as the first step had them.
 
-    Captures as `capture` does (guard included), with two consecutive steps in each graph,
-    reads every kernel, copy and memset node's arguments back from the graph, and compares
-    the first step's nodes with the second's. A number that differs (a step counter, a
-    scale), an address that moves within a state array (a position) or to another array
-    (swapped buffers), or a grid that differs is frozen by a one-step graph: listed with the
-    line that launched the kernel, exit 1. Parts of struct arguments that differ without
-    being addresses (bytes C++ leaves unset differ so) are tried: the graph is replayed
-    from a fresh state with the second step given the first step's bytes there, and they
-    are frozen where the outputs change. Exit 0 when nothing is frozen. Needs a CUDA GPU
-    (exit 3 without one); CUPTI (cupti-python) adds each kernel's line. A saved audit
-    (.json) is shown anywhere.
+    Captures as `capture` does (guard included), with two consecutive steps in each graph
+    (--steps N for more), reads every kernel, copy and memset node's arguments back from the
+    graph, and compares the first step's nodes with each later step's. A number that
+    differs (a step counter, a scale), an address that moves within a state array (a
+    position) or to another array (swapped buffers), or a grid that differs is frozen by a
+    one-step graph: listed with the line that launched the kernel, exit 1. Parts of struct
+    arguments that differ without being addresses (bytes C++ leaves unset differ so) are
+    tried: the graph is replayed from a fresh state with the later steps given the first
+    step's bytes there, and they are frozen where the outputs change. Exit 0 when nothing
+    is frozen. Needs a CUDA GPU (exit 3 without one); CUPTI (cupti-python) adds each
+    kernel's line. A saved audit (.json) is shown anywhere.
     """
     from ..model.audit import AuditLoadError
     from ..render import audit as render_audit
@@ -994,7 +998,7 @@ def audit(
     from ..run import audit as run_audit
 
     _refuse_empty(("--out", out, "file"))
-    if _saved(ctx, scenario, "audit", "param", "pool", "error_mode", "out"):
+    if _saved(ctx, scenario, "audit", "param", "pool", "error_mode", "out", "steps"):
         loaded = run_audit.read_audit(scenario)
     else:
         from .. import files
@@ -1002,8 +1006,10 @@ def audit(
 
         _check_json_out(out, "audit")
         scen, values, pool, error_mode = _scenario_and_options(scenario, param, pool, error_mode)
-        with render_run.progress(_stdout(), "capturing two steps", enabled=not json_out):
-            document = run_audit.record_audit(scen, values, pool=pool, error_mode=error_mode)
+        what = "capturing two steps" if steps == 2 else f"capturing {steps} steps"
+        with render_run.progress(_stdout(), what, enabled=not json_out):
+            document = run_audit.record_audit(scen, values, pool=pool, error_mode=error_mode,
+                                              steps=steps)
         if out is not None:  # first: what the GPU recorded is kept, whatever follows
             files.write_text_atomic(out, json.dumps(document, indent=1) + "\n")
         try:

@@ -7,7 +7,9 @@ one each time. ``accelgraph audit`` captures two consecutive steps into one grap
 ``replay --unroll 2`` does), reads every kernel node's argument bytes back from the graph
 (``cuda/audit.py``) and compares the first step's kernels with the second's, argument by
 argument. What differs is a value a one-step graph freezes: replay passes the first step's
-bytes every time.
+bytes every time. ``audit --steps N`` captures N steps and compares each later step with the
+first (a value that changes every other step shows at the third); each unit is reported at
+the first later step where it differs.
 
 Everything here is computed from the *raw audit* that the GPU side writes, so a recorded
 audit is read, shown and checked anywhere (``accelgraph audit FILE.json``).
@@ -24,8 +26,10 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   where it is declared a number or a pointer (every small argument of an ``extern "C"``
   kernel, which keeps no types; a C++ kernel's types come from its mangled name): a number
   the host passed (shown as an integer or a float, whichever reads as the likelier; the
-  raw bytes are in the JSON); or a size or shape word inside an array argument of CuPy's
-  own ``cupy_*`` kernels, whose structs are set in full;
+  raw bytes are in the JSON; the types are read where the audit is recorded and kept in
+  it, so a saved audit reads the same with a demangler and without one); or a size or
+  shape word inside an array argument of CuPy's own ``cupy_*`` kernels, whose structs are
+  set in full;
 - **offset**: an address into the same allocation of the state at another offset in each
   step (a row or position the host picked);
 - **buffer**: an address into one state allocation in the first step and another (or
@@ -41,24 +45,24 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
   differ from launch to launch and are never read. Not counted as frozen until the effect
   test says otherwise:
-- **read** (frozen): unsure bytes the effect test found read: the second step's kernel, run
-  with the first step's bytes there (as a one-step graph replays it), computes other
+- **read** (frozen): unsure bytes the effect test found read: the later steps' kernels, run
+  with the first step's bytes there (as a one-step graph replays them), compute other
   outputs, bit for bit;
 - **no_effect**: unsure bytes the effect test tried the same way, with outputs unchanged:
   bytes the kernel does not read, or a value that made no difference on this state.
 
 The effect test (``run/audit.py``, recorded as each graph's ``effects``; the search is
-:func:`effect_search`) replays the graph from a fresh state's bytes with the second
+:func:`effect_search`) replays the graph from a fresh state's bytes with every later
 step's kernels given the first step's bytes in the units tried (the rest of their bytes
-stay the second step's), after the graphs captured before it, and compares the outputs bit
-for bit: every unit at once, then,
+stay their own), after the graphs captured before it, and compares the outputs bit for bit
+after it and after the graphs that follow it: every unit at once, then,
 only where that changed them, each node's units, then each unit of a node that changed
 them. Units that change the outputs only together are all read. What it cannot tell: a
 value whose effect the state hides (a scale applied to zeros), and a graph whose replays
 differ run to run (not tested, and said).
 
-What it cannot see: a value that is the same in two consecutive steps and changes later
-(every tenth step, on a condition); what a kernel reads through a pointer (contents are
+What it cannot see: a value that changes less often than the steps captured (every tenth
+step, on a condition); what a kernel reads through a pointer (contents are
 read at replay, which is right); work whose structure differs between the steps (reported,
 not compared); arguments of nodes inside child graphs.
 """
@@ -85,8 +89,10 @@ from .profile import (
 )
 
 FORMAT = "accelgraph-audit"
-VERSION = 1
-STEPS = 2  # steps captured into each graph, compared with each other
+VERSION = 2  # what a recording writes: each graph holds its C++ kernels' parameter types
+READS = (1, 2)  # version 1 has no types: they are read from the kernels' names where shown
+STEPS = 2  # steps captured into each graph by default: each later one compared with the first
+MAX_STEPS = 64  # audit --steps: at most
 
 _WORD = 8
 _HEX = re.compile(r"[0-9a-fA-F]*")
@@ -124,7 +130,7 @@ class Place:
 
 @dataclass(frozen=True)
 class Difference:
-    """One unit of one kernel argument that differs between the two steps."""
+    """One unit of one kernel argument that differs between the first step and a later one."""
 
     node: str  # the first step's node id
     kernel: str  # the kernel's name, or the node's kind (memcpy, memset)
@@ -134,10 +140,13 @@ class Difference:
     size: int  # the unit's bytes
     kind: str  # "value", "offset", "buffer" or "elsewhere"
     first: str  # the first step's unit, as shown
-    second: str  # the second step's
+    second: str  # the later step's (see ``step``)
     first_hex: str
     second_hex: str
     origin: Origin | None = None
+    # the later step (1 is the first) whose unit "second" is: the first where it differs,
+    # or the first where it reads as frozen
+    step: int = 2
 
     @property
     def frozen(self) -> bool:
@@ -154,11 +163,11 @@ class Difference:
         if self.kind == "launch":
             return "frozen launch shape: replay launches the first step's grid every time"
         if self.kind == "read":
-            return ("frozen bytes inside a struct argument: the second step run with the "
-                    "first step's bytes there computes other outputs")
+            return ("frozen bytes inside a struct argument: the later steps run with the "
+                    "first step's bytes there compute other outputs")
         if self.kind == "no_effect":
             return ("byte range(s) inside struct arguments that differ with no effect: the "
-                    "second step run with the first step's there computes the same outputs "
+                    "later steps run with the first step's there compute the same outputs "
                     "(bytes a launch leaves unset, or a value that made no difference here)")
         if self.kind == "elsewhere":
             return ("address(es) into device memory outside the state, another each step "
@@ -172,7 +181,7 @@ class Difference:
         return {
             "node": self.node, "kernel": self.kernel, "argument": self.argument,
             "label": self.label, "at": self.at, "size": self.size, "kind": self.kind, "frozen": self.frozen,
-            "first": self.first, "second": self.second,
+            "first": self.first, "second": self.second, "step": self.step,
             "first_hex": self.first_hex, "second_hex": self.second_hex,
             "origin": None if self.origin is None else {
                 "file": self.origin.file, "line": self.origin.line,
@@ -189,12 +198,13 @@ class GraphAudit:
     copies: int  # copy and memset nodes a step
     arguments: int  # their arguments a step, all compared
     nested: int = 0  # child-graph and conditional nodes a step, whose nodes are not read
-    captured: int = 0  # nodes of both steps together
+    captured: int = 0  # nodes of all steps together
+    steps: int = STEPS  # steps captured, each later one compared with the first
     # C++ kernels whose parameter types could not be read (no demangler, a name it cannot
     # take apart): their small arguments are not judged
     untyped: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
-    mismatch: str | None = None  # why the two steps could not be compared, node by node
+    mismatch: str | None = None  # why the steps could not be compared, node by node
     effects_note: str | None = None  # why the effect test tried nothing, or what it found
     effects_skipped: bool = False  # it had units to try, and tried none (the note says why)
 
@@ -206,7 +216,7 @@ class GraphAudit:
         return {
             "name": self.name, "nodes": self.nodes, "kernels": self.kernels,
             "copies": self.copies, "arguments": self.arguments, "nested": self.nested,
-            "captured": self.captured, "untyped": self.untyped,
+            "captured": self.captured, "steps": self.steps, "untyped": self.untyped,
             "mismatch": self.mismatch, "effects_note": self.effects_note,
             "effects_skipped": self.effects_skipped,
             "frozen": len(self.frozen),
@@ -337,6 +347,22 @@ def _is_scalar(parameter: str) -> bool:
     return bare in _SCALARS or bare.endswith("*")
 
 
+def _recorded_types(raw: dict, first: list, where: str) -> dict[str, list[str] | None]:
+    """A graph's "types" as a recording wrote them (see :func:`recorded_types`), checked
+    to name every C++ kernel of the first step (``first``)."""
+    types = raw["types"]
+    if not isinstance(types, dict) or not all(
+            isinstance(name, str) and (found is None or (
+                isinstance(found, list) and all(isinstance(t, str) for t in found)))
+            for name, found in types.items()):
+        raise AuditLoadError(f"{where}: 'types' must map each C++ kernel's name to its "
+                             "parameter types, or null")
+    missing = sorted({n["name"] for n in first if is_mangled(n.get("name"))} - types.keys())
+    if missing:
+        raise AuditLoadError(f"{where}: 'types' lacks the kernel {missing[0]!r}")
+    return types
+
+
 def _parameter_types(nodes: list) -> dict[str, list[str] | None]:
     """Each C++ kernel name's parameter types (one demangler run for the graph)."""
     mangled = {n["name"] for n in nodes if is_mangled(n.get("name"))}
@@ -346,9 +372,9 @@ def _parameter_types(nodes: list) -> dict[str, list[str] | None]:
 
 def _difference(node: dict, index: int, at: int, whole: int, first: bytes, second: bytes,
                 places: _Places, origin: Origin | None,
-                types: dict[str, list[str] | None]) -> Difference:
+                types: dict[str, list[str] | None], step: int) -> Difference:
     """One unit that differs, read (see the module's docstring); ``whole``: the argument's
-    size."""
+    size; ``second``: the unit at ``step``, the first later step where it differs."""
     kind = "value" if _judged(node, index, at, len(first), whole, types) else "unsure"
     first_shown, second_shown = shown_value(first), shown_value(second)
     if len(first) == _WORD:
@@ -368,7 +394,7 @@ def _difference(node: dict, index: int, at: int, whole: int, first: bytes, secon
         node=node["id"], kernel=_kernel_name(node), argument=index,
         label=labels[index] if index < len(labels) else str(index), at=at, size=len(first),
         kind=kind, first=first_shown, second=second_shown, first_hex=first.hex(),
-        second_hex=second.hex(), origin=origin)
+        second_hex=second.hex(), origin=origin, step=step)
 
 
 def _kernel_name(node: dict) -> str:
@@ -379,8 +405,10 @@ def _kernel_name(node: dict) -> str:
 
 # -- the document --------------------------------------------------------------------------
 
-def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit:
-    """The audit of one graph from its raw document."""
+def graph_audit(raw: dict, places_state: list, scenario: str = "",
+                steps: int = STEPS, version: int = VERSION) -> GraphAudit:
+    """The audit of one graph from its raw document, of ``steps`` steps, as the audit's
+    format ``version`` has it (version 2 keeps the C++ kernels' types, 1 does not)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise AuditLoadError("each graph must be an object with a 'name'")
     where = f"graph {raw['name']!r}"
@@ -400,57 +428,79 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "") -> GraphAudit
     except AccelgraphError as exc:
         raise AuditLoadError(str(exc)) from None
     places = _Places(places_state, [tuple(a) for a in allocations])
-    half = len(nodes) // STEPS
-    first, second = nodes[:half], nodes[half:]
+    per = len(nodes) // steps
+    first, later = nodes[:per], [nodes[k * per:(k + 1) * per] for k in range(1, steps)]
     compared = [n for n in first if "args" in n]
-    audit = GraphAudit(name=raw["name"], nodes=half,
+    audit = GraphAudit(name=raw["name"], nodes=per,
                        kernels=sum(n["kind"] == "kernel" for n in first),
                        copies=sum(n["kind"] in ("memcpy", "memset") for n in first),
                        arguments=sum(len(n["args"]) for n in compared),
-                       nested=sum(n["kind"] in _NESTED for n in first), captured=len(nodes))
-    audit.mismatch = _mismatch(first, second, len(nodes))
+                       nested=sum(n["kind"] in _NESTED for n in first), captured=len(nodes),
+                       steps=steps)
+    audit.mismatch = _mismatch(first, later, len(nodes), steps)
     if audit.mismatch is not None:
         return audit
-    types = _parameter_types(first)
+    if ("types" in raw) != (version >= 2):
+        raise AuditLoadError(f"{where}: 'types' " + ("missing: version 2 records each C++ "
+                             "kernel's parameter types" if version >= 2 else
+                             "in a version 1 audit, which has none"))
+    types = _recorded_types(raw, first, where) if version >= 2 else _parameter_types(first)
     audit.untyped = sorted(name for name, found in types.items() if found is None)
-    for a, b in zip(first, second):
+    for position, a in enumerate(first):
         if "args" not in a:
             continue
+        twins = [step[position] for step in later]  # the node in each later step
         stack = (origins.get(a["id"]) or {}).get("stack") or []
         origin = pick_origin(stack, scenario, codes)
         for key in ("grid", "block", "shared_mem"):
-            if a.get(key) != b.get(key):
+            step, b = next(((k, b) for k, b in enumerate(twins, 2) if a.get(key) != b.get(key)),
+                           (0, None))
+            if step:
                 audit.differences.append(Difference(
                     node=a["id"], kernel=_kernel_name(a), argument=-1, label=key, at=0, size=0,
                     kind="launch", first=_shape(a.get(key)), second=_shape(b.get(key)),
-                    first_hex="", second_hex="", origin=origin))
-        for index, (arg_a, arg_b) in enumerate(zip(a["args"], b["args"])):
-            if arg_a["hex"] == arg_b["hex"]:
+                    first_hex="", second_hex="", origin=origin, step=step))
+        for index, arg_a in enumerate(a["args"]):
+            others = [b["args"][index]["hex"] for b in twins]
+            if all(other == arg_a["hex"] for other in others):
                 continue
-            raw_a, raw_b = bytes.fromhex(arg_a["hex"]), bytes.fromhex(arg_b["hex"])
+            raw_a = bytes.fromhex(arg_a["hex"])
+            raws = [bytes.fromhex(other) for other in others]
             for at, size in _units(arg_a["offset"], arg_a["size"]):
-                unit_a, unit_b = raw_a[at:at + size], raw_b[at:at + size]
-                if unit_a != unit_b:
-                    audit.differences.append(_difference(
-                        a, index, at, arg_a["size"], unit_a, unit_b, places, origin, types))
+                unit_a = raw_a[at:at + size]
+                # each later step that differs read on its own (an address outside the state
+                # at step 2 may be a state buffer at step 3): the first frozen reading shown,
+                # else the first
+                found = [_difference(a, index, at, arg_a["size"], unit_a, r[at:at + size],
+                                     places, origin, types, k)
+                         for k, r in enumerate(raws, 2) if r[at:at + size] != unit_a]
+                if found:
+                    audit.differences.append(next((d for d in found if d.frozen), found[0]))
     _apply_effects(audit, raw.get("effects"), first, where)
     return audit
 
 
-def effect_candidates(raw: dict, state: list[dict]) -> dict[int, list[tuple[int, int, int]]]:
-    """For the effect test: each first-step kernel node (by position) with units that differ
-    and are not addresses, where their kind rests on types: unsure units, and the values of
-    C++ kernels (judged by a demangled name, which a machine without a demangler cannot
-    read: tried too, so a saved audit reads the same there). Each unit as (argument, first
-    byte, bytes). ``raw``: a raw graph without effects; ``state``: the raw audit's state
-    allocations."""
-    audit = graph_audit({**raw, "effects": None}, _regions(state))
+def recorded_types(nodes: list, steps: int = STEPS) -> dict[str, list[str] | None]:
+    """What a recording keeps of the C++ kernels of the first of ``steps`` steps
+    (``nodes``: all of them): each mangled name's parameter types, or None where the
+    demangler here cannot read them. A saved audit is judged by these wherever it is read,
+    with a demangler or without one."""
+    return _parameter_types(nodes[:len(nodes) // steps])
+
+
+def effect_candidates(raw: dict, state: list[dict],
+                      steps: int = STEPS) -> dict[int, list[tuple[int, int, int]]]:
+    """For the effect test: each first-step kernel node (by position) with unsure units
+    (units that differ, are not addresses, and are no value by their argument's type), each
+    unit as (argument, first byte, bytes). ``raw``: a raw graph without effects, with its
+    "types" where the recording has them (else judged by the demangler here); ``state``:
+    the raw audit's state allocations; ``steps``: the steps captured."""
+    audit = graph_audit({**raw, "effects": None}, _regions(state), steps=steps,
+                        version=VERSION if "types" in raw else 1)
     position = {n["id"]: p for p, n in enumerate(raw["nodes"])}
     found: dict[int, list[tuple[int, int, int]]] = {}
     for d in audit.differences:
-        node = raw["nodes"][position[d.node]]
-        if node["kind"] == "kernel" and (
-                d.kind == "unsure" or (d.kind == "value" and is_mangled(node.get("name")))):
+        if d.kind == "unsure" and raw["nodes"][position[d.node]]["kind"] == "kernel":
             found.setdefault(position[d.node], []).append((d.argument, d.at, d.size))
     return found
 
@@ -562,20 +612,21 @@ def _check_node(node: Any, where: str) -> None:
                 f"that many bytes, not {_shown(arg)}")
 
 
-def _mismatch(first: list, second: list, total: int) -> str | None:
-    """Why the two steps' nodes cannot be compared one by one, or None."""
-    if total % STEPS:
-        return (f"{total} node(s) in all, which two alike steps cannot make: the second step "
+def _mismatch(first: list, later: list[list], total: int, steps: int) -> str | None:
+    """Why the steps' nodes cannot be compared one by one with the first step's, or None."""
+    if total % steps:
+        return (f"{total} node(s) in all, which {steps} alike steps cannot make: a later step "
                 "made a different graph from the first (its structure depends on a host "
                 "value, such as a step counter)")
-    for position, (a, b) in enumerate(zip(first, second)):
-        same = a["kind"] == b["kind"] and a.get("name") == b.get("name") and \
-            [(x["offset"], x["size"]) for x in a.get("args", [])] == \
-            [(y["offset"], y["size"]) for y in b.get("args", [])]
-        if not same:
-            return (f"node {position} of the first step is {_node_label(a)}, of the second "
-                    f"{_node_label(b)}: the second step made a different graph from the "
-                    "first (its structure depends on a host value)")
+    for step, nodes in enumerate(later, 2):
+        for position, (a, b) in enumerate(zip(first, nodes)):
+            same = a["kind"] == b["kind"] and a.get("name") == b.get("name") and \
+                [(x["offset"], x["size"]) for x in a.get("args", [])] == \
+                [(y["offset"], y["size"]) for y in b.get("args", [])]
+            if not same:
+                return (f"node {position} of the first step is {_node_label(a)}, of step "
+                        f"{step} {_node_label(b)}: a later step made a different graph from "
+                        "the first (its structure depends on a host value)")
     return None
 
 
@@ -591,14 +642,15 @@ def _node_label(node: dict) -> str:
 
 def load_audit(document: Any, where: str = "<audit>") -> Audit:
     """An Audit from a raw audit document (as ``audit --out`` writes it)."""
-    graphs, scenario, params = document_head(document, where, (FORMAT, VERSION, "audit"),
+    graphs, scenario, params = document_head(document, where, (FORMAT, READS, "audit"),
                                              AuditLoadError)
     try:
         steps = _count(document, "steps", where)
     except AccelgraphError as exc:
         raise AuditLoadError(str(exc)) from None
-    if steps != STEPS:
-        raise AuditLoadError(f"{where}: an audit compares {STEPS} steps, not {steps}")
+    if not STEPS <= steps <= MAX_STEPS:
+        raise AuditLoadError(f"{where}: an audit compares {STEPS} to {MAX_STEPS} steps, not "
+                             f"{steps}")
     state = document.get("state", [])
     if not isinstance(state, list):
         raise AuditLoadError(f"{where}: 'state' must be a list of allocations")
@@ -611,7 +663,7 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
                                  f"size}}, not {_shown(entry)}")
     regions = _regions(state)
     try:
-        audits = [graph_audit(g, regions, scenario) for g in graphs]
+        audits = [graph_audit(g, regions, scenario, steps, document["version"]) for g in graphs]
     except AuditLoadError as exc:
         raise AuditLoadError(f"{where}: {exc}") from None
     check_unique_names([g.name for g in audits], where, AuditLoadError)

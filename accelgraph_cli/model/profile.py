@@ -249,17 +249,19 @@ def graph_profile(raw: dict, scenario: str = "") -> GraphProfile:
     )
 
 
-def document_head(document: Any, where: str, kind: tuple[str, int, str],
+def document_head(document: Any, where: str, kind: tuple[str, int | tuple[int, ...], str],
                   error: type[AccelgraphError]) -> tuple[list, str, dict]:
     """The graphs, scenario and params of a raw document that ``profile --out`` or ``audit
-    --out`` writes, its format and version checked; ``kind`` is (format, version, noun)."""
+    --out`` writes, its format and version checked; ``kind`` is (format, version or the
+    versions read, noun)."""
     fmt, version, noun = kind
     if not isinstance(document, dict) or document.get("format") != fmt:
         raise error(f"{where}: not an accelgraph {noun} (no \"format\": \"{fmt}\")")
+    versions = version if isinstance(version, tuple) else (version,)
     found = document.get("version")
-    if not _is_int(found) or found != version:  # True == 1 in Python: not a version
+    if not _is_int(found) or found not in versions:  # True == 1 in Python: not a version
         raise error(f"{where}: {noun} version {found!r}; this accelgraph reads version "
-                    f"{version}")
+                    f"{' or '.join(map(str, versions))}")
     graphs = document.get("graphs")
     if not isinstance(graphs, list) or not graphs:
         raise error(f"{where}: 'graphs' must be a non-empty list")

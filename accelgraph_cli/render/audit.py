@@ -39,13 +39,14 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     copies = f" and {graph.copies} copy or memset node(s)" if graph.copies else ""
     if graph.mismatch is not None:
         console.print(Text.assemble("\n", (graph.name, "bold"),
-                                    f"  {graph.captured} node(s) captured for two steps"))
+                                    f"  {graph.captured} node(s) captured for "
+                                    f"{_steps(graph.steps)}"))
         console.print(Text(f"not compared: {graph.mismatch}", style="red"))
         return
     console.print(Text.assemble(
         "\n", (graph.name, "bold"),
         f"  {graph.nodes} node(s) a step: {graph.kernels} kernel(s){copies}, "
-        f"{graph.arguments} argument(s) compared between two consecutive steps"))
+        f"{graph.arguments} argument(s) compared between {_compared(graph.steps)}"))
     if graph.nested:
         console.print(Text(f"{graph.nested} child-graph or conditional node(s): the nodes "
                            "inside are not read", style="yellow"))
@@ -57,12 +58,14 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
                            "judged", style="yellow"))
     frozen = graph.frozen
     if frozen:
-        table = _table("node", "arg", "step 1", "step 2", "made by")
+        later = "step 2" if graph.steps == 2 else "later step"
+        table = _table("node", "arg", "step 1", later, "made by")
         # the values keep their width; a kernel's name and the line that launched it share
         # what is left (the table's rules and the other columns take about 26 columns), the
         # line getting at least 24
-        values = sum(max(len(x) for d in frozen for x in (getattr(d, side), "step 1"))
-                     for side in ("first", "second"))
+        shown = {id(d): (d.first, _later(d, graph.steps)) for d in frozen}
+        values = sum(max(len(x) for d in frozen for x in (shown[id(d)][side], later))
+                     for side in (0, 1))
         name_width = min(_NAME_WIDTH, max(12, console.width - values - 26 - 24))
         rows = []
         for d in frozen:
@@ -75,7 +78,7 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
         origin_width = max(16, console.width - widest - values - 16)
         for d, label, argument in rows:
             table.add_row(label, argument, Text(d.first, style="red"),
-                          Text(d.second, style="red"), _origin(d, origin_width))
+                          Text(shown[id(d)][1], style="red"), _origin(d, origin_width))
         console.print(table)
     elif graph.kernels or graph.copies:
         console.print(Text("no frozen argument", style="green"))
@@ -107,8 +110,8 @@ def verdict(audit: Audit) -> tuple[bool, str]:
             "time: keep a value that changes in device memory the kernel reads (written "
             "before each replay), pick buffers on the device, or capture one graph per value")
     for g in audit.mismatched:
-        problems.append(f"STEPS DIFFER — graph {g.name!r} is not the same for two steps, so "
-                        "one graph cannot stand for every step")
+        problems.append(f"STEPS DIFFER — graph {g.name!r} is not the same for every step, "
+                        "so one graph cannot stand for every step")
     if problems:
         return False, "; ".join(problems) + unread
     if not nodes:
@@ -120,14 +123,30 @@ def verdict(audit: Audit) -> tuple[bool, str]:
         else ""
     unused = sum(d.kind == "no_effect" for g in audit.graphs for d in g.differences)
     if unused:
-        counted += (f"; {unused} part(s) that differ change no output when the second step "
-                    "runs with the first step's")
+        counted += (f"; {unused} part(s) that differ change no output when the later steps "
+                    "run with the first step's")
     untyped = len({name for g in audit.graphs for name in g.untyped})
     if untyped:
         counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint()}"
+    steps = max(g.steps for g in audit.graphs)
     return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
-                  f"({arguments} argument(s) compared between two consecutive steps"
+                  f"({arguments} argument(s) compared between {_compared(steps)}"
                   f"{counted}{unread}; a value that changes less often is not seen)")
+
+
+def _later(d, steps: int) -> str:
+    """A unit of a later step as shown: with its step where more than two were captured."""
+    return d.second if steps == 2 else f"{d.second} (step {d.step})"
+
+
+def _steps(count: int) -> str:
+    return "two steps" if count == 2 else f"{count} steps"
+
+
+def _compared(count: int) -> str:
+    """How the steps were compared, in words."""
+    return ("two consecutive steps" if count == 2 else
+            f"the first of {count} consecutive steps and each one after it")
 
 
 def _demangler_hint() -> str:

@@ -96,21 +96,23 @@ def print_replay(console: Console, report) -> None:
                  None if chk is None else
                  f" — {len(chk.outputs)} output(s) equal after {chk.steps} step(s) from the "
                  f"pre-capture state{alone}, {how}", f" ({how})")
-    _audit_hint(console, cap, chk)
+    _audit_hint(console, cap, chk, None if chk is None else chk.steps)
 
 
-def _audit_hint(console: Console, cap, chk) -> None:
+def _audit_hint(console: Console, cap, chk, eager_steps: int | None) -> None:
     """After a failed check: the `accelgraph audit` command that shows which argument, if
-    any, capture froze."""
+    any, capture froze; over as many steps as the check ran eagerly (``eager_steps``, up to
+    the audit's 64), where that is more than its two."""
     if chk is not None and chk.ran and not chk.ok:
-        console.print(Text(f"a host value capture froze is a common cause: {_audit_command(cap)} "
-                           "names each kernel argument that changes from one step to the next",
+        command = _audit_command(cap, eager_steps or 2)
+        console.print(Text(f"a host value capture froze is a common cause: {command} names "
+                           "each kernel argument that changes from one step to the next",
                            style="dim"))
 
 
-def _audit_command(cap) -> str:
+def _audit_command(cap, steps: int = 2) -> str:
     """The `accelgraph audit` command for the scenario, parameters, pool and error mode
-    ``cap`` ran (each word quoted as a POSIX shell needs it)."""
+    ``cap`` ran, over ``steps`` steps (each word quoted as a POSIX shell needs it)."""
     import shlex
 
     from ..run.catalog import bundled_scenario
@@ -129,6 +131,8 @@ def _audit_command(cap) -> str:
                                      getattr(info, "error_mode", None))):
         if default is not None and str(chosen) != str(getattr(default, "value", default)):
             words += [option, str(getattr(chosen, "value", chosen))]
+    if steps > 2:  # a value that changes less often than every step shows within them
+        words += ["--steps", str(min(steps, 64))]
     return " ".join(shlex.quote(w) for w in words)
 
 
@@ -187,7 +191,10 @@ def print_unrolled(console: Console, report) -> None:
     if chk is not None and one is not None:
         _print_check(console, "check of the one-step graph: ", one,
                      f" — {len(one.outputs)} output(s) equal after {one.steps} step(s)")
-    _audit_hint(console, cap, chk if chk is None or not chk.ran or not chk.ok else one)
+    if chk is None or not chk.ran or not chk.ok:
+        _audit_hint(console, cap, chk, None if chk is None else chk.steps * k)
+    else:
+        _audit_hint(console, cap, one, one.steps if one is not None else None)
 
 
 def _per_graph_table(report) -> Table:

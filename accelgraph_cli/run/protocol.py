@@ -26,6 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..cuda import device as _cuda
 from ..cuda.backends import Backend, Streams, backend_for
@@ -670,28 +671,15 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
         return CheckResult(False, [], steps, [], rtol, atol, names, ran=False, note=note)
 
     with backend.use(result.streams):
-        eager_state = scenario.make_state(result.params)
-        # steps() and outputs() asked of the fresh state before it is walked, as capture asks
-        # them of its state before its walk: one that makes a buffer in the state on its
-        # first call (a cached derived output, a per-graph workspace) has then made it in both
-        eager_steps = scenario.graph_steps(eager_state)
-        _outputs_to_flip(scenario, eager_state)
-        restored: list = []  # bytes of the captured state's host arrays left alone
-        unwritable: list = []  # and of those it could not write
-        if result.snapshot is not None:
-            # the captured state gets eager's starting bytes, before eager changes them, once
-            # setup's work on any stream is done (as capture waits for it before the flips)
-            _cuda.require_cuda().cuda.runtime.deviceSynchronize()
-            result.snapshot.restore_from(find_arrays(eager_state, is_device_array))
-            # and its host arrays (pinned buffers a graph's copy writes), which stray work
-            # during capture may have left holding what eager's first step writes there,
-            # get back the bytes they held before capture
-            if result.host_save is not None:
-                restored, unwritable = result.host_save.restore()
+        eager_state, eager_steps = fresh_state(result)
+        # the captured state gets eager's starting bytes, before eager changes them:
+        # restored, the bytes of its host arrays left alone; unwritable, of those it could
+        # not write
+        restored, unwritable = start_from(result, find_arrays(eager_state, is_device_array)) \
+            if result.snapshot is not None else ([], [])
         # where eager starts drawing random numbers (torch's CUDA generators): the replays
         # start there too, as from eager's starting bytes
-        generators = _generators(backend, eager_state)
-        rng = backend.rng_state(generators)
+        rng = backend.rng_state(_generators(backend, eager_state))
 
         def eager_round() -> None:  # as one replay of the graphs: `unroll` steps each
             for _ in range(result.unroll):
@@ -791,6 +779,33 @@ def _check_run(result: CaptureResult, names: list[str], steps: int, rtol: float,
                                              f"eagerly and replayed: compared with the others"]))
     return CheckResult(not mismatches, list(rounds[-1]), steps, mismatches, rtol, atol, names,
                        note=note)
+
+
+def fresh_state(result: CaptureResult) -> tuple[Any, dict]:
+    """A fresh state (``setup()`` again) and its steps, for the check or another run from
+    the same starting bytes. Its steps() and outputs() are asked before it is walked, as
+    capture asks them of its state before its walk: one that makes a buffer in the state
+    on its first call (a cached derived output, a per-graph workspace) has then made it in
+    both. Called inside ``result.backend.use(result.streams)``."""
+    state = result.scenario.make_state(result.params)
+    steps = result.scenario.graph_steps(state)
+    _outputs_to_flip(result.scenario, state)
+    return state, steps
+
+
+def start_from(result: CaptureResult, arrays: list) -> tuple[list, list]:
+    """The captured state given a fresh state's starting bytes (``arrays``: its device
+    arrays, as ``find_arrays`` lists them), once setup's work on any stream is done (as
+    capture waits for it before the flips); its host arrays (pinned buffers a graph's copy
+    writes, which stray work during capture may have left holding what a step writes
+    there) get back the bytes they held before capture. Returns (the bytes of the host
+    arrays left alone, those of the ones it could not write), as ``HostSave.restore``;
+    nothing where capture saved no state."""
+    if result.snapshot is None:
+        return [], []
+    _cuda.require_cuda().cuda.runtime.deviceSynchronize()
+    result.snapshot.restore_from(arrays)
+    return result.host_save.restore() if result.host_save is not None else ([], [])
 
 
 def _outputs_copied(backend: Backend, scenario, state) -> dict:

@@ -117,12 +117,12 @@ def test_bundled_scenarios_freeze_nothing(stem):
 
 @pytest.mark.parametrize("stem", ["host_counter", "swapped_buffers", "decode_position",
                                   "growing_slice", "scheduled_lr", "functor_alpha",
-                                  "decode_after_prefill"])
+                                  "decode_after_prefill", "seen_later"])
 def test_each_frozen_example_fails_the_check_that_audit_explains(stem):
     """What the audit finds frozen is what makes replay differ from eager."""
     from accelgraph_cli.run import protocol as runner
 
-    if stem in ("scheduled_lr", "functor_alpha", "decode_after_prefill"):
+    if stem in ("scheduled_lr", "functor_alpha", "decode_after_prefill", "seen_later"):
         pytest.importorskip("torch", reason="a PyTorch scenario")
 
     scen = load_scenario(FROZEN / f"{stem}.py")
@@ -222,3 +222,92 @@ def test_a_value_read_only_after_the_graph_before_it_is_found():
     (difference,) = graphs["decode"].frozen
     assert difference.kind == "read", difference.to_json()
     assert (_float32(difference.first_hex), _float32(difference.second_hex)) == (1.0, 2.0)
+
+
+def test_a_value_whose_effect_shows_in_a_later_graph_is_found():
+    """seen_later: ``scale`` writes no output itself; the scale it froze shows once
+    ``finish`` has copied its result into the output, which the effect test replays too."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    document, audit = _audit(FROZEN / "seen_later.py")
+    graphs = {g.name: g for g in audit.graphs}
+    assert not graphs["finish"].frozen
+    (difference,) = graphs["scale"].frozen
+    assert difference.kind == "read", difference.to_json()
+    # mul's 8-byte functor: a byte of its own, padding, then the float scale at byte 4
+    assert difference.size == 8, difference.to_json()
+    assert (_float32(difference.first_hex[8:]), _float32(difference.second_hex[8:])) == (1.0, 2.0)
+    # recorded with the C++ kernels' types, so it reads the same without a demangler
+    assert all("types" in g for g in document["graphs"])
+
+
+def test_empty_outputs_leave_the_struct_bytes_untried(tmp_path):
+    """outputs() whose arrays hold no element cannot show an effect: the struct bytes are
+    not tried, and the audit says why, rather than reading them as changing nothing."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    text = (FROZEN / "functor_alpha.py").read_text()
+    body = '    return {"y": state["y"]}'
+    assert body in text
+    path = tmp_path / "empty_outputs.py"
+    path.write_text(text.replace(body, '    return {"y": state["y"][:0]}'))
+    document, audit = _audit(path)
+    (graph,) = audit.graphs
+    assert graph.effects_skipped and "no element" in graph.effects_note, graph.effects_note
+    assert [d.kind for d in graph.differences] == ["unsure"]
+
+
+def test_a_failure_in_the_effect_test_keeps_the_audit(monkeypatch):
+    """A node CUDA will not change (any exception, not only accelgraph's own) is said for
+    its graph; the arguments read are kept and the audit still loads."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    from accelgraph_cli.cuda import audit as cuda_audit
+
+    def refuse(self, position, args):
+        raise ValueError("node refused")
+
+    monkeypatch.setattr(cuda_audit.Substitution, "give", refuse)
+    document, audit = _audit(FROZEN / "functor_alpha.py")
+    (graph,) = audit.graphs
+    assert graph.effects_note == "not tested: node refused"
+    assert [d.kind for d in graph.differences] == ["unsure"]
+
+
+def test_a_value_that_changes_every_other_step_needs_more_steps():
+    """every_other_step: the scale is 1, 1, 2 over three captured steps. Two steps show
+    nothing, as the check of two replays passes; three steps find it at the third, and the
+    check of three replays fails."""
+    from accelgraph_cli.run import protocol as runner
+
+    path = FROZEN / "every_other_step.py"
+    scen = load_scenario(path)
+    _document, two = _audit(path)
+    assert two.frozen == 0 and not two.graphs[0].differences
+    document = record_audit(scen, dict(scen.info.params), steps=3)
+    three = load_audit(json.loads(json.dumps(document)), str(path))
+    (difference,) = three.graphs[0].frozen
+    assert (difference.kind, difference.step, difference.argument) == ("value", 3, 0)
+    assert (_float32(difference.first_hex), _float32(difference.second_hex)) == (1.0, 2.0)
+    assert document["steps"] == 3 and three.graphs[0].captured == 3 * three.graphs[0].nodes
+    result = runner.capture(scen, dict(scen.info.params))
+    assert runner.check(result, steps=2).ok
+    assert not runner.check(result, steps=3).ok
+
+
+def test_the_effect_test_gives_every_later_step_the_first_steps_bytes(tmp_path):
+    """functor_alpha with alpha the count halved, over four steps: 1, 1, 2, 2 inside the
+    functor, so only steps 3 and 4 differ from the first. The effect test gives every later
+    step the first step's bytes and finds the alpha read, shown at step 3 (given to step 2
+    alone, which already has them, nothing would change)."""
+    pytest.importorskip("torch", reason="a PyTorch scenario")
+    text = (FROZEN / "functor_alpha.py").read_text()
+    for old, new in (('"count": 0', '"count": 1'),
+                     ('alpha=float(state["count"])', 'alpha=float(state["count"] // 2)')):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "halved_alpha.py"
+    path.write_text(text)
+    scen = load_scenario(path)
+    document = record_audit(scen, dict(scen.info.params), steps=4)
+    (graph,) = load_audit(json.loads(json.dumps(document)), str(path)).graphs
+    (difference,) = graph.frozen
+    assert (difference.kind, difference.step, difference.second) == ("read", 3, "2.0")
+    assert difference.first == "1.0" and graph.captured == 4 * graph.nodes

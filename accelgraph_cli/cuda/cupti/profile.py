@@ -101,7 +101,7 @@ def _subscribe(cupti) -> str | None:
 def callbacks_unavailable() -> str | None:
     """Why CUPTI's graph callbacks cannot be had in this process, or None (subscribes)."""
     off = _watch.unavailable()
-    return off if off is not None else _subscribe(_watch._SETUP["cupti"])
+    return off if off is not None else _subscribe(_watch.cupti_module())
 
 
 def _unsubscribe(cupti) -> None:
@@ -132,7 +132,7 @@ class NodeOrigins:
         self.off = _watch.unavailable()
         if self.off is not None:
             return
-        cupti = _watch._SETUP["cupti"]
+        cupti = _watch.cupti_module()
         self.off = _subscribe(cupti)
         if self.off is not None:
             return
@@ -201,8 +201,7 @@ def profile_graph(name: str, graph: Any, stream: Any, origins: NodeOrigins | Non
     """Replay ``graph`` (captured with debug mode on: its graph is walked) ``iters`` times
     with activity records on, and ``iters`` times with them off (timed by CUDA events);
     the raw profile of this graph (see model/profile.py)."""
-    from cupti import cupti
-
+    from ...errors import AccelgraphError
     from ..live import model_from_graph
 
     cupy = _cuda.require_cuda()
@@ -219,26 +218,17 @@ def profile_graph(name: str, graph: Any, stream: Any, origins: NodeOrigins | Non
     for _ in range(warmup):
         graph.replay()
     step_us = _timed(cupy, graph, stream, iters)
-    kinds = [getattr(cupti.ActivityKind, k) for k in _watch._KINDS]
-    with _watch._LOCK:
-        _watch._RECORDS.clear()
-    _watch._dropped(cupti)  # the count starts again
-    on = []
+    # the execution watch's activity records, on every stream (the replays run on this one)
+    watch = _watch.ExecutionWatch()
+    watch.start()
     try:
-        for kind in kinds:
-            on.append(kind)
-            cupti.activity_enable(kind)
-        traced_us = _timed(cupy, graph, stream, iters)
-        cupti.activity_flush_all(1)
-        dropped = _watch._dropped(cupti) or 0
+        traced_us = _timed(cupy, graph, stream, iters) if watch.off is None else 0.0
     finally:
-        for kind in on:
-            try:
-                cupti.activity_disable(kind)
-            except Exception:
-                pass
-    with _watch._LOCK:
-        records, _watch._RECORDS[:] = list(_watch._RECORDS), []
+        records = watch.stop()
+    if watch.off is not None:
+        raise AccelgraphError(f"graph {name!r}: its replays' activity records cannot be had: "
+                              f"{watch.off}")
+    dropped = watch.dropped
     mapped = []
     unreadable = 0
     for record in records:

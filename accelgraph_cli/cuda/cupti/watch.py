@@ -196,6 +196,12 @@ def unavailable() -> str | None:
     return _setup()
 
 
+def cupti_module():
+    """CUPTI's Python module, loaded and set up: for other CUPTI users of this process (the
+    profile's callbacks), once :func:`unavailable` has said None."""
+    return _SETUP["cupti"]
+
+
 class ExecutionWatch:
     """Collect what the device runs between :meth:`start` and :meth:`stop`, on any stream
     but the capturing one.
@@ -221,6 +227,7 @@ class ExecutionWatch:
         self._on: list = []  # the activity kinds enabled (or being enabled)
         self._skip: int | None = None  # CUPTI's id of the capturing stream
         self._counting = False  # whether CUPTI's count of dropped records was reset at start
+        self.dropped = 0  # records CUPTI dropped in the last window (stop() counts them)
         self._failed: str | None = None  # why records could not be read (later starts: off)
 
     def start(self, capturing_stream: int | None = None) -> None:
@@ -274,6 +281,7 @@ class ExecutionWatch:
         with _LOCK:
             found, _RECORDS[:] = list(_RECORDS), []
         self.ms += (time.perf_counter() - t0) * 1e3
+        self.dropped = dropped or 0
         if self.off is not None:
             return []
         # A record CUPTI dropped (it had no buffer for it) is work that ran, on a stream it
