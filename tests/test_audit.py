@@ -984,8 +984,6 @@ class _FakeTrials:
     """Stands for run/audit's _Trials: ``failures`` maps a graph's name to what its run
     raises."""
 
-    made = 0
-
     def __init__(self, failures: dict) -> None:
         self.failures, self.ran, self.closed = failures, [], False
 
@@ -1177,9 +1175,112 @@ def test_each_later_step_is_read_and_a_frozen_reading_wins():
     (graph,) = audit_of("every_other_step", document).graphs
     (pointer,) = [d for d in graph.differences if d.argument == 1]
     assert (pointer.kind, pointer.step, pointer.second) == ("buffer", 3, "state['y']")
+    assert pointer in graph.frozen
     # without step 3's pointer into the state, both steps point outside it: elsewhere
     _scale_node(document, 3)["args"][1]["hex"] = (outside + 8192).to_bytes(8, "little").hex()
     (graph,) = audit_of("every_other_step", document).graphs
     (pointer,) = [d for d in graph.differences if d.argument == 1]
-    assert (pointer.kind, pointer.step) == ("elsewhere", 2)
-    assert not verdict(audit_of("every_other_step", document))[0]
+    assert (pointer.kind, pointer.step) == ("elsewhere", 2) and pointer not in graph.frozen
+
+
+def _trials_with(monkeypatch, outputs: list, undo_error: Exception | None):
+    """run/audit's _Trials over a two-node, two-step graph, its replays' outputs taken from
+    ``outputs`` in turn and its Substitution faked (its undo raising ``undo_error``)."""
+    from types import SimpleNamespace
+
+    import numpy
+
+    from accelgraph_cli.cuda import audit as cuda_audit
+    from accelgraph_cli.run import audit as run_audit
+
+    undone = []
+
+    class Swap:
+        def __init__(self, graph_handle, exec_handle):
+            pass
+
+        def give(self, position, args):
+            pass
+
+        def undo(self):
+            undone.append(True)
+            if undo_error is not None:
+                raise undo_error
+
+    monkeypatch.setattr(cuda_audit, "Substitution", Swap)
+    trials = object.__new__(run_audit._Trials)
+    graph = SimpleNamespace(graph_handle=1, exec_handle=2)
+    trials.result = SimpleNamespace(graph=lambda name: SimpleNamespace(graph=graph))
+    base = [{"y": numpy.zeros(3)}]
+    feed = iter([base, base, base, *outputs])
+
+    def replayed(name):
+        found = next(feed)
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    trials.outputs = replayed
+    trials.same = lambda a, b: repr(a) == repr(b)
+    raw = {"name": "step", "nodes": [{"id": "graph_0_node_0", "args": [{"hex": "00000000"}]},
+                                     {"id": "graph_0_node_1", "args": [{"hex": "01000000"}]}]}
+    return trials, raw, undone
+
+
+def test_a_trial_that_fails_and_cannot_give_the_bytes_back_is_stuck(monkeypatch):
+    """Replays that differ with the first step's bytes, and an undo the driver refuses: the
+    graph keeps other bytes, so the failure is _Stuck (the graphs after it are not tried),
+    naming both."""
+    from accelgraph_cli.run.audit import _Stuck, _Unstable
+
+    trials, raw, undone = _trials_with(monkeypatch, [[{"y": "a"}], [{"y": "b"}]],
+                                       RuntimeError("driver refused"))
+    with pytest.raises(_Stuck) as stuck:
+        trials.run(raw, {0: [(0, 0, 4)]})
+    assert "driver refused" in str(stuck.value) and "computed different outputs" in str(
+        stuck.value)
+    assert isinstance(stuck.value.__cause__, _Unstable) and undone
+    # the undo succeeding: the trial's own failure goes on
+    trials, raw, undone = _trials_with(monkeypatch, [[{"y": "a"}], [{"y": "b"}]], None)
+    with pytest.raises(_Unstable):
+        trials.run(raw, {0: [(0, 0, 4)]})
+    assert undone
+
+
+def test_an_interrupt_during_a_trial_goes_on_as_it_is(monkeypatch):
+    """Ctrl-C while a trial replays: KeyboardInterrupt, not _Stuck, even where the undo
+    fails too; the bytes were still asked back."""
+    trials, raw, undone = _trials_with(monkeypatch, [KeyboardInterrupt()],
+                                       RuntimeError("driver refused"))
+    with pytest.raises(KeyboardInterrupt):
+        trials.run(raw, {0: [(0, 0, 4)]})
+    assert undone
+
+
+def test_types_missing_at_recording_are_said_the_same_everywhere(monkeypatch):
+    """A format-2 audit whose recording could not read a kernel's types: that kernel is
+    untyped wherever the audit is shown, and the verdict says it was so where recorded (a
+    demangler here would change nothing), with a demangler here or without one."""
+    from accelgraph_cli.render import audit as render_audit
+
+    document = raw("gpt_decode")
+    (graph,) = document["graphs"]
+    name = sorted(graph["types"])[0]
+    graph["types"][name] = None
+    lines = set()
+    for found in ("c++filt", None):
+        monkeypatch.setattr(render_audit, "demangler_name", lambda found=found: found)
+        passed, line = verdict(load_audit(copy.deepcopy(document), "gpt_decode"))
+        assert passed and "1 C++ kernel(s) untyped (where the audit was recorded, no C++ " \
+            "demangler read them" in line
+        lines.add(line)
+    assert len(lines) == 1
+
+
+def test_a_version_1_audit_of_more_than_two_steps_is_refused():
+    """Version 1 only ever compared two steps: one that says three is not one it wrote."""
+    document = as_version_1(raw("host_counter"))
+    assert load_audit(copy.deepcopy(document), "v1").graphs  # read as it is
+    document["steps"] = 3
+    with pytest.raises(AuditLoadError, match="a version 1 audit compares 2 steps, not 3"):
+        load_audit(document, "v1")

@@ -7,11 +7,12 @@ driver API: ``cuGraphKernelNodeGetParams`` for the node's argument array (or its
 ``extra`` buffer), ``cuFuncGetParamInfo`` (``cuKernelGetParamInfo`` for a library kernel;
 CUDA 12.4 and up) for where each argument lies and its size. Every pointer-sized word of an
 argument that is a device address is also looked up (``cuMemGetAddressRange``): the
-allocation it points into. ``model/audit.py`` compares two consecutive steps' arguments.
+allocation it points into. ``model/audit.py`` compares each later step's arguments with
+the first step's.
 
 :class:`Substitution` serves the audit's effect test: it gives kernel nodes of an
-executable graph other argument bytes (``cuGraphExecKernelNodeSetParams``), the second
-step's kernels some of the first step's, and puts each node's own back.
+executable graph other argument bytes (``cuGraphExecKernelNodeSetParams``), the later
+steps' kernels some of the first step's, and puts each node's own back.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ one each time. ``accelgraph audit`` captures two consecutive steps into one grap
 argument. What differs is a value a one-step graph freezes: replay passes the first step's
 bytes every time. ``audit --steps N`` captures N steps and compares each later step with the
 first (a value that changes every other step shows at the third); each unit is reported at
-the first later step where it differs.
+the first later step where it reads as frozen, else the first where it differs.
 
 Everything here is computed from the *raw audit* that the GPU side writes, so a recorded
 audit is read, shown and checked anywhere (``accelgraph audit FILE.json``).
@@ -203,6 +203,7 @@ class GraphAudit:
     # C++ kernels whose parameter types could not be read (no demangler, a name it cannot
     # take apart): their small arguments are not judged
     untyped: list[str] = field(default_factory=list)
+    types_recorded: bool = True  # the types are the recording's (version 2), not read here
     differences: list[Difference] = field(default_factory=list)
     mismatch: str | None = None  # why the steps could not be compared, node by node
     effects_note: str | None = None  # why the effect test tried nothing, or what it found
@@ -374,7 +375,7 @@ def _difference(node: dict, index: int, at: int, whole: int, first: bytes, secon
                 places: _Places, origin: Origin | None,
                 types: dict[str, list[str] | None], step: int) -> Difference:
     """One unit that differs, read (see the module's docstring); ``whole``: the argument's
-    size; ``second``: the unit at ``step``, the first later step where it differs."""
+    size; ``second``: the unit at ``step``, a later step where it differs."""
     kind = "value" if _judged(node, index, at, len(first), whole, types) else "unsure"
     first_shown, second_shown = shown_value(first), shown_value(second)
     if len(first) == _WORD:
@@ -445,6 +446,7 @@ def graph_audit(raw: dict, places_state: list, scenario: str = "",
                              "kernel's parameter types" if version >= 2 else
                              "in a version 1 audit, which has none"))
     types = _recorded_types(raw, first, where) if version >= 2 else _parameter_types(first)
+    audit.types_recorded = version >= 2
     audit.untyped = sorted(name for name, found in types.items() if found is None)
     for position, a in enumerate(first):
         if "args" not in a:
@@ -648,6 +650,8 @@ def load_audit(document: Any, where: str = "<audit>") -> Audit:
         steps = _count(document, "steps", where)
     except AccelgraphError as exc:
         raise AuditLoadError(str(exc)) from None
+    if document["version"] == 1 and steps != STEPS:  # version 1 compared two, always
+        raise AuditLoadError(f"{where}: a version 1 audit compares {STEPS} steps, not {steps}")
     if not STEPS <= steps <= MAX_STEPS:
         raise AuditLoadError(f"{where}: an audit compares {STEPS} to {MAX_STEPS} steps, not "
                              f"{steps}")

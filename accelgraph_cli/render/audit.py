@@ -54,7 +54,8 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
         console.print(Text(f"effect test: {graph.effects_note}", style="yellow"))
     if graph.untyped:
         console.print(Text(f"{len(graph.untyped)} C++ kernel(s) whose parameter types could "
-                           f"not be read{_demangler_hint()}: their small arguments are not "
+                           f"not be read{_demangler_hint(graph.types_recorded)}: their small "
+                           "arguments are not "
                            "judged", style="yellow"))
     frozen = graph.frozen
     if frozen:
@@ -127,7 +128,8 @@ def verdict(audit: Audit) -> tuple[bool, str]:
                     "run with the first step's")
     untyped = len({name for g in audit.graphs for name in g.untyped})
     if untyped:
-        counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint()}"
+        recorded = all(g.types_recorded for g in audit.graphs if g.untyped)
+        counted += f"; {untyped} C++ kernel(s) untyped{_demangler_hint(recorded)}"
     steps = max(g.steps for g in audit.graphs)
     return True, (f"ok — no frozen value found in {nodes} kernel, copy and memset node(s) "
                   f"({arguments} argument(s) compared between {_compared(steps)}"
@@ -149,7 +151,12 @@ def _compared(count: int) -> str:
             f"the first of {count} consecutive steps and each one after it")
 
 
-def _demangler_hint() -> str:
-    """Why a C++ kernel's types may be missing: no demangler here (said), or a name the
-    demangler cannot take apart (nothing to say)."""
+def _demangler_hint(recorded: bool = False) -> str:
+    """Why a C++ kernel's types may be missing. Read where the audit was recorded
+    (``recorded``, format 2): no demangler there, or a name it could not take apart, which a
+    demangler here cannot change. Read here (format 1): no demangler here (said), or a name
+    the demangler cannot take apart (nothing to say)."""
+    if recorded:
+        return (" (where the audit was recorded, no C++ demangler read them: record it again "
+                "with binutils' c++filt installed)")
     return "" if demangler_name() else " (no C++ demangler found: install binutils for c++filt)"

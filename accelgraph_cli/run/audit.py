@@ -235,9 +235,17 @@ class _Trials:
         def differs(chosen: dict[int, list]) -> bool:
             try:
                 changed = replayed(chosen)
-            except BaseException:
-                # what stopped the trial (an interrupt, a CUDA error) goes on as it is; the
-                # graph's own bytes are given back as far as they can be
+            except Exception as exc:
+                # what stopped the trial (replays that differ, a node CUDA will not change)
+                # goes on as it is, unless the graph is also left with other bytes: then the
+                # trials after it, which replay it first, cannot run either
+                try:
+                    swap.undo()
+                except Exception as stuck:
+                    raise _Stuck(f"its kernels could not be given their own arguments back "
+                                 f"({stuck}) after {exc or type(exc).__name__}") from exc
+                raise
+            except BaseException:  # an interrupt goes on as it is, the bytes put back if can be
                 with contextlib.suppress(Exception):
                     swap.undo()
                 raise
