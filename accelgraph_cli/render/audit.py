@@ -55,8 +55,7 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
     if graph.untyped:
         console.print(Text(f"{len(graph.untyped)} C++ kernel(s) whose parameter types could "
                            f"not be read{_demangler_hint(graph.types_recorded)}: their small "
-                           "arguments are not "
-                           "judged", style="yellow"))
+                           "arguments are not judged", style="yellow"))
     frozen = graph.frozen
     if frozen:
         later = "step 2" if graph.steps == 2 else "later step"
@@ -64,22 +63,22 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
         # the values keep their width; a kernel's name and the line that launched it share
         # what is left (the table's rules and the other columns take about 26 columns), the
         # line getting at least 24
-        shown = {id(d): (d.first, _later(d, graph.steps)) for d in frozen}
-        values = sum(max(len(x) for d in frozen for x in (shown[id(d)][side], later))
-                     for side in (0, 1))
+        shown = [(d.first, _later(d, graph.steps)) for d in frozen]  # both steps' values
+        values = sum(max(len(x) for x in (*column, later)) for column in zip(*shown))
         name_width = min(_NAME_WIDTH, max(12, console.width - values - 26 - 24))
         rows = []
-        for d in frozen:
+        for d, (first, second) in zip(frozen, shown):
             label = Text.assemble((d.node.rsplit("_", 1)[-1], "dim"), " ",
                                   short_kernel_name(readable.get(d.kernel, d.kernel),
                                                     name_width))
             # a part of a larger argument (a struct's word) is named by its first byte
-            rows.append((d, label, d.label if d.at == 0 else f"{d.label} +{d.at}"))
-        widest = max(len(label) + len(argument) for _d, label, argument in rows)
+            rows.append((d, label, d.label if d.at == 0 else f"{d.label} +{d.at}", first,
+                         second))
+        widest = max(len(label) + len(argument) for _d, label, argument, *_ in rows)
         origin_width = max(16, console.width - widest - values - 16)
-        for d, label, argument in rows:
-            table.add_row(label, argument, Text(d.first, style="red"),
-                          Text(shown[id(d)][1], style="red"), _origin(d, origin_width))
+        for d, label, argument, first, second in rows:
+            table.add_row(label, argument, Text(first, style="red"), Text(second, style="red"),
+                          _origin(d, origin_width))
         console.print(table)
     elif graph.kernels or graph.copies:
         console.print(Text("no frozen argument", style="green"))
