@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import struct
 
 import pytest
@@ -15,6 +16,9 @@ from _paths import DATA, ROOT
 
 from accelgraph_cli.model.audit import (
     AuditLoadError,
+    _difference,
+    _half_reading,
+    _Places,
     _units,
     load_audit,
     shown_value,
@@ -861,7 +865,7 @@ def test_the_json_of_a_saved_audit_is_pinned(cli):
     assert difference == {
         "node": "graph_0_node_0", "kernel": difference["kernel"], "argument": 1, "label": "1",
         "at": 0, "size": 4, "kind": "read", "frozen": True, "first": "1.0", "second": "2.0",
-        "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
+        "read_at": 0, "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
         "origin": {"file": "tests/frozen_values/functor_alpha.py", "line": 22,
                    "function": "step",
                    "code": 'state["y"].add_(state["x"], alpha=float(state["count"]))',
@@ -1069,6 +1073,57 @@ def test_a_value_seen_only_in_a_later_graphs_outputs_is_read():
             for h in (difference.first_hex, difference.second_hex)] == [1.0, 2.0]
     assert document["graphs"][0]["effects"]["changed"] == [
         [difference.node, difference.argument, difference.at]]
+    # shown as the float that changed, where it lies, not as the 8 bytes read as a double
+    assert (difference.first, difference.second, difference.at, difference.shown_at) == (
+        "1.0", "2.0", 0, 4)
+
+
+def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
+    """The table and --json of seen_later's recorded audit: the scale 1.0 then 2.0 at
+    byte 4 of argument 1, not 0.0078125... and 2.0000000075 (the word read as a double)."""
+    code, out, _err = cli("audit", str(AUDITS / "seen_later.json"), "--json")
+    (difference,) = [d for g in json.loads(out)["graphs"] for d in g["differences"]]
+    assert code == 1
+    assert (difference["first"], difference["second"]) == ("1.0", "2.0")
+    assert (difference["at"], difference["size"], difference["read_at"]) == (0, 8, 4)
+    code, out, _err = cli("audit", str(AUDITS / "seen_later.json"))
+    assert code == 1
+    row = next(line for line in out.splitlines() if "seen_later.py:24" in line)
+    assert re.search(r"│\s*1 \+4\s*│\s*1\.0\s*│\s*2\.0\s*│", row), row
+    assert "0.0078" not in out
+
+
+@pytest.mark.parametrize("first,second,shown", [
+    # a float at byte 4 beside a constant member: the float
+    (b"\x01\x00\x01\x01" + struct.pack("<f", 1.0),
+     b"\x01\x00\x01\x01" + struct.pack("<f", 2.0), (4, "1.0", "2.0")),
+    # an int at byte 0 beside a constant member
+    (struct.pack("<iI", 7, 0xDEADBEEF), struct.pack("<iI", 9, 0xDEADBEEF), (0, "7", "9")),
+    # a double whose low half is zero reads shorter whole: 1.0, not 1.875
+    (struct.pack("<d", 1.0), struct.pack("<d", 2.0), None),
+    # both halves differ: one 8-byte number
+    (struct.pack("<d", 0.1), struct.pack("<d", 0.3), None),
+])
+def test_a_struct_unit_is_read_by_the_half_that_differs_where_that_reads_shorter(
+        first, second, shown):
+    assert _half_reading(first, second, shown_value(first), shown_value(second)) == shown
+
+
+def test_a_whole_8_byte_value_is_never_read_by_half():
+    """A judged value (an extern "C" kernel's 8-byte argument: an int64 or a double) keeps
+    its 8-byte reading where one half alone differs; the same bytes as a C++ kernel's struct
+    argument are unsure, and read by the half that differs."""
+    first, second = struct.pack("<iI", 7, 0xDEADBEEF), struct.pack("<iI", 9, 0xDEADBEEF)
+    places = _Places([], [])
+
+    def read(name, types):
+        node = {"id": "n0", "name": name, "kind": "kernel", "args": [{}]}
+        d = _difference(node, 0, 0, 8, first, second, places, None, types, 2)
+        return d.kind, d.first, d.second, d.shown_at
+
+    assert read("scale_rows", {}) == ("value", shown_value(first), shown_value(second), 0)
+    assert read("_Z4stepN6detail7FunctorE", {"_Z4stepN6detail7FunctorE": ["detail::Functor"]}) \
+        == ("unsure", "7", "9", 0)
 
 
 def test_a_second_state_that_cannot_be_made_is_said_once(monkeypatch):

@@ -40,7 +40,9 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   needs nothing). Not counted as frozen: the audit cannot tell such a block from a buffer
   kept outside the state;
 - **unsure**: bytes inside a struct argument, a one-byte argument, or a C++ kernel's
-  argument of a struct type, that are not addresses. C++ leaves bytes a launch does not
+  argument of a struct type, that are not addresses (an 8-byte unit of which one 4-byte
+  half alone differs is shown as that half where it reads shorter: a functor's float
+  beside a member of its own). C++ leaves bytes a launch does not
   use unset (unused slots of fixed-size arrays, padding, the byte of an empty functor):
   CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
   differ from launch to launch and are never read. Not counted as frozen until the effect
@@ -147,6 +149,13 @@ class Difference:
     # the later step (1 is the first) whose unit "second" is: the first where it differs,
     # or the first where it reads as frozen
     step: int = 2
+    # the byte of the argument where "first" and "second" start: ``at``, unless they read
+    # only the 4-byte half of a struct's 8-byte unit that differs (see _half_reading)
+    read_at: int | None = None
+
+    @property
+    def shown_at(self) -> int:
+        return self.at if self.read_at is None else self.read_at
 
     @property
     def frozen(self) -> bool:
@@ -181,7 +190,8 @@ class Difference:
         return {
             "node": self.node, "kernel": self.kernel, "argument": self.argument,
             "label": self.label, "at": self.at, "size": self.size, "kind": self.kind, "frozen": self.frozen,
-            "first": self.first, "second": self.second, "step": self.step,
+            "first": self.first, "second": self.second, "read_at": self.shown_at,
+            "step": self.step,
             "first_hex": self.first_hex, "second_hex": self.second_hex,
             "origin": None if self.origin is None else {
                 "file": self.origin.file, "line": self.origin.line,
@@ -390,12 +400,38 @@ def _difference(node: dict, index: int, at: int, whole: int, first: bytes, secon
             address = "elsewhere"
         if address is not None:
             kind, first_shown, second_shown = address, a.shown(), b.shown()
+    read_at = None
+    if kind == "unsure":
+        half = _half_reading(first, second, first_shown, second_shown)
+        if half is not None:
+            offset, first_shown, second_shown = half
+            read_at = at + offset
     labels = node.get("labels") or []
     return Difference(
         node=node["id"], kernel=_kernel_name(node), argument=index,
         label=labels[index] if index < len(labels) else str(index), at=at, size=len(first),
         kind=kind, first=first_shown, second=second_shown, first_hex=first.hex(),
-        second_hex=second.hex(), origin=origin, step=step)
+        second_hex=second.hex(), origin=origin, step=step, read_at=read_at)
+
+
+def _half_reading(first: bytes, second: bytes, first_shown: str,
+                  second_shown: str) -> tuple[int, str, str] | None:
+    """(offset, first, second) reading only the 4-byte half of an 8-byte struct unit that
+    differs, where that reads as the shorter pair of numbers; else None. A struct keeps a
+    float or an int beside other members (PyTorch's functors put a scalar at byte 4, after
+    a one-byte member and padding): read with its neighbour as one 8-byte number it shows
+    as 0.00781250002921752 where the float is 1.0. A double whose low half is zero (1.0,
+    2.0) differs in its high half only and still reads shorter whole."""
+    if len(first) != _WORD:
+        return None
+    differ = [h for h in (0, 4) if first[h:h + 4] != second[h:h + 4]]
+    if len(differ) != 1:
+        return None
+    h = differ[0]
+    half = shown_value(first[h:h + 4]), shown_value(second[h:h + 4])
+    if len(half[0]) + len(half[1]) >= len(first_shown) + len(second_shown):
+        return None
+    return (h, *half)
 
 
 def _kernel_name(node: dict) -> str:

@@ -72,7 +72,8 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
                                   short_kernel_name(readable.get(d.kernel, d.kernel),
                                                     name_width))
             # a part of a larger argument (a struct's word) is named by its first byte
-            rows.append((d, label, d.label if d.at == 0 else f"{d.label} +{d.at}", first,
+            at = d.shown_at
+            rows.append((d, label, d.label if at == 0 else f"{d.label} +{at}", first,
                          second))
         widest = max(len(label) + len(argument) for _d, label, argument, *_ in rows)
         origin_width = max(16, console.width - widest - values - 16)
