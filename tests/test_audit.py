@@ -1302,6 +1302,30 @@ def test_a_trial_that_fails_and_cannot_give_the_bytes_back_is_stuck(monkeypatch)
     assert undone
 
 
+def test_an_undo_puts_every_other_node_back_whatever_one_raises():
+    """Substitution.undo: a node whose put-back raises anything (a CUDA error, the
+    bindings refusing the call) is kept for the next undo; every other node is put back
+    first, and the first failure is raised after."""
+    from accelgraph_cli.cuda.audit import Substitution
+
+    swap = object.__new__(Substitution)
+    swap._own = {0: "own 0", 3: "own 3", 5: "own 5"}
+    put_back, refusing = [], {3: TypeError("an argument the bindings refuse")}
+
+    def put(position, params):
+        if position in refusing:
+            raise refusing[position]
+        put_back.append((position, params))
+
+    swap._set = put
+    with pytest.raises(TypeError, match="bindings refuse"):
+        swap.undo()
+    assert put_back == [(0, "own 0"), (5, "own 5")] and swap._own == {3: "own 3"}
+    refusing.clear()
+    swap.undo()
+    assert put_back[-1] == (3, "own 3") and swap._own == {}
+
+
 def test_an_interrupt_during_a_trial_goes_on_as_it_is(monkeypatch):
     """Ctrl-C while a trial replays: KeyboardInterrupt, not _Stuck, even where the undo
     fails too; the bytes were still asked back."""

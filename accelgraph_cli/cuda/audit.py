@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import CudaError
 from . import device as _cuda
 from .nodes import graph_nodes, kernel_name, memcpy_bytes, memset_bytes, node_kind_name
 
@@ -215,13 +214,14 @@ class Substitution:
         self._set(position, params)
 
     def undo(self) -> None:
-        """Every node given other bytes gets its own back; a node that cannot is kept for
-        the next call, and the first failure raised once every other node is back."""
+        """Every node given other bytes gets its own back; a node that cannot (whatever
+        the failure: a CUDA error, or the bindings refusing the call) is kept for the next
+        call, and the first failure raised once every other node is back."""
         failed = None
         for position, params in list(self._own.items()):
             try:
                 self._set(position, params)
-            except CudaError as exc:
+            except Exception as exc:  # noqa: BLE001 - the other nodes are put back first
                 failed = failed or exc
             else:
                 del self._own[position]

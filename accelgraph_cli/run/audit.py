@@ -171,10 +171,10 @@ class _Trials:
             self._protocol.start_from(result, self.arrays)
             if self.rng is not None:
                 backend.set_rng_state(self.rng, self._protocol._generators(backend, result.state))
-            names = [captured.name for captured in result.graphs]
+            last = len(result.graphs) - 1
             for index, captured in enumerate(result.graphs):
                 captured.graph.replay()
-                if captured.name == name or (found and index + 1 == len(names)):
+                if captured.name == name or (found and index == last):
                     result.stream.synchronize()
                     found.append({key: backend.copy(value) for key, value
                                   in result.scenario.outputs(result.state).items()})
