@@ -1187,6 +1187,9 @@ def test_a_value_that_changes_every_other_step_is_found_at_the_third(cli):
     text = " ".join(out.split())
     assert "later step" in text and "2.0 (step 3)" in text
     assert "compared between the first of 3 consecutive steps and each one after it" in text
+    # steps 1 and 2 agree: the verdict does not say the value changes from one to the next
+    assert "differ between the first step and a later one" in text
+    assert "from one step to the next" not in text
     code, out, _err = cli("audit", AUDITS / "every_other_step.json", "--json")
     assert json.loads(out)["graphs"][0]["differences"][0]["step"] == 3
 

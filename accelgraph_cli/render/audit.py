@@ -105,9 +105,12 @@ def verdict(audit: Audit) -> tuple[bool, str]:
     frozen = [d for g in audit.graphs for d in g.frozen]
     if frozen:
         where = len({(g.name, d.node) for g in audit.graphs for d in g.frozen})
+        # (with more steps, a unit may first differ at a later one: every other step)
+        change = ("change from one step to the next" if max(g.steps for g in audit.graphs) == 2
+                  else "differ between the first step and a later one")
         problems.append(
             f"FROZEN — {len(frozen)} argument part(s) or launch size(s) of {where} node(s) "
-            "change from one step to the next, and a graph replays the first step's every "
+            f"{change}, and a graph replays the first step's every "
             "time: keep a value that changes in device memory the kernel reads (written "
             "before each replay), pick buffers on the device, or capture one graph per value")
     for g in audit.mismatched:
