@@ -1155,6 +1155,9 @@ def test_the_steps_option_is_bounded_as_the_model_reads(cli):
     from accelgraph_cli.model.audit import MAX_STEPS, STEPS
 
     assert (STEPS, MAX_STEPS) == (2, 64)
+    from accelgraph_cli.render.run import _AUDIT_MOST
+
+    assert _AUDIT_MOST == MAX_STEPS  # the replay hint's cap
     for bad in (STEPS - 1, MAX_STEPS + 1):
         code, _out, err = cli("audit", "saxpy", "--steps", str(bad))
         assert code == 2 and "--steps" in err, err

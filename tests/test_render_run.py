@@ -208,6 +208,12 @@ def test_the_audit_named_covers_as_many_steps_as_the_check_ran():
     failed = unrolled(check(ok=False, problems=["y: differs"], steps=3))
     text = " ".join(printed(run.print_unrolled, failed).split())
     assert "accelgraph audit saxpy --param n=8 --steps 12 names" in text
+    # and says what that audit finds: not a change from one step to the next
+    assert text.endswith("names each kernel argument that differs between the first of 12 "
+                         "steps and a later one")
+    text = " ".join(printed(run.print_replay, replay(check(
+        ok=False, problems=["y: differs"], steps=100))).split())
+    assert text.endswith("that differs between the first of 64 steps and a later one")
 
 
 def test_replay_of_several_graphs_has_a_row_per_graph_and_a_tolerance():

@@ -99,15 +99,20 @@ def print_replay(console: Console, report) -> None:
     _audit_hint(console, cap, chk, None if chk is None else chk.steps)
 
 
+_AUDIT_MOST = 64  # model/audit.py's MAX_STEPS (a test holds them equal)
+
+
 def _audit_hint(console: Console, cap, chk, eager_steps: int | None) -> None:
     """After a failed check: the `accelgraph audit` command that shows which argument, if
     any, capture froze; over as many steps as the check ran eagerly (``eager_steps``, up to
     the audit's 64), where that is more than its two."""
     if chk is not None and chk.ran and not chk.ok:
         command = _audit_command(cap, eager_steps or 2)
+        steps = min(eager_steps or 2, _AUDIT_MOST)
+        change = ("changes from one step to the next" if steps == 2 else
+                  f"differs between the first of {steps} steps and a later one")
         console.print(Text(f"a host value capture froze is a common cause: {command} names "
-                           "each kernel argument that changes from one step to the next",
-                           style="dim"))
+                           f"each kernel argument that {change}", style="dim"))
 
 
 def _audit_command(cap, steps: int = 2) -> str:
@@ -132,7 +137,7 @@ def _audit_command(cap, steps: int = 2) -> str:
         if default is not None and str(chosen) != str(getattr(default, "value", default)):
             words += [option, str(getattr(chosen, "value", chosen))]
     if steps > 2:  # a value that changes less often than every step shows within them
-        words += ["--steps", str(min(steps, 64))]
+        words += ["--steps", str(min(steps, _AUDIT_MOST))]
     return " ".join(shlex.quote(w) for w in words)
 
 
