@@ -994,6 +994,7 @@ def test_the_memory_limit_is_a_quarter_of_what_the_system_calls_available(monkey
     from accelgraph_cli.dot import load
 
     monkeypatch.setattr(load, "_CGROUP_FILES", ())
+    monkeypatch.setattr(load, "_address_space_room", lambda: None)  # (a ulimit -v here)
     limit = load.memory_limit()
     with open("/proc/meminfo") as info:
         available = next(int(line.split()[1]) for line in info if line.startswith("MemAvailable:"))
@@ -1287,3 +1288,52 @@ def test_an_edge_operator_of_the_other_kind_of_graph_is_refused(text, op, kind):
 ])
 def test_operators_inside_strings_and_comments_are_not_edges(text, edges):
     assert parse_dot(text, "g.dot").edges == edges
+
+
+def _mapped() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+
+
+def test_an_address_space_cap_bounds_the_memory_limit(monkeypatch):
+    """``ulimit -v``: what may still be mapped is the cap less what is (a quarter of it the
+    limit), where that is less than what the system has available; input that outgrew it
+    ended in a MemoryError rather than in the message that says it is too large."""
+    import resource
+
+    from accelgraph_cli.dot import load
+
+    room = 400 * 2**20
+    cap = _mapped() + room
+    monkeypatch.setattr(resource, "getrlimit",
+                        lambda which: (cap, resource.RLIM_INFINITY) if which == resource.RLIMIT_AS
+                        else (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert abs(load._address_space_room() - room) < 64 * 2**20  # (what is mapped moves a little)
+    monkeypatch.setattr(load, "_meminfo_available", lambda: 64 * 2**30)
+    monkeypatch.setattr(load, "_CGROUP_FILES", ())
+    assert abs(load.memory_limit() - room // 4) < 16 * 2**20
+    # no cap: no bound of its own
+    monkeypatch.setattr(resource, "getrlimit",
+                        lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    assert load._address_space_room() is None and load.memory_limit() == 16 * 2**30
+
+
+def test_a_process_under_ulimit_v_reads_its_cap(tmp_path):
+    """The cap as a shell sets it, in a child process: its limit is under a quarter of the
+    cap, above nothing."""
+    import resource
+    import subprocess
+
+    cap = 4 * 2**30
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    child = subprocess.run(
+        [sys.executable, "-c", "from accelgraph_cli.dot import load; "
+         "print(load._address_space_room(), load.memory_limit())"],
+        capture_output=True, text=True, preexec_fn=capped, timeout=120, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert child.returncode == 0, child.stderr
+    room, limit = map(int, child.stdout.split())
+    assert 0 < room < cap and 0 < limit <= room // 4

@@ -127,8 +127,10 @@ def memory_limit() -> int | None:
     """A quarter of the memory available now, or None where the system does not say (no
     limit then: free pages alone would refuse what the page cache could make room for).
     Available is Linux's MemAvailable, or less where this process's control group allows less
-    (a container's memory limit, which MemAvailable does not show)."""
-    available = [_meminfo_available(), _cgroup_room()]
+    (a container's memory limit, which MemAvailable does not show), or less where its
+    address space is capped (``ulimit -v``, as batch schedulers set it: the cap less what
+    the process has mapped already)."""
+    available = [_meminfo_available(), _cgroup_room(), _address_space_room()]
     known = [value for value in available if value is not None and value > 0]
     return min(known) // 4 if known else None
 
@@ -142,6 +144,30 @@ def _meminfo_available() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _address_space_room() -> int | None:
+    """What this process may still map under its address-space cap (RLIMIT_AS), or None
+    where it has none. Without the cap's room counted, input that outgrew it ended in a
+    MemoryError, not in the message that says the input is too large."""
+    try:
+        import resource
+
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    if cap == resource.RLIM_INFINITY or cap < 0:
+        return None
+    mapped = 0
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmSize:"):
+                    mapped = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass  # the cap alone: room over-counted by what is mapped, the MemoryError path
+    return max(1, cap - mapped)
 
 
 # (limit, usage, statistics, page cache's key in them) of cgroup v2, then v1; a limit of
