@@ -19,6 +19,7 @@ from accelgraph_cli.model.audit import (
     _difference,
     _half_reading,
     _Places,
+    _plain,
     _units,
     load_audit,
     shown_value,
@@ -865,7 +866,7 @@ def test_the_json_of_a_saved_audit_is_pinned(cli):
     assert difference == {
         "node": "graph_0_node_0", "kernel": difference["kernel"], "argument": 1, "label": "1",
         "at": 0, "size": 4, "kind": "read", "frozen": True, "first": "1.0", "second": "2.0",
-        "read_at": 0, "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
+        "read_at": 0, "read_size": 4, "step": 2, "first_hex": "0000803f", "second_hex": "00000040",
         "origin": {"file": "tests/frozen_values/functor_alpha.py", "line": 22,
                    "function": "step",
                    "code": 'state["y"].add_(state["x"], alpha=float(state["count"]))',
@@ -1085,11 +1086,12 @@ def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
     (difference,) = [d for g in json.loads(out)["graphs"] for d in g["differences"]]
     assert code == 1
     assert (difference["first"], difference["second"]) == ("1.0", "2.0")
-    assert (difference["at"], difference["size"], difference["read_at"]) == (0, 8, 4)
+    assert (difference["at"], difference["size"], difference["read_at"],
+            difference["read_size"]) == (0, 8, 4, 4)
     code, out, _err = cli("audit", str(AUDITS / "seen_later.json"))
     assert code == 1
     row = next(line for line in out.splitlines() if "seen_later.py:24" in line)
-    assert re.search(r"│\s*1 \+4\s*│\s*1\.0\s*│\s*2\.0\s*│", row), row
+    assert re.search(r"│\s*1 \+4 \(4 B\)\s*│\s*1\.0\s*│\s*2\.0\s*│", row), row
     assert "0.0078" not in out
 
 
@@ -1097,16 +1099,39 @@ def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
     # a float at byte 4 beside a constant member: the float
     (b"\x01\x00\x01\x01" + struct.pack("<f", 1.0),
      b"\x01\x00\x01\x01" + struct.pack("<f", 2.0), (4, "1.0", "2.0")),
-    # an int at byte 0 beside a constant member
-    (struct.pack("<iI", 7, 0xDEADBEEF), struct.pack("<iI", 9, 0xDEADBEEF), (0, "7", "9")),
-    # a double whose low half is zero reads shorter whole: 1.0, not 1.875
+    # an int at byte 0 beside a member: read whole as hex (an address's shape), left whole
+    (struct.pack("<iI", 7, 0xDEADBEEF), struct.pack("<iI", 9, 0xDEADBEEF), None),
+    # an int at byte 4 whose whole reads as an integer (12884901889): an int64 for all the
+    # audit can tell, left whole
+    (b"\x01\x00\x00\x00" + struct.pack("<i", 3), b"\x01\x00\x00\x00" + struct.pack("<i", 4),
+     None),
+    # a double whose low half is zero reads plainly whole: 1.0, not 1.875
     (struct.pack("<d", 1.0), struct.pack("<d", 2.0), None),
+    # a halved learning rate as a double: 0.00025, not 0.689 at byte 4
+    (struct.pack("<d", 2.5e-4), struct.pack("<d", 1.25e-4), None),
+    # a double no host picks whose high half alone changed reads no plainer by half
+    (struct.pack("<d", 1 / 3), struct.pack("<d", 2 / 3), None),
+    # an int64 (2**32, a size) and an address's shape stay whole
+    (struct.pack("<q", 1 << 32), struct.pack("<q", 0), None),
+    (struct.pack("<Q", 0x7F0000200000), struct.pack("<Q", 0x7F0000400000), None),
+    # a float beside a member changed by one ulp reads alike by half: left whole
+    (b"\x01\x00\x01\x01" + struct.pack("<f", 1.0),
+     b"\x01\x00\x01\x01" + struct.pack("<f", 1.0000001), None),
     # both halves differ: one 8-byte number
     (struct.pack("<d", 0.1), struct.pack("<d", 0.3), None),
 ])
-def test_a_struct_unit_is_read_by_the_half_that_differs_where_that_reads_shorter(
+def test_a_struct_unit_is_read_by_the_half_that_differs_where_that_reads_plainly(
         first, second, shown):
     assert _half_reading(first, second, shown_value(first), shown_value(second)) == shown
+
+
+@pytest.mark.parametrize("text,plain", [
+    ("1.0", True), ("-0.000125", True), ("1e-05", True), ("1.23456", True),
+    ("1.234567", False), ("2.00000000747968", False), ("16777215", True), ("-16777215", True),
+    ("16777216", False), ("0x7f", False), ("1.281939e-28", False), ("120000.0", True),
+])
+def test_a_plain_number_is_one_a_host_would_pick(text, plain):
+    assert _plain(text) is plain
 
 
 def test_a_whole_8_byte_value_is_never_read_by_half():
@@ -1122,8 +1147,16 @@ def test_a_whole_8_byte_value_is_never_read_by_half():
         return d.kind, d.first, d.second, d.shown_at
 
     assert read("scale_rows", {}) == ("value", shown_value(first), shown_value(second), 0)
+    # (7 beside 0xDEADBEEF whole reads as an integer: hex-shaped, left whole)
     assert read("_Z4stepN6detail7FunctorE", {"_Z4stepN6detail7FunctorE": ["detail::Functor"]}) \
-        == ("unsure", "7", "9", 0)
+        == ("unsure", shown_value(first), shown_value(second), 0)
+    # a float beside a member in a C++ functor: read by half; the same bytes as an extern
+    # "C" kernel's 8-byte argument (a double): whole
+    first = b"\x01\x00\x01\x01" + struct.pack("<f", 1.0)
+    second = b"\x01\x00\x01\x01" + struct.pack("<f", 2.0)
+    assert read("_Z4stepN6detail7FunctorE", {"_Z4stepN6detail7FunctorE": ["detail::Functor"]}) \
+        == ("unsure", "1.0", "2.0", 4)
+    assert read("scale_rows", {}) == ("value", shown_value(first), shown_value(second), 0)
 
 
 def test_a_second_state_that_cannot_be_made_is_said_once(monkeypatch):

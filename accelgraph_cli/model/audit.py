@@ -41,12 +41,12 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
   kept outside the state;
 - **unsure**: bytes inside a struct argument, a one-byte argument, or a C++ kernel's
   argument of a struct type, that are not addresses (an 8-byte unit of which one 4-byte
-  half alone differs is shown as that half where it reads shorter: a functor's float
-  beside a member of its own). C++ leaves bytes a launch does not
-  use unset (unused slots of fixed-size arrays, padding, the byte of an empty functor):
-  CuPy's indexer and PyTorch's offset calculators and functors carry such bytes, which
-  differ from launch to launch and are never read. Not counted as frozen until the effect
-  test says otherwise:
+  half alone differs is shown as that half where it reads as a plain number and the whole
+  as a float no host would pick: a functor's float beside a member of its own). C++
+  leaves bytes a launch does not use unset (unused slots of fixed-size arrays, padding,
+  the byte of an empty functor): CuPy's indexer and PyTorch's offset calculators and
+  functors carry such bytes, which differ from launch to launch and are never read. Not
+  counted as frozen until the effect test says otherwise:
 - **read** (frozen): unsure bytes the effect test found read: the later steps' kernels, run
   with the first step's bytes there (as a one-step graph replays them), compute other
   outputs, bit for bit;
@@ -158,6 +158,11 @@ class Difference:
         return self.at if self.read_at is None else self.read_at
 
     @property
+    def shown_size(self) -> int:
+        """The bytes "first" and "second" read: 4 where they read a half, else ``size``."""
+        return self.size if self.read_at is None else 4
+
+    @property
     def frozen(self) -> bool:
         return self.kind in FROZEN_KINDS
 
@@ -191,7 +196,7 @@ class Difference:
             "node": self.node, "kernel": self.kernel, "argument": self.argument,
             "label": self.label, "at": self.at, "size": self.size, "kind": self.kind, "frozen": self.frozen,
             "first": self.first, "second": self.second, "read_at": self.shown_at,
-            "step": self.step,
+            "read_size": self.shown_size, "step": self.step,
             "first_hex": self.first_hex, "second_hex": self.second_hex,
             "origin": None if self.origin is None else {
                 "file": self.origin.file, "line": self.origin.line,
@@ -417,21 +422,43 @@ def _difference(node: dict, index: int, at: int, whole: int, first: bytes, secon
 def _half_reading(first: bytes, second: bytes, first_shown: str,
                   second_shown: str) -> tuple[int, str, str] | None:
     """(offset, first, second) reading only the 4-byte half of an 8-byte struct unit that
-    differs, where that reads as the shorter pair of numbers; else None. A struct keeps a
-    float or an int beside other members (PyTorch's functors put a scalar at byte 4, after
-    a one-byte member and padding): read with its neighbour as one 8-byte number it shows
-    as 0.00781250002921752 where the float is 1.0. A double whose low half is zero (1.0,
-    2.0) differs in its high half only and still reads shorter whole."""
-    if len(first) != _WORD:
+    differs, where the whole reads as a float no host would pick and the half as a plain
+    number in both steps; else None. A struct keeps a float or an int beside other members
+    (PyTorch's functors put a scalar at byte 4, after a one-byte member and padding): read
+    with its neighbour as one 8-byte number it shows as 0.00781250002921752 where the float
+    is 1.0. Left whole: an integer (an int64, a size), hex (an address's shape), a double
+    that reads plainly (0.00025, 1.0), and halves that read alike or not plainly either (a
+    double 1/3 whose high half alone changed)."""
+    if len(first) != _WORD or not (_is_float_text(first_shown) or _is_float_text(second_shown)):
+        return None
+    if _plain(first_shown) and _plain(second_shown):
         return None
     differ = [h for h in (0, 4) if first[h:h + 4] != second[h:h + 4]]
     if len(differ) != 1:
         return None
     h = differ[0]
     half = shown_value(first[h:h + 4]), shown_value(second[h:h + 4])
-    if len(half[0]) + len(half[1]) >= len(first_shown) + len(second_shown):
+    if half[0] == half[1] or not (_plain(half[0]) and _plain(half[1])):
         return None
     return (h, *half)
+
+
+def _is_float_text(text: str) -> bool:
+    return not text.startswith("0x") and any(c in text for c in ".e")
+
+
+_PLAIN_DIGITS = 6  # a float32 a host picks (1.0, 0.125, 1e-05) needs no more
+
+
+def _plain(text: str) -> bool:
+    """Whether a number as :func:`shown_value` shows it reads as one a host would pick: an
+    integer under 2**24, or a float of at most 6 significant digits; hex never."""
+    if text.startswith("0x"):
+        return False
+    if not _is_float_text(text):
+        return abs(int(text)) < 1 << 24
+    mantissa = text.lstrip("-").split("e")[0].replace(".", "").lstrip("0").rstrip("0")
+    return len(mantissa) <= _PLAIN_DIGITS
 
 
 def _kernel_name(node: dict) -> str:

@@ -71,9 +71,13 @@ def _print_graph(console: Console, graph: GraphAudit, readable: dict) -> None:
             label = Text.assemble((d.node.rsplit("_", 1)[-1], "dim"), " ",
                                   short_kernel_name(readable.get(d.kernel, d.kernel),
                                                     name_width))
-            # a part of a larger argument (a struct's word) is named by its first byte
+            # a part of a larger argument (a struct's word) is named by its first byte, and
+            # a half of it read alone by its size too
             at = d.shown_at
-            rows.append((d, label, d.label if at == 0 else f"{d.label} +{at}", first,
+            argument = d.label if at == 0 else f"{d.label} +{at}"
+            if d.read_at is not None:
+                argument += f" ({d.shown_size} B)"
+            rows.append((d, label, argument, first,
                          second))
         widest = max(len(label) + len(argument) for _d, label, argument, *_ in rows)
         origin_width = max(16, console.width - widest - values - 16)
