@@ -202,6 +202,10 @@ def test_the_audit_named_covers_as_many_steps_as_the_check_ran():
         return text.split("common cause: ", 1)[1].split(" names each", 1)[0]
 
     assert command(2) == "accelgraph audit saxpy --param n=8"
+    assert command(1) == "accelgraph audit saxpy --param n=8"  # --check-steps 1: two steps
+    text = " ".join(printed(run.print_replay, replay(check(
+        ok=False, problems=["y: differs"], steps=1))).split())
+    assert text.endswith("names each kernel argument that changes from one step to the next")
     assert command(3) == "accelgraph audit saxpy --param n=8 --steps 3"
     assert command(100) == "accelgraph audit saxpy --param n=8 --steps 64"
     # unrolled x4: three replays of the unrolled graph are twelve eager steps

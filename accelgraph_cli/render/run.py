@@ -107,8 +107,9 @@ def _audit_hint(console: Console, cap, chk, eager_steps: int | None) -> None:
     any, capture froze; over as many steps as the check ran eagerly (``eager_steps``, up to
     the audit's 64), where that is more than its two."""
     if chk is not None and chk.ran and not chk.ok:
-        command = _audit_command(cap, eager_steps or 2)
-        steps = min(eager_steps or 2, _AUDIT_MOST)
+        # (the audit compares two steps at least: --check-steps 1 names a two-step audit)
+        steps = min(max(eager_steps or 2, 2), _AUDIT_MOST)
+        command = _audit_command(cap, steps)
         change = ("changes from one step to the next" if steps == 2 else
                   f"differs between the first of {steps} steps and a later one")
         console.print(Text(f"a host value capture froze is a common cause: {command} names "
