@@ -167,7 +167,9 @@ def _address_space_room() -> int | None:
                     break
     except (OSError, ValueError, IndexError):
         pass  # the cap alone: room over-counted by what is mapped, the MemoryError path
-    return max(1, cap - mapped)
+    # a cap lowered below what is mapped already leaves room only in what is mapped: no
+    # bound that can be told (every input refused would be wrong for a small one)
+    return cap - mapped if cap > mapped else None
 
 
 # (limit, usage, statistics, page cache's key in them) of cgroup v2, then v1; a limit of
