@@ -15,7 +15,9 @@ from _documents import setter as _set
 from _paths import DATA, ROOT
 
 from accelgraph_cli.model.audit import (
+    MAX_STEPS,
     AuditLoadError,
+    Place,
     _difference,
     _half_reading,
     _Places,
@@ -417,7 +419,31 @@ BROKEN = {
                             d["graphs"][0]["nodes"][1].pop("args"), "memcpy node's 'args'"),
     "args on a host node": (_set(["graphs", 0, "nodes", 1, "kind"], "host"), "no arguments"),
     "labels": (_set(["graphs", 0, "nodes", 0, "labels"], ["a"]), "'labels'"),
-    "grid": (_set(["graphs", 0, "nodes", 0, "grid"], [1, 2]), "'grid'"),
+    "grid": (_set(["graphs", 0, "nodes", 0, "grid"], [1, 2]), "'grid' must be three counts"),
+    "grid negative": (_set(["graphs", 0, "nodes", 0, "grid"], [1, -1, 1]),
+                      "'grid' must be three counts"),
+    "block": (_set(["graphs", 0, "nodes", 0, "block"], [32, 1]), "'block' must be three counts"),
+    "shared_mem": (_set(["graphs", 0, "nodes", 0, "shared_mem"], -1),
+                   "'shared_mem' must be a byte count"),
+    "shared_mem list": (_set(["graphs", 0, "nodes", 0, "shared_mem"], [0, 0, 0]),
+                        "'shared_mem' must be a byte count"),
+    "labels not text": (lambda d: d["graphs"][0]["nodes"][0].__setitem__(
+        "labels", list(range(len(d["graphs"][0]["nodes"][0]["args"])))), "'labels'"),
+    "arg ends past the space": (_arg(lambda a: a.update(offset=32_764 - a["size"] + 4)),
+                                "parameter space"),
+    "allocation negative": (_set(["graphs", 0, "allocations"], [[-1, 8]]), "'allocations'"),
+    "allocation past 2**64": (_set(["graphs", 0, "allocations"], [[2**64, 8]]),
+                              "'allocations'"),
+    "allocation not a number": (_set(["graphs", 0, "allocations"], [["0", 8]]),
+                                "'allocations'"),
+    "state size 0": (_set(["state"], [{"paths": ["x"], "start": 1, "size": 0}]),
+                     "state allocation"),
+    "state start negative": (_set(["state"], [{"paths": ["x"], "start": -1, "size": 8}]),
+                             "state allocation"),
+    "state start past 2**64": (_set(["state"], [{"paths": ["x"], "start": 2**64, "size": 8}]),
+                               "state allocation"),
+    "state path empty": (_set(["state"], [{"paths": ["x", ""], "start": 1, "size": 8}]),
+                         "state allocation"),
     "state without paths": (_set(["state"], [{"paths": [], "start": 1, "size": 1}]),
                             "state allocation"),
     "state": (_set(["state"], {}), "'state'"),
@@ -1402,3 +1428,138 @@ def test_a_version_1_audit_of_more_than_two_steps_is_refused():
     document["steps"] = 3
     with pytest.raises(AuditLoadError, match="a version 1 audit compares 2 steps, not 3"):
         load_audit(document, "v1")
+
+
+# -- what the mutation run of 2026-12-07 found untested (tests/mutation/REPORT.md, run 11) ----
+
+@pytest.mark.parametrize("key,changed,shown", [
+    ("grid", lambda v: [v[0] + 1, v[1], v[2]], None),
+    ("block", lambda v: [v[0] + 32, v[1], v[2]], None),
+    ("shared_mem", lambda v: v + 16, None),
+    ("shared_mem", lambda v: None, "–"),  # a size the recording could not read: shown "–"
+])
+def test_every_launch_size_that_changes_is_frozen_with_what_replay_keeps(key, changed, shown):
+    """grid, block and dynamic shared memory each: a launch difference of the first step's
+    node, naming the size, both steps' shapes, no bytes, the node's line."""
+    document = raw("functor_alpha")
+    first = document["graphs"][0]["nodes"][0]
+    second = _second_step(document)[0]
+    second[key] = changed(second[key])
+    (graph,) = load_audit(document, "functor_alpha").graphs
+    (d,) = [d for d in graph.differences if d.kind == "launch"]
+    as_shown = (lambda v: "x".join(map(str, v))) if key != "shared_mem" else str
+    assert (d.node, d.kernel, d.argument, d.label, d.at, d.size) == (
+        first["id"], first["name"], -1, key, 0, 0)
+    assert (d.first, d.second) == (as_shown(first[key]), shown or as_shown(second[key]))
+    assert (d.first_hex, d.second_hex, d.step) == ("", "", 2)
+    assert (d.origin.file, d.origin.line) == ("tests/frozen_values/functor_alpha.py", 22)
+    assert d.frozen and d.what().startswith("frozen launch shape")
+
+
+def test_the_innermost_frame_in_the_scenario_file_is_the_origin_not_a_helper_inside_it():
+    """A helper of the user's own (a user frame, innermost) called from the scenario: the
+    audit names the scenario's line, found by the document's scenario path."""
+    document = raw("functor_alpha")
+    for entry in document["graphs"][0]["origins"].values():
+        entry["stack"].insert(0, ["my_project/helpers.py", 7, "add_scaled", True])
+    (d,) = load_audit(document, "functor_alpha").graphs[0].frozen
+    assert (d.origin.file, d.origin.line, d.origin.via) == (
+        "tests/frozen_values/functor_alpha.py", 22, "helpers.add_scaled")
+    document["scenario"] = "elsewhere.py"  # no frame in it: the innermost user frame
+    (d,) = load_audit(document, "functor_alpha").graphs[0].frozen
+    assert (d.origin.file, d.origin.line) == ("my_project/helpers.py", 7)
+
+
+@pytest.mark.parametrize("value,shown", [("no CUPTI here", "no CUPTI here"), (5, "5"),
+                                         (None, None)])
+def test_why_no_node_has_a_line_is_read_from_the_document(value, shown):
+    document = raw("functor_alpha")
+    document["origins_off"], document["origins_failed"] = value, value
+    audit = load_audit(document, "functor_alpha")
+    assert (audit.origins_off, audit.origins_failed) == (shown, shown)
+
+
+def test_an_audit_of_64_steps_is_read_and_its_last_step_compared():
+    """The most steps an audit compares: a value that changes only at the 64th is found
+    there."""
+    document = raw("host_counter")
+    (graph,) = document["graphs"]
+    first, second = graph["nodes"]
+    nodes = []
+    for k in range(MAX_STEPS):
+        node = copy.deepcopy(second if k == MAX_STEPS - 1 else first)
+        node["id"] = f"graph_0_node_{k}"
+        nodes.append(node)
+    graph["nodes"], document["steps"] = nodes, MAX_STEPS
+    graph["origins"] = {"graph_0_node_0": graph["origins"]["graph_0_node_0"]}
+    graph.pop("effects", None)
+    (audit,) = load_audit(document, "host_counter").graphs
+    (d,) = audit.frozen
+    assert (audit.steps, audit.nodes, d.kind, d.step) == (MAX_STEPS, 1, "value", MAX_STEPS)
+
+
+def test_a_node_without_arguments_before_the_kernels_is_passed_over():
+    """A node kind whose arguments an audit does not read (an empty node), first in each
+    step: the kernel after it is still compared."""
+    document = raw("host_counter")
+    (graph,) = document["graphs"]
+    first, second = graph["nodes"]
+    graph["nodes"] = [{"id": "graph_0_node_0", "kind": "empty"}, dict(first, id="graph_0_node_1"),
+                      {"id": "graph_0_node_2", "kind": "empty"}, dict(second, id="graph_0_node_3")]
+    graph["origins"] = {"graph_0_node_1": graph["origins"][first["id"]]}
+    graph.pop("effects", None)
+    (audit,) = load_audit(document, "host_counter").graphs
+    assert (audit.nodes, audit.kernels) == (2, 1)
+    (d,) = audit.frozen
+    assert (d.node, d.kind) == ("graph_0_node_1", "value")
+
+
+@pytest.mark.parametrize("change", [
+    _set(["graphs", 0, "allocations"], [[0, 8], [2**64 - 1, 1]]),
+    _set(["state"], [{"paths": ["x"], "start": 0, "size": 1}]),
+    _set(["graphs", 0, "nodes", 0, "grid"], [0, 1, 1]),
+    _set(["graphs", 0, "nodes", 1, "shared_mem"], 0),
+])
+def test_the_edges_a_recording_may_hold_are_read(change):
+    """Address 0 and 2**64 - 1, a one-byte state allocation at 0, counts of 0: read, not
+    refused (the refused side of each edge is in BROKEN)."""
+    document = raw("host_counter")
+    change(document)
+    assert load_audit(document, "host_counter").graphs
+
+
+def test_an_argument_that_ends_at_the_parameter_spaces_end_is_read():
+    document = raw("host_counter")
+    for node in document["graphs"][0]["nodes"]:
+        last = node["args"][-1]
+        last["offset"] = 32_764 - last["size"]
+    assert load_audit(document, "host_counter").graphs
+
+
+def test_an_address_one_past_an_allocation_is_not_in_it():
+    places = _Places([(4096, 256, ("x",))], [(8192, 64)])
+    assert places.of(4096 + 255) == Place("state", ("x",), 255)
+    assert places.of(4096 + 256).kind == "none"
+    assert places.of(8192 + 63).kind == "device" and places.of(8192 + 64).kind == "none"
+
+
+def test_a_cpp_argument_past_the_types_read_is_not_judged():
+    """A demangled signature with fewer types than the kernel's arguments: the ones past
+    them are not judged as numbers."""
+    node = {"id": "n0", "name": "_Z4stepif", "kind": "kernel", "args": [{}, {}, {}]}
+    first, second = struct.pack("<f", 1.0), struct.pack("<f", 2.0)
+    types = {"_Z4stepif": ["int", "float"]}
+
+    def kind(index):
+        return _difference(node, index, 0, 4, first, second, _Places([], []), None, types,
+                           2).kind
+
+    assert [kind(0), kind(1), kind(2)] == ["value", "value", "unsure"]
+
+
+@pytest.mark.parametrize("value,shown", [
+    (struct.pack("<q", -2), "-2"), (struct.pack("<q", -(1 << 39)), str(-(1 << 39))),
+    (struct.pack("<q", 1 << 40), "0x0000010000000000"),  # (as a double: far too small)
+])
+def test_an_8_byte_integer_is_read_signed(value, shown):
+    assert shown_value(value) == shown
