@@ -16,7 +16,7 @@ import re
 import sys
 
 import pytest
-from _paths import recorded
+from _paths import child_env, recorded
 
 from accelgraph_cli.dot import labels, scan
 from accelgraph_cli.dot.load import _gunzip, decode_text
@@ -1339,7 +1339,7 @@ def test_a_process_under_ulimit_v_reads_its_cap(tmp_path):
         [sys.executable, "-c", "from accelgraph_cli.dot import load; "
          "print(load._address_space_room(), load.memory_limit())"],
         capture_output=True, text=True, preexec_fn=capped, timeout=120, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        env=child_env())
     assert child.returncode == 0, child.stderr
     room, limit = map(int, child.stdout.split())
     assert 0 < room < cap and 0 < limit <= room // 4
