@@ -1563,3 +1563,40 @@ def test_a_cpp_argument_past_the_types_read_is_not_judged():
 ])
 def test_an_8_byte_integer_is_read_signed(value, shown):
     assert shown_value(value) == shown
+
+
+@pytest.mark.parametrize("stem,change,message", [
+    ("host_counter", _set(["graphs", 0, "nodes", 0, "grid"], [1]),
+     "graph 'step': node 0: 'grid' must be three counts"),
+    ("host_counter", _set(["graphs", 0, "allocations"], [[1]]),
+     "graph 'step': 'allocations' must be [start, size] pairs of addresses"),
+    ("host_counter", lambda d: d["graphs"][0].pop("types"),
+     "graph 'step': 'types' missing: version 2 records each C++ kernel's parameter types"),
+    ("host_counter", _set(["version"], 1),
+     "graph 'step': 'types' in a version 1 audit, which has none"),
+    ("host_counter", _set(["graphs", 0, "name"], 5), "each graph must be an object with a 'name'"),
+    ("host_counter", _set(["graphs", 0, "origins"], [1]),
+     "graph 'step': 'origins' must map node ids to their stacks"),
+    ("host_counter", _set(["graphs", 0, "effects"], [1]), "graph 'step': 'effects' must be an object"),
+    ("gpt_decode", lambda d: d["graphs"][0]["types"].clear(),
+     "graph 'step': 'types' lacks the kernel '_Z"),
+])
+def test_a_broken_graph_is_named_in_its_error(stem, change, message):
+    """Each error of a graph names the file, the graph (and the node) and what is wrong,
+    word for word as users see it."""
+    document = raw(stem)
+    change(document)
+    with pytest.raises(AuditLoadError) as caught:
+        load_audit(document, "saved.json")
+    assert str(caught.value).startswith(f"saved.json: {message}"), str(caught.value)
+
+
+def test_a_memset_node_counts_as_a_copy_or_memset():
+    """seen_later's copy node read as a memset (a node kind CUDA gives a memset): counted
+    with the copies, compared as one."""
+    document = raw("seen_later")
+    finish = document["graphs"][1]
+    for node in finish["nodes"]:
+        node["kind"] = "memset"
+    (_scale, graph) = load_audit(document, "seen_later").graphs
+    assert (graph.kernels, graph.copies) == (0, 1)
