@@ -1145,6 +1145,17 @@ def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
      b"\x01\x00\x01\x01" + struct.pack("<f", 1.0000001), None),
     # both halves differ: one 8-byte number
     (struct.pack("<d", 0.1), struct.pack("<d", 0.3), None),
+    # a float at byte 0 beside a constant one
+    (struct.pack("<ff", 1.0, 0.0078125), struct.pack("<ff", 2.0, 0.0078125), (0, "1.0", "2.0")),
+    # 0.0 then 1.0 at byte 4: the first whole reads as an integer (not plain), the second
+    # as a float no host picks
+    (b"\x01\x00\x01\x01" + struct.pack("<f", 0.0), b"\x01\x00\x01\x01" + struct.pack("<f", 1.0),
+     (4, "0", "1.0")),
+    # the first whole plain (the integer 65537), the second not: read by half
+    (struct.pack("<If", 65537, 0.0), struct.pack("<If", 65537, 1.0), (4, "0", "1.0")),
+    # a half that reads plainly in one step only: left whole
+    (struct.pack("<If", 1, 1.0), struct.pack("<If", 1, 1.234567), None),
+    (struct.pack("<If", 1, 1.234567), struct.pack("<If", 1, 1.0), None),
 ])
 def test_a_struct_unit_is_read_by_the_half_that_differs_where_that_reads_plainly(
         first, second, shown):
@@ -1155,6 +1166,7 @@ def test_a_struct_unit_is_read_by_the_half_that_differs_where_that_reads_plainly
     ("1.0", True), ("-0.000125", True), ("1e-05", True), ("1.23456", True),
     ("1.234567", False), ("2.00000000747968", False), ("16777215", True), ("-16777215", True),
     ("16777216", False), ("0x7f", False), ("1.281939e-28", False), ("120000.0", True),
+    ("1.23456e-05", True), ("-1.234567e+20", False),
 ])
 def test_a_plain_number_is_one_a_host_would_pick(text, plain):
     assert _plain(text) is plain
