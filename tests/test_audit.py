@@ -1612,3 +1612,37 @@ def test_a_memset_node_counts_as_a_copy_or_memset():
         node["kind"] = "memset"
     (_scale, graph) = load_audit(document, "seen_later").graphs
     assert (graph.kernels, graph.copies) == (0, 1)
+
+
+def test_why_steps_that_differ_cannot_be_compared_is_said_in_full():
+    """Both mismatches, word for word: a node count no number of alike steps makes, and a
+    node of another kind (a copy where a kernel was)."""
+    document = raw("host_counter")
+    document["graphs"][0]["nodes"].append(copy.deepcopy(document["graphs"][0]["nodes"][0]))
+    (graph,) = load_audit(document, "host_counter").graphs
+    assert graph.mismatch == (
+        "3 node(s) in all, which 2 alike steps cannot make: a later step made a different "
+        "graph from the first (its structure depends on a host value, such as a step counter)")
+    document = raw("host_counter")
+    second = _second_step(document)[0]
+    second.update(kind="memcpy", name=None)
+    (graph,) = load_audit(document, "host_counter").graphs
+    assert graph.mismatch == (
+        "node 0 of the first step is saxpy4, of step 2 a memcpy node: a later step made a "
+        "different graph from the first (its structure depends on a host value)")
+
+
+def test_a_recording_without_allocations_or_state_reads_as_none_found():
+    """Both keys may be absent (nothing found): read as empty, the differences then placed
+    nowhere known."""
+    document = raw("swapped_buffers")
+    document.pop("state")
+    for graph in document["graphs"]:
+        graph.pop("allocations")
+    differences = [d for g in load_audit(document, "swapped_buffers").graphs
+                   for d in g.differences]
+    # the swapped state buffers, with no state to place them: two pointer values, in hex
+    assert [(d.kind, d.first[:2], d.second[:2]) for d in differences] == [
+        ("value", "0x", "0x"), ("value", "0x", "0x")]
+    assert [d.kind for g in audit_of("swapped_buffers").graphs for d in g.differences] == [
+        "buffer", "buffer"]
