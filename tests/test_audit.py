@@ -18,7 +18,6 @@ from accelgraph_cli.model.audit import (
     MAX_STEPS,
     AuditLoadError,
     Place,
-    _difference,
     _half_reading,
     _Places,
     _plain,
@@ -1121,6 +1120,11 @@ def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
     assert "0.0078" not in out
 
 
+def _f32(value: float) -> float:
+    """``value`` rounded to a float32, as a Python float (a double)."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
 @pytest.mark.parametrize("first,second,shown", [
     # a float at byte 4 beside a constant member: the float
     (b"\x01\x00\x01\x01" + struct.pack("<f", 1.0),
@@ -1153,6 +1157,11 @@ def test_the_scale_inside_a_functor_is_shown_as_its_float_at_its_byte(cli):
      (4, "0", "1.0")),
     # the first whole plain (the integer 65537), the second not: read by half
     (struct.pack("<If", 65537, 0.0), struct.pack("<If", 65537, 1.0), (4, "0", "1.0")),
+    # a float32 widened to a double (a float32 tensor's .item()), halved or doubled: only
+    # its high half changes, which alone reads as another float (0.814): left whole
+    (struct.pack("<d", _f32(1e-3)), struct.pack("<d", _f32(5e-4)), None),
+    (struct.pack("<d", _f32(0.1)), struct.pack("<d", _f32(0.2)), None),
+    (struct.pack("<d", _f32(0.9)), struct.pack("<d", _f32(0.45)), None),
     # a half that reads plainly in one step only: left whole
     (struct.pack("<If", 1, 1.0), struct.pack("<If", 1, 1.234567), None),
     (struct.pack("<If", 1, 1.234567), struct.pack("<If", 1, 1.0), None),
@@ -1173,28 +1182,20 @@ def test_a_plain_number_is_one_a_host_would_pick(text, plain):
 
 
 def test_a_whole_8_byte_value_is_never_read_by_half():
-    """A judged value (an extern "C" kernel's 8-byte argument: an int64 or a double) keeps
-    its 8-byte reading where one half alone differs; the same bytes as a C++ kernel's struct
-    argument are unsure, and read by the half that differs."""
-    first, second = struct.pack("<iI", 7, 0xDEADBEEF), struct.pack("<iI", 9, 0xDEADBEEF)
-    places = _Places([], [])
-
-    def read(name, types):
-        node = {"id": "n0", "name": name, "kind": "kernel", "args": [{}]}
-        d = _difference(node, 0, 0, 8, first, second, places, None, types, 2)
-        return d.kind, d.first, d.second, d.shown_at
-
-    assert read("scale_rows", {}) == ("value", shown_value(first), shown_value(second), 0)
-    # (7 beside 0xDEADBEEF whole reads as an integer: hex-shaped, left whole)
-    assert read("_Z4stepN6detail7FunctorE", {"_Z4stepN6detail7FunctorE": ["detail::Functor"]}) \
-        == ("unsure", shown_value(first), shown_value(second), 0)
-    # a float beside a member in a C++ functor: read by half; the same bytes as an extern
-    # "C" kernel's 8-byte argument (a double): whole
-    first = b"\x01\x00\x01\x01" + struct.pack("<f", 1.0)
-    second = b"\x01\x00\x01\x01" + struct.pack("<f", 2.0)
-    assert read("_Z4stepN6detail7FunctorE", {"_Z4stepN6detail7FunctorE": ["detail::Functor"]}) \
-        == ("unsure", "1.0", "2.0", 4)
-    assert read("scale_rows", {}) == ("value", shown_value(first), shown_value(second), 0)
+    """seen_later's mul kernel, recorded: its 8-byte functor (a C++ struct) is unsure and
+    read by the half that differs. The same node renamed as an extern "C" kernel (no types:
+    an 8-byte argument is then a double or an int64, a judged value) keeps the whole."""
+    (difference,) = audit_of("seen_later").graphs[0].differences
+    assert (difference.kind, difference.first, difference.second, difference.shown_at) == (
+        "read", "1.0", "2.0", 4)
+    document = raw("seen_later")
+    graph = document["graphs"][0]
+    for node in graph["nodes"]:
+        node["name"] = "scale_rows"
+    graph["types"], graph["effects"] = {}, None
+    (difference,) = load_audit(document, "seen_later").graphs[0].differences
+    assert (difference.kind, difference.first, difference.second, difference.read_at) == (
+        "value", "0.00781250002921752", "2.00000000747968", None)
 
 
 def test_a_second_state_that_cannot_be_made_is_said_once(monkeypatch):
@@ -1482,8 +1483,7 @@ def test_the_innermost_frame_in_the_scenario_file_is_the_origin_not_a_helper_ins
     assert (d.origin.file, d.origin.line) == ("my_project/helpers.py", 7)
 
 
-@pytest.mark.parametrize("value,shown", [("no CUPTI here", "no CUPTI here"), (5, "5"),
-                                         (None, None)])
+@pytest.mark.parametrize("value,shown", [("no CUPTI here", "no CUPTI here"), (None, None)])
 def test_why_no_node_has_a_line_is_read_from_the_document(value, shown):
     document = raw("functor_alpha")
     document["origins_off"], document["origins_failed"] = value, value
@@ -1556,17 +1556,19 @@ def test_an_address_one_past_an_allocation_is_not_in_it():
 
 
 def test_a_cpp_argument_past_the_types_read_is_not_judged():
-    """A demangled signature with fewer types than the kernel's arguments: the ones past
-    them are not judged as numbers."""
-    node = {"id": "n0", "name": "_Z4stepif", "kind": "kernel", "args": [{}, {}, {}]}
-    first, second = struct.pack("<f", 1.0), struct.pack("<f", 2.0)
-    types = {"_Z4stepif": ["int", "float"]}
-
-    def kind(index):
-        return _difference(node, index, 0, 4, first, second, _Places([], []), None, types,
-                           2).kind
-
-    assert [kind(0), kind(1), kind(2)] == ["value", "value", "unsure"]
+    """A demangled signature with fewer types than the kernel's arguments (seen_later's mul
+    kernel given its first two types only, its functor's recorded as a float): the
+    argument past them is not judged as a number, the ones within are."""
+    document = raw("seen_later")
+    graph = document["graphs"][0]
+    (name,) = graph["types"]
+    graph["effects"] = None
+    graph["types"][name] = ["int", "double"]  # the functor read as a number: a value
+    (difference,) = load_audit(document, "seen_later").graphs[0].differences
+    assert (difference.argument, difference.kind) == (1, "value")
+    graph["types"][name] = ["int"]  # no type for argument 1: not judged
+    (difference,) = load_audit(document, "seen_later").graphs[0].differences
+    assert (difference.argument, difference.kind) == (1, "unsure")
 
 
 @pytest.mark.parametrize("value,shown", [

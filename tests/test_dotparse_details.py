@@ -1014,6 +1014,8 @@ def test_a_memory_control_group_limits_the_room(monkeypatch, tmp_path, limit, us
     # kills the process, and the page cache it counts is given back when needed.
     from accelgraph_cli.dot import load
 
+    monkeypatch.setattr(load, "_address_space_room", lambda: None)  # (a ulimit -v here)
+
     (tmp_path / "max").write_bytes(limit)
     (tmp_path / "current").write_bytes(usage)
     if stat is not None:

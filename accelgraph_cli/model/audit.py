@@ -42,7 +42,9 @@ parameter space, where any pointer inside it lies. A unit that differs is read a
 - **unsure**: bytes inside a struct argument, a one-byte argument, or a C++ kernel's
   argument of a struct type, that are not addresses (an 8-byte unit of which one 4-byte
   half alone differs is shown as that half where it reads as a plain number and the whole
-  as a float no host would pick: a functor's float beside a member of its own). C++
+  as a float no host would pick: a functor's float beside a member of its own; beside zero
+  bytes the same float reads as a plain double, and beside padding that differs too the
+  unit stays whole: the bytes are in the JSON). C++
   leaves bytes a launch does not use unset (unused slots of fixed-size arrays, padding,
   the byte of an empty functor): CuPy's indexer and PyTorch's offset calculators and
   functors carry such bytes, which differ from launch to launch and are never read. Not
@@ -422,8 +424,9 @@ def _difference(node: dict, index: int, at: int, whole: int, first: bytes, secon
 def _half_reading(first: bytes, second: bytes, first_shown: str,
                   second_shown: str) -> tuple[int, str, str] | None:
     """(offset, first, second) reading only the 4-byte half of an 8-byte struct unit that
-    differs, where the whole reads as a float no host would pick and the half as a plain
-    number in both steps; else None. A struct keeps a float or an int beside other members
+    differs, where the whole reads as a float in one step and, in one step, as no number a
+    host would pick (nor as a float32 widened to a double), and the half as a plain number
+    in both steps; else None. A struct keeps a float or an int beside other members
     (PyTorch's functors put a scalar at byte 4, after a one-byte member and padding): read
     with its neighbour as one 8-byte number it shows as 0.00781250002921752 where the float
     is 1.0. Left whole: an integer (an int64, a size), hex (an address's shape), a double
@@ -433,6 +436,8 @@ def _half_reading(first: bytes, second: bytes, first_shown: str,
         return None
     if _plain(first_shown) and _plain(second_shown):
         return None
+    if _widened_float32(first) and _widened_float32(second):
+        return None  # a double made from a float32 (a float32 tensor's .item()): 0.001f
     differ = [h for h in (0, 4) if first[h:h + 4] != second[h:h + 4]]
     if len(differ) != 1:
         return None
@@ -441,6 +446,17 @@ def _half_reading(first: bytes, second: bytes, first_shown: str,
     if half[0] == half[1] or not (_plain(half[0]) and _plain(half[1])):
         return None
     return (h, *half)
+
+
+def _widened_float32(raw: bytes) -> bool:
+    """Whether 8 bytes are a double that a plain float32 value was widened to (0.001f reads
+    as 0.00100000004749745 as a double, plainly as a float32): halving or doubling it
+    changes only its high half, which by itself reads as another float (0.814)."""
+    real = struct.unpack("<d", raw)[0]
+    if not (math.isfinite(real) and abs(real) < 3.4e38):
+        return False
+    narrow = struct.pack("<f", real)
+    return struct.unpack("<f", narrow)[0] == real and _plain(shown_value(narrow))
 
 
 def _is_float_text(text: str) -> bool:
