@@ -136,10 +136,15 @@ def memory_limit() -> int | None:
 
 
 def _meminfo_available() -> int | None:
+    return _proc_bytes("/proc/meminfo", b"MemAvailable:")
+
+
+def _proc_bytes(path: str, key: bytes) -> int | None:
+    """The "``key`` N kB" line of a /proc file, in bytes; None where it cannot be read."""
     try:
-        with open("/proc/meminfo", "rb") as info:
+        with open(path, "rb") as info:
             for line in info:
-                if line.startswith(b"MemAvailable:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
@@ -158,15 +163,8 @@ def _address_space_room() -> int | None:
         return None
     if cap == resource.RLIM_INFINITY or cap < 0:
         return None
-    mapped = 0
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"VmSize:"):
-                    mapped = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass  # the cap alone: room over-counted by what is mapped, the MemoryError path
+    # (unreadable: the cap alone, room over-counted by what is mapped, the MemoryError path)
+    mapped = _proc_bytes("/proc/self/status", b"VmSize:") or 0
     # a cap lowered below what is mapped already leaves room only in what is mapped: no
     # bound that can be told (every input refused would be wrong for a small one)
     return cap - mapped if cap > mapped else None

@@ -118,7 +118,8 @@ def _audit_hint(console: Console, cap, chk, eager_steps: int | None) -> None:
 
 def _audit_command(cap, steps: int = 2) -> str:
     """The `accelgraph audit` command for the scenario, parameters, pool and error mode
-    ``cap`` ran, over ``steps`` steps (each word quoted as a POSIX shell needs it)."""
+    ``cap`` ran, over ``steps`` steps (2 to the audit's most: :func:`_audit_hint` caps
+    them), each word quoted as a POSIX shell needs it."""
     import shlex
 
     from ..run.catalog import bundled_scenario
@@ -138,7 +139,7 @@ def _audit_command(cap, steps: int = 2) -> str:
         if default is not None and str(chosen) != str(getattr(default, "value", default)):
             words += [option, str(getattr(chosen, "value", chosen))]
     if steps > 2:  # a value that changes less often than every step shows within them
-        words += ["--steps", str(min(steps, _AUDIT_MOST))]
+        words += ["--steps", str(steps)]
     return " ".join(shlex.quote(w) for w in words)
 
 

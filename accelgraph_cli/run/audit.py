@@ -17,8 +17,6 @@ show the bytes are read. The search is ``model/audit.effect_search``; what is tr
 
 from __future__ import annotations
 
-import contextlib
-
 from ..model.audit import FORMAT, MAX_STEPS, STEPS, VERSION, AuditLoadError, recorded_types
 
 
@@ -232,28 +230,27 @@ class _Trials:
                                 "outputs each time")
             return True
 
+        def put_back(after: BaseException | None) -> None:
+            """The graph's own bytes back, after a trial (``after``: what stopped it, or
+            None). Where they cannot be, the trials after it, which replay the graph first,
+            cannot run either: _Stuck, naming what stopped the trial too; an interrupt goes
+            on as it is."""
+            try:
+                swap.undo()
+            except Exception as stuck:
+                if after is not None and not isinstance(after, Exception):
+                    return
+                cause = "" if after is None else f" after {after or type(after).__name__}"
+                raise _Stuck(f"its kernels could not be given their own arguments back "
+                             f"({stuck}){cause}") from after
+
         def differs(chosen: dict[int, list]) -> bool:
             try:
                 changed = replayed(chosen)
-            except Exception as exc:
-                # what stopped the trial (replays that differ, a node CUDA will not change)
-                # goes on as it is, unless the graph is also left with other bytes: then the
-                # trials after it, which replay it first, cannot run either
-                try:
-                    swap.undo()
-                except Exception as stuck:
-                    raise _Stuck(f"its kernels could not be given their own arguments back "
-                                 f"({stuck}) after {exc or type(exc).__name__}") from exc
+            except BaseException as exc:  # (replays that differ, a node CUDA will not change)
+                put_back(exc)
                 raise
-            except BaseException:  # an interrupt goes on as it is, the bytes put back if can be
-                with contextlib.suppress(Exception):
-                    swap.undo()
-                raise
-            try:
-                swap.undo()
-            except Exception as exc:  # any failure leaves the graph with other bytes
-                raise _Stuck(f"its kernels could not be given their own arguments back "
-                             f"({exc})") from None
+            put_back(None)
             return changed
 
         changed, note = effect_search(candidates, differs)
