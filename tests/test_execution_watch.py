@@ -170,6 +170,14 @@ def test_the_capturing_streams_id_is_asked_for_only_where_something_ran(cupti, m
     w.start(7)
     cupti.ran = [_kernel("fill_seed", 3), _kernel("k", 5)]
     assert [e.name for e in w.stop()] == ["k"] and asked == [(99, 7, 0)]
+    # a torch capture's seed fills run on the capturing stream every time: asked once
+    w.start(7)
+    cupti.ran = [_kernel("fill_seed", 3)]
+    assert w.stop() == [] and asked == [(99, 7, 0)]
+    cupti.streams[8] = 4  # another capturing stream: asked for its own
+    w.start(8)
+    cupti.ran = [_kernel("fill_seed", 4), _kernel("k", 3)]
+    assert [e.name for e in w.stop()] == ["k"] and asked == [(99, 7, 0), (99, 8, 0)]
 
 
 def test_a_capturing_stream_cupti_cannot_name_turns_the_watch_off_once_something_ran(cupti):

@@ -226,6 +226,7 @@ class ExecutionWatch:
         self.ms = 0.0  # host time spent starting and stopping (its synchronization too), in ms
         self._on: list = []  # the activity kinds enabled (or being enabled)
         self._capturing: int | None = None  # the capturing stream (cudaStream_t), left out
+        self._ids: dict[int, int] = {}  # CUPTI's id of each capturing stream asked for
         self._counting = False  # whether CUPTI's count of dropped records was reset at start
         self.dropped = 0  # records CUPTI dropped in the last window (stop() counts them)
         self._failed: str | None = None  # why records could not be read (later starts: off)
@@ -242,8 +243,9 @@ class ExecutionWatch:
             cupti = _SETUP["cupti"]
             with _LOCK:
                 _RECORDS.clear()
-            # its CUPTI id is asked for at stop, and only where something ran: the call
-            # cost about 20 µs a capture (H100), and most windows run nothing
+            # its CUPTI id is asked for at stop, only where something ran, and once a
+            # stream: the call cost about 20 µs a capture (H100); a CuPy capture's window
+            # runs nothing, a torch capture's its two seed fills on that stream
             self._capturing = capturing_stream
             # the count starts again: only this window's drops count
             self._counting = _dropped(cupti) is not None
@@ -280,7 +282,9 @@ class ExecutionWatch:
         skip = None
         if found and self.off is None and self._capturing is not None:
             try:
-                skip = _stream_id(cupti, self._capturing)
+                skip = self._ids.get(self._capturing)
+                if skip is None:
+                    skip = self._ids[self._capturing] = _stream_id(cupti, self._capturing)
             except Exception as exc:  # rather than blame what the graph API queued there
                 self.off = self._failed = f"CUPTI could not name the capturing stream ({exc})"
         self.ms += (time.perf_counter() - t0) * 1e3
