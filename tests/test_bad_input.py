@@ -541,8 +541,8 @@ def test_a_scenario_file_over_the_memory_limit_is_refused_unread(cli, tmp_path, 
     code, out, err = cli("smoke", "--list", "big.py")
     assert (code, err) == (1, "")
     assert out.strip() == (f"big.py  error: {size:,} bytes, too large to read as a scenario here "
-                           "(more than a quarter of the memory available); a scenario is a "
-                           "small Python file")
+                           "(more than a quarter of the memory this process may still take); "
+                           "a scenario is a small Python file")
     code, out, err = cli("capture", "big.py")
     assert (code, out) == (2, "")
     assert err.startswith(f"accelgraph: error: big.py: {size:,} bytes, too large")

@@ -943,8 +943,9 @@ def test_a_pipe_outgrowing_the_memory_limit_is_refused_before_it_is_all_read(mon
     with pytest.raises(ModelLoadError) as caught:
         load.read_stream_bytes(pipe, "<stdin>")
     assert str(caught.value) == (
-        "<stdin>: more than 20 MiB, too large for this machine's memory (input over a quarter "
-        "of the memory available is refused: reading it as a graph takes several times its size)")
+        "<stdin>: more than 20 MiB, too large for the memory this process can use (input over a "
+        "quarter of the memory it may still take is refused: reading it as a graph takes several "
+        "times its size)")
     assert pipe.reads == 1 + 20 // 4  # the head (64 KiB), then 4 MiB a read until past 20 MiB
 
 
@@ -959,7 +960,7 @@ def test_a_pipe_within_the_limit_is_read_whole(monkeypatch, gzipped):
     monkeypatch.setattr(load, "memory_limit", lambda: len(raw))
     assert load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>") == raw
     monkeypatch.setattr(load, "memory_limit", lambda: len(raw) - 1)
-    with pytest.raises(ModelLoadError, match="too large for this machine's memory"):
+    with pytest.raises(ModelLoadError, match="too large for the memory this process can use"):
         load.read_stream_bytes(io.BufferedReader(_Unseekable(body)), "<stdin>")
 
 
@@ -987,7 +988,7 @@ def test_a_file_over_the_memory_limit_is_refused(monkeypatch, tmp_path, gzipped)
     monkeypatch.setattr(load, "memory_limit", lambda: len(raw) - 1)
     with pytest.raises(ModelLoadError) as caught:
         load.read_file_bytes(path)
-    assert str(caught.value).startswith(f"{path}: more than 0 MiB, too large for this machine")
+    assert str(caught.value).startswith(f"{path}: more than 0 MiB, too large for the memory")
 
 
 def test_the_memory_limit_is_a_quarter_of_what_the_system_calls_available(monkeypatch):

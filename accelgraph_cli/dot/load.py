@@ -114,9 +114,9 @@ def _read_pipe(handle, head: bytes, name: str, limit: int | None) -> bytes:
 
 def _too_large(name: str, limit: int) -> ModelLoadError:
     return ModelLoadError(
-        f"{name}: more than {limit / 2**20:,.0f} MiB, too large for this machine's memory "
-        "(input over a quarter of the memory available is refused: reading it as a graph "
-        "takes several times its size)")
+        f"{name}: more than {limit / 2**20:,.0f} MiB, too large for the memory this process "
+        "can use (input over a quarter of the memory it may still take is refused: reading it "
+        "as a graph takes several times its size)")
 
 
 # How much of a pipe to read a call (between two chances for Ctrl-C to be heard).

@@ -291,7 +291,8 @@ def _check_size(path: Path, where: str) -> None:
     if limit is not None and size > limit:
         raise ScenarioError(
             f"{where}: {size:,} bytes, too large to read as a scenario here (more than a "
-            "quarter of the memory available); a scenario is a small Python file", path=where)
+            "quarter of the memory this process may still take); a scenario is a small Python "
+            "file", path=where)
 
 
 def scenario_path_kind(path: str | os.PathLike) -> str:
