@@ -1195,3 +1195,49 @@ def test_a_torch_graphs_pool_cannot_change_while_it_holds_a_capture(fake_torch):
     torch_made.reset()
     torch_made.graph_pool = (0, 99)
     assert torch_made.pool() == (0, 99)
+
+
+def test_a_graph_is_destroyed_in_relaxed_capture_mode(async_frees, monkeypatch):
+    # A graph dropped while a global-mode capture runs (reset() of one graph as another
+    # captures, or the collector finding it in a cycle then): in the thread's global mode
+    # each destroy was refused (cudaErrorStreamCaptureUnsupported), the executable leaked and
+    # CuPy printed its Graph's ignored exception with a traceback (seen in the GPU tier).
+    # The executable, the graph and the CuPy owner now go in relaxed mode, the thread's mode
+    # put back after; a graph with nothing to destroy leaves the mode alone.
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    state = async_frees[0]
+    done = []
+
+    def destroy(what):
+        return lambda handle: done.append((what, handle, state["mode"]))
+
+    monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+            graphExecDestroy=destroy("exec"), graphDestroy=destroy("graph")))))
+
+    class Owner:  # CuPy's Graph: destroys the executable it instantiated as it dies
+        graphExec = 21
+
+        def __del__(self):
+            done.append(("owner", self.graphExec, state["mode"]))
+
+    relaxed = pools._RELAXED
+    kept = graph_mod._Resources()  # keep_graph=True: accelgraph destroys both itself
+    kept.exec, kept.graph = 7, 8
+    kept.release()
+    assert done == [("exec", 7, relaxed), ("graph", 8, relaxed)] and state["mode"] == 0
+    owned = graph_mod._Resources()  # the executable is CuPy's owner's
+    owned.exec, owned.owner = 21, Owner()
+    state["mode"] = 1  # (whatever the thread's mode was, it is put back)
+    owned.release()
+    assert done[2:] == [("owner", 21, relaxed)] and state["mode"] == 1
+    assert (owned.exec, owned.graph, owned.owner) == (0, 0, None)
+
+    exchanges = []
+    monkeypatch.setattr(pools._CaptureMode, "exchange",
+                        staticmethod(lambda mode: exchanges.append(mode) or 0))
+    graph_mod._Resources().release()  # never captured: nothing to destroy, no exchange
+    kept.release()  # released already
+    assert exchanges == [] and len(done) == 3

@@ -160,11 +160,20 @@ class _Resources:
 
     def release(self) -> None:
         """Abort a capture in progress, destroy the executable and the graph, drop the CuPy
-        owner and this graph's hold on its pool."""
+        owner and this graph's hold on its pool.
+
+        The handles go in relaxed capture mode: a graph dropped while a global-mode capture
+        runs (reset() on one graph while another captures, or the collector finding it in a
+        cycle during a capture) would otherwise have each destroy refused, the executable
+        leaked and CuPy print an ignored exception with its traceback. Destroying them
+        waits for nothing (an executable still running is freed as it completes), so the
+        capture is not disturbed."""
         self.end_capture_discarding()
-        self.destroy_exec()
-        self.destroy_graph()
-        self.owner = None
+        if self.exec or self.graph or self.owner is not None:
+            with pools.relaxed_capture_mode():
+                self.destroy_exec()
+                self.destroy_graph()
+                self.owner = None  # (CuPy's Graph destroys what it holds as it dies)
         self.async_capture = None  # (its allocations keep the record they need)
         if self.pool is not None:
             pools.release(self.pool)

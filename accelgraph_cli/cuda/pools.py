@@ -199,7 +199,7 @@ class GraphPool:
             capture = AsyncCapture()
 
         def malloc_relaxed(size):
-            with _relaxed_capture_mode():
+            with relaxed_capture_mode():
                 pointer = malloc(size)
             memory = pointer.mem
             if not memory.ptr:
@@ -422,7 +422,7 @@ class _CaptureMode:
         return exchange
 
 
-class _relaxed_capture_mode:
+class relaxed_capture_mode:
     """This thread in relaxed capture mode for the block (calls a capture would refuse)."""
 
     def __enter__(self):
@@ -557,7 +557,7 @@ def _free_graph_memory(held: list, capture: AsyncCapture | None, address: int) -
             return
         if capture is not None:
             capture.dropped.append((address, capture.launches))
-        with _relaxed_capture_mode():
+        with relaxed_capture_mode():
             held.pop()  # the free
     except Exception:  # interpreter exit (the driver may be gone): nothing is freed
         if held:
@@ -602,7 +602,7 @@ def free_deferred() -> None:
                 continue
             if capture is not None:
                 capture.dropped.append((address, capture.launches))
-            with _relaxed_capture_mode():
+            with relaxed_capture_mode():
                 due.pop()  # the last reference: the free is made here
     except Exception:  # the driver gone (interpreter exit): they wait on, for CuPy's own
         _deferred.extend(due)
@@ -658,7 +658,7 @@ def _graph_malloc(size: int):
 def _cuda_malloc(cupy, size: int):
     for attempt in (1, 2):
         try:
-            with _relaxed_capture_mode():
+            with relaxed_capture_mode():
                 return cupy.cuda.Memory(size)
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
