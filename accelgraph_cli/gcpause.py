@@ -26,23 +26,37 @@ from contextlib import contextmanager
 _pauses_that_disabled = 0
 
 
+def pause_cyclic_gc() -> bool:
+    """Turn the cyclic collector off; returns whether this call did (it was on), which the
+    caller hands to :func:`resume_cyclic_gc` when its pause ends. For a pause that is not one
+    block of code (a CUDA graph capture, from capture_begin to its end)."""
+    global _pauses_that_disabled
+    if not gc.isenabled():
+        return False
+    gc.disable()
+    _pauses_that_disabled += 1
+    return True
+
+
+def resume_cyclic_gc(paused: bool) -> None:
+    """End a pause :func:`pause_cyclic_gc` began: the collector back on if it turned it off."""
+    global _pauses_that_disabled
+    if paused:
+        _pauses_that_disabled -= 1
+        gc.enable()
+
+
 @contextmanager
 def cyclic_gc_paused():
     """Disable the cyclic collector for the block; restore it (if it was on) on the way out.
 
     Reference counting still frees everything as usual; only the search for cycles waits.
     """
-    global _pauses_that_disabled
-    collecting = gc.isenabled()
-    gc.disable()
-    if collecting:
-        _pauses_that_disabled += 1
+    paused = pause_cyclic_gc()
     try:
         yield
     finally:
-        if collecting:
-            _pauses_that_disabled -= 1
-            gc.enable()
+        resume_cyclic_gc(paused)
 
 
 @contextmanager

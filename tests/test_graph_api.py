@@ -1241,3 +1241,54 @@ def test_a_graph_is_destroyed_in_relaxed_capture_mode(async_frees, monkeypatch):
     graph_mod._Resources().release()  # never captured: nothing to destroy, no exchange
     kept.release()  # released already
     assert exchanges == [] and len(done) == 3
+
+
+@pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",
+                                    "dropped", "begin_fails"])
+def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch, ending):
+    # Garbage the collector finds during a global-mode capture (a graph, a stream or an
+    # event left in a cycle) is destroyed through calls the capture forbids: refused, or
+    # the capture invalidated (the GPU tier saw both). The collector is off from
+    # capture_begin until the capture ends, however it ends, and back on after; one that
+    # was off before stays off.
+    import gc
+
+    from accelgraph_cli import gcpause
+    from accelgraph_cli.cuda import graph as graph_mod
+
+    runtime = graph_mod._cuda.require_cuda().cuda.runtime
+    stream = graph_mod._cuda.require_cuda().cuda.get_current_stream()
+
+    def end_capture(ptr):
+        if ending == "end_fails":
+            raise RuntimeError("cudaErrorStreamCaptureInvalidated")
+        return 0
+
+    def begin_capture(mode):
+        raise RuntimeError("cudaErrorStreamCaptureUnsupported")
+
+    monkeypatch.setattr(runtime, "streamEndCapture", end_capture)
+    if ending == "begin_fails":
+        monkeypatch.setattr(stream, "begin_capture", begin_capture)
+    monkeypatch.setattr(gcpause, "_pauses_that_disabled", 0)
+    for on_before in (True, False):
+        (gc.enable if on_before else gc.disable)()
+        try:
+            graph = Graph(keep_graph=True)
+            if ending == "begin_fails":
+                with pytest.raises(CaptureError):
+                    graph.capture_begin()
+            else:
+                graph.capture_begin()
+                assert not gc.isenabled()
+                assert gcpause._pauses_that_disabled == int(on_before)
+                if ending == "end_fails":
+                    with pytest.raises(CaptureError):
+                        graph.capture_end()
+                elif ending == "dropped":
+                    del graph
+                else:
+                    getattr(graph, ending)()
+            assert gc.isenabled() is on_before and gcpause._pauses_that_disabled == 0
+        finally:
+            gc.enable()

@@ -21,6 +21,7 @@ import os
 import tempfile
 from types import TracebackType
 
+from .. import gcpause
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, CudaError, GraphStateError
 from . import device as _cuda
@@ -97,7 +98,7 @@ class _Resources:
     the process."""
 
     __slots__ = ("graph", "exec", "owner", "pool", "stream", "capturing", "restore_allocator",
-                 "async_capture")
+                 "async_capture", "gc_paused")
 
     def __init__(self) -> None:
         self.graph = 0  # cudaGraph_t as an int, while visible (keep_graph or debug mode)
@@ -108,6 +109,7 @@ class _Resources:
         self.capturing = False
         self.restore_allocator = None  # puts back the allocator the capture replaced
         self.async_capture = None  # pools.AsyncCapture of an async-pool capture
+        self.gc_paused = False  # whether this capture turned the cyclic collector off
 
     def __del__(self, _release=_release_quietly) -> None:
         # Bound here: at interpreter exit this module's globals may already be gone.
@@ -121,6 +123,9 @@ class _Resources:
         if not captured:  # (its allocations keep the record, closed as the capture ended)
             self.async_capture = None
         self.capturing = False
+        if self.gc_paused:
+            self.gc_paused = False
+            gcpause.resume_cyclic_gc(True)
         if not captured:
             self.stream = None
             if self.pool is not None:
@@ -380,18 +385,24 @@ class Graph(GraphBase):
         pool = self._pool_entry = pools.hold(self._pool_entry)
         capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
         restore_allocator = None
+        # No cyclic collection while capturing: garbage it would find then (a graph, a
+        # stream, an event left in a cycle) is destroyed through CUDA calls a global-mode
+        # capture forbids, each refused or invalidating the capture. It runs after.
+        gc_paused = gcpause.pause_cyclic_gc()
         try:  # (from here on the pool is held: a failure lets go of it)
             restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
             stream.begin_capture(mode)
         except Exception as exc:
             if restore_allocator is not None:
                 restore_allocator()
+            gcpause.resume_cyclic_gc(gc_paused)
             pools.release(pool)
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
         res.pool = pool
         res.stream = stream
         res.restore_allocator = restore_allocator
         res.async_capture = capture
+        res.gc_paused = gc_paused
         res.capturing = True
 
     def capture_end(self) -> None:
