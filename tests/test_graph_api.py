@@ -1292,3 +1292,46 @@ def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch
             assert gc.isenabled() is on_before and gcpause._pauses_that_disabled == 0
         finally:
             gc.enable()
+
+
+@pytest.mark.parametrize("how", ["dropped", "collected", "reset"])
+def test_cupys_graph_dies_in_relaxed_mode_however_the_graph_goes(stub_cuda, monkeypatch, how):
+    # keep_graph=False: the capture ends through CuPy, whose Graph (the owner) holds the
+    # executable, and the owner's launch becomes this graph's replay. That bound method held
+    # the owner past the resources' relaxed release when the graph was dropped or
+    # collected: the owner died after, in the thread's own mode, and during another
+    # global-mode capture its destroy was refused and invalidated that capture (GPU tier).
+    import gc
+
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    mode = [0]
+    monkeypatch.setattr(pools._CaptureMode, "exchange",
+                        staticmethod(lambda value: (mode[0], mode.__setitem__(0, value))[0]))
+    died = []
+
+    class Owner:  # CuPy's Graph
+        graph, graphExec = 0, 31
+
+        def launch(self, stream=None):
+            pass
+
+        def __del__(self):
+            died.append(mode[0])
+
+    stream = graph_mod._cuda.require_cuda().cuda.get_current_stream()
+    monkeypatch.setattr(stream, "end_capture", lambda: Owner(), raising=False)
+    graph = Graph()
+    graph.capture_begin()
+    graph.capture_end()
+    assert graph.replay.__self__.graphExec == 31 and graph.exec_handle == 31
+    if how == "dropped":
+        del graph
+    elif how == "collected":
+        graph.cycle = graph
+        del graph
+        gc.collect()
+    else:
+        graph.reset()
+    assert died == [pools._RELAXED] and mode == [0]

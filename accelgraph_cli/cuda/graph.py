@@ -466,6 +466,14 @@ class Graph(GraphBase):
         self._res.finish_capture(captured)
         self._captured = captured
 
+    def __del__(self) -> None:
+        # CuPy's launch, bound as this graph's replay (instantiate), holds CuPy's Graph, the
+        # owner of the executable: let go of it first, so that the owner dies with this
+        # graph's resources, in relaxed capture mode (_Resources.release), and not after
+        # them as this object's attributes are cleared, where a global-mode capture under
+        # way would refuse its destroy (and be invalidated by it).
+        self.__dict__.pop("replay", None)
+
     def __enter__(self) -> Graph:
         """Synchronize the device, then begin capture on the current stream."""
         cupy = _cuda.require_cuda()

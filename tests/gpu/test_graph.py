@@ -829,9 +829,11 @@ def test_a_graph_dropped_during_another_global_capture_is_destroyed_quietly(
         cupy, stream, monkeypatch, keep_graph, how):
     # Seen in the GPU tier: a graph the collector found in a cycle while another graph
     # captured in global mode. Its destroy calls were refused there
-    # (cudaErrorStreamCaptureUnsupported): the executable leaked, and CuPy's Graph printed
-    # "Exception ignored in: 'cupy.cuda.graph.Graph.__dealloc__'" with a traceback. They go
-    # in relaxed mode: nothing is printed, and the capture under way is not disturbed.
+    # (cudaErrorStreamCaptureUnsupported), which invalidated that capture; the executable
+    # leaked, and CuPy's Graph printed "Exception ignored in:
+    # 'cupy.cuda.graph.Graph.__dealloc__'" with a traceback. They go in relaxed mode, CuPy's
+    # Graph (keep_graph=False) too, though its launch is the graph's replay: nothing is
+    # printed, and the capture under way is not disturbed.
     import gc
 
     a = cupy.ones(1 << 16, dtype=cupy.float32)
