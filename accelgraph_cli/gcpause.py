@@ -14,36 +14,21 @@ print, and let reference counting free the models before the collector is back o
 Code that does make cyclic garbage runs under ``cyclic_gc_resumed`` inside such a pause:
 pyparsing (behind pydot, the reader of DOT that is not CUDA's) leaves cycles behind at every
 statement, and with the collector paused a 10,000-node file held 1.5 GB instead of 50 MB.
+
+A CUDA graph capture pauses it too (``pause_for_capture``, from capture_begin to the
+capture's end), for another reason: what it would destroy then, through CUDA, a global-mode
+capture refuses. Those pauses are counted apart, since captures overlap and end in any order.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 
 # How many cyclic_gc_paused blocks are open that turned the collector off themselves (not
-# those that found it off already, whether by an outer pause or by the program).
+# those that found it off already, whether by an outer pause, a capture or the program).
 _pauses_that_disabled = 0
-
-
-def pause_cyclic_gc() -> bool:
-    """Turn the cyclic collector off; returns whether this call did (it was on), which the
-    caller hands to :func:`resume_cyclic_gc` when its pause ends. For a pause that is not one
-    block of code (a CUDA graph capture, from capture_begin to its end)."""
-    global _pauses_that_disabled
-    if not gc.isenabled():
-        return False
-    gc.disable()
-    _pauses_that_disabled += 1
-    return True
-
-
-def resume_cyclic_gc(paused: bool) -> None:
-    """End a pause :func:`pause_cyclic_gc` began: the collector back on if it turned it off."""
-    global _pauses_that_disabled
-    if paused:
-        _pauses_that_disabled -= 1
-        gc.enable()
 
 
 @contextmanager
@@ -52,18 +37,62 @@ def cyclic_gc_paused():
 
     Reference counting still frees everything as usual; only the search for cycles waits.
     """
-    paused = pause_cyclic_gc()
+    global _pauses_that_disabled, _on_after_captures
+    collecting = gc.isenabled()
+    gc.disable()
+    if collecting:
+        _pauses_that_disabled += 1
     try:
         yield
     finally:
-        resume_cyclic_gc(paused)
+        if collecting:
+            _pauses_that_disabled -= 1
+            with _capture_lock:
+                if _captures:  # a capture begun inside the block runs on: on after it
+                    _on_after_captures = True
+                else:
+                    gc.enable()
+
+
+# CUDA graph captures in progress (any thread), and whether the first of them found the
+# collector on: a capture's pause is not one block of code (capture_begin to the capture's
+# end, however it ends), and captures overlap (two threads, two streams), so the collector is
+# back on when the last of them ends, not the first.
+_capture_lock = threading.Lock()
+_captures = 0
+_on_after_captures = False
+
+
+def pause_for_capture() -> None:
+    """The collector off while a capture runs; each call is matched by one
+    :func:`resume_after_capture` as the capture ends. Collection during a capture would
+    destroy what it finds (a graph left in a cycle) through CUDA calls a global-mode capture
+    refuses, and is invalidated by; it runs after. (``gc.collect()`` called explicitly still
+    collects.)"""
+    global _captures, _on_after_captures
+    with _capture_lock:
+        if _captures == 0:
+            _on_after_captures = gc.isenabled()
+            gc.disable()
+        _captures += 1
+
+
+def resume_after_capture() -> None:
+    """One capture ended: with the last one, the collector on again if the first found it on."""
+    global _captures, _on_after_captures
+    with _capture_lock:
+        _captures = max(0, _captures - 1)
+        if _captures == 0 and _on_after_captures:
+            _on_after_captures = False
+            gc.enable()
 
 
 @contextmanager
 def cyclic_gc_resumed():
     """The collector on for the block, if only a cyclic_gc_paused around it had turned it
     off (a program that disabled it itself keeps it off); paused again on the way out."""
-    resume = _pauses_that_disabled > 0 and not gc.isenabled()
+    # (not while a capture runs: its pause holds)
+    resume = _pauses_that_disabled > 0 and not gc.isenabled() and not _captures
     if resume:
         gc.enable()
     try:

@@ -1243,18 +1243,33 @@ def test_a_graph_is_destroyed_in_relaxed_capture_mode(async_frees, monkeypatch):
     assert exchanges == [] and len(done) == 3
 
 
-@pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",
-                                    "dropped", "begin_fails"])
-def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch, ending):
-    # Garbage the collector finds during a global-mode capture (a graph, a stream or an
-    # event left in a cycle) is destroyed through calls the capture forbids: refused, or
-    # the capture invalidated (the GPU tier saw both). The collector is off from
-    # capture_begin until the capture ends, however it ends, and back on after; one that
-    # was off before stays off.
+@pytest.fixture
+def collector(monkeypatch):
+    """The collector's state as a test finds it: on, no capture pausing it; put back after."""
     import gc
 
     from accelgraph_cli import gcpause
+
+    monkeypatch.setattr(gcpause, "_captures", 0)
+    monkeypatch.setattr(gcpause, "_on_after_captures", False)
+    monkeypatch.setattr(gcpause, "_pauses_that_disabled", 0)
+    gc.enable()
+    yield gcpause
+    gc.enable()
+
+
+@pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",
+                                    "dropped", "begin_fails", "discard_fails"])
+def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch, collector,
+                                                          ending):
+    # Garbage the collector finds during a global-mode capture (a graph left in a cycle) is
+    # destroyed through calls such a capture refuses, and is invalidated by (GPU tier). The
+    # collector is off from capture_begin until the capture ends, however it ends (the
+    # discarded graph's destroy failing too), and back on after; one off before stays off.
+    import gc
+
     from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
 
     runtime = graph_mod._cuda.require_cuda().cuda.runtime
     stream = graph_mod._cuda.require_cuda().cuda.get_current_stream()
@@ -1262,36 +1277,108 @@ def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch
     def end_capture(ptr):
         if ending == "end_fails":
             raise RuntimeError("cudaErrorStreamCaptureInvalidated")
-        return 0
+        return 77 if ending == "discard_fails" else 0
 
-    def begin_capture(mode):
+    def refused(*args):
         raise RuntimeError("cudaErrorStreamCaptureUnsupported")
 
     monkeypatch.setattr(runtime, "streamEndCapture", end_capture)
+    monkeypatch.setattr(runtime, "graphDestroy", refused, raising=False)
     if ending == "begin_fails":
-        monkeypatch.setattr(stream, "begin_capture", begin_capture)
-    monkeypatch.setattr(gcpause, "_pauses_that_disabled", 0)
+        monkeypatch.setattr(stream, "begin_capture", refused)
     for on_before in (True, False):
         (gc.enable if on_before else gc.disable)()
-        try:
-            graph = Graph(keep_graph=True)
-            if ending == "begin_fails":
-                with pytest.raises(CaptureError):
-                    graph.capture_begin()
-            else:
+        graph = Graph(keep_graph=True)
+        if ending == "begin_fails":
+            with pytest.raises(CaptureError):
                 graph.capture_begin()
-                assert not gc.isenabled()
-                assert gcpause._pauses_that_disabled == int(on_before)
-                if ending == "end_fails":
-                    with pytest.raises(CaptureError):
-                        graph.capture_end()
-                elif ending == "dropped":
-                    del graph
-                else:
-                    getattr(graph, ending)()
-            assert gc.isenabled() is on_before and gcpause._pauses_that_disabled == 0
-        finally:
-            gc.enable()
+        else:
+            graph.capture_begin()
+            assert not gc.isenabled() and collector._captures == 1
+            if ending == "end_fails":
+                with pytest.raises(CaptureError):
+                    graph.capture_end()
+            elif ending == "discard_fails":
+                pool = graph._res.pool
+                with pytest.raises(RuntimeError):
+                    graph.abort_capture()
+                assert not graph.is_capturing and pool.users == 0  # let go of all the same
+            elif ending == "dropped":
+                del graph
+            else:
+                getattr(graph, ending)()
+        assert gc.isenabled() is on_before and collector._captures == 0
+    assert pools.deferred_frees() == 0
+
+
+def test_overlapping_captures_keep_the_collector_off_until_the_last_ends(stub_cuda, monkeypatch,
+                                                                       collector):
+    # Two captures at once (two threads, or two streams of one): the collector is on again
+    # when the last ends, not the first. A pause of the offline commands (cyclic_gc_paused)
+    # that ends while a capture runs leaves it off until that capture ends, and one that
+    # asks for collection inside it (cyclic_gc_resumed, around pydot) gets none then.
+    import gc
+    import types
+
+    from accelgraph_cli.cuda import graph as graph_mod
+
+    cuda = graph_mod._cuda.require_cuda().cuda
+    streams = [cuda.get_current_stream(),
+               types.SimpleNamespace(ptr=6, begin_capture=lambda mode: None)]
+    monkeypatch.setattr(cuda, "get_current_stream", lambda: streams[0])
+    first, second = Graph(keep_graph=True), Graph(keep_graph=True)
+    first.capture_begin()
+    streams[0] = streams[1]
+    second.capture_begin()
+    first.capture_end()
+    assert not gc.isenabled() and second.is_capturing
+    with collector.cyclic_gc_resumed():
+        assert not gc.isenabled()
+    second.capture_end()
+    assert gc.isenabled()
+
+    with collector.cyclic_gc_paused():
+        third = Graph(keep_graph=True)
+        third.capture_begin()
+    assert not gc.isenabled()  # the block ended, the capture runs on
+    third.abort_capture()
+    assert gc.isenabled() and collector._captures == 0
+
+
+def test_a_graph_whose_capture_mode_cannot_be_switched_is_released_all_the_same(
+        async_frees, monkeypatch):
+    # The thread's mode cannot be switched to relaxed (the driver call fails: at interpreter
+    # exit, say): the handles are destroyed in the mode it has, as before the switch, and
+    # the pool is let go of; a destroy that fails still lets go of the owner and the pool.
+    from accelgraph_cli.cuda import graph as graph_mod
+    from accelgraph_cli.cuda import pools
+
+    done = []
+
+    def destroy(handle):
+        done.append(handle)
+        if handle == 9:
+            raise RuntimeError("cudaErrorInvalidValue")
+
+    monkeypatch.setattr(graph_mod._cuda, "require_cuda", lambda: types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+            graphExecDestroy=destroy, graphDestroy=destroy))))
+
+    def no_exchange(mode):
+        raise RuntimeError("CUDA_ERROR_DEINITIALIZED")
+
+    monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(no_exchange))
+    released = []
+    monkeypatch.setattr(pools, "release", released.append)
+    resources = graph_mod._Resources()
+    resources.exec, resources.graph, resources.pool = 7, 8, "pool"
+    resources.release()
+    assert done == [7, 8] and released == ["pool"] and resources.pool is None
+    failing = graph_mod._Resources()
+    failing.exec, failing.owner, failing.pool = 9, types.SimpleNamespace(graphExec=10), "other"
+    with pytest.raises(RuntimeError):
+        failing.release()
+    assert failing.owner is None and released == ["pool", "other"] and failing.exec == 0
 
 
 @pytest.mark.parametrize("how", ["dropped", "collected", "reset"])

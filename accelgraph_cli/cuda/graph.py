@@ -109,7 +109,7 @@ class _Resources:
         self.capturing = False
         self.restore_allocator = None  # puts back the allocator the capture replaced
         self.async_capture = None  # pools.AsyncCapture of an async-pool capture
-        self.gc_paused = False  # whether this capture turned the cyclic collector off
+        self.gc_paused = False  # whether this capture holds a pause of the cyclic collector
 
     def __del__(self, _release=_release_quietly) -> None:
         # Bound here: at interpreter exit this module's globals may already be gone.
@@ -117,15 +117,15 @@ class _Resources:
 
     def finish_capture(self, captured: bool) -> None:
         """Restore the allocator; without a graph, let go of the stream and the pool."""
+        if self.gc_paused:  # first: nothing below may leave the collector off for good
+            self.gc_paused = False
+            gcpause.resume_after_capture()
         if self.restore_allocator is not None:
             self.restore_allocator()
             self.restore_allocator = None
         if not captured:  # (its allocations keep the record, closed as the capture ended)
             self.async_capture = None
         self.capturing = False
-        if self.gc_paused:
-            self.gc_paused = False
-            gcpause.resume_cyclic_gc(True)
         if not captured:
             self.stream = None
             if self.pool is not None:
@@ -140,14 +140,17 @@ class _Resources:
             return
         if self.async_capture is not None:
             self.async_capture.open = False  # first: what it allocated is discarded with it
-        runtime = _cuda.require_cuda().cuda.runtime
         try:
-            graph = runtime.streamEndCapture(self.stream.ptr)
-        except Exception:
-            graph = 0  # invalidated capture: ending it is all that was needed
-        if graph:
-            runtime.graphDestroy(graph)
-        self.finish_capture(captured=False)
+            runtime = _cuda.require_cuda().cuda.runtime
+            try:
+                graph = runtime.streamEndCapture(self.stream.ptr)
+            except Exception:
+                graph = 0  # invalidated capture: ending it is all that was needed
+            if graph:
+                with pools.relaxed_or_current_mode():  # (another thread may be capturing)
+                    runtime.graphDestroy(graph)
+        finally:
+            self.finish_capture(captured=False)
 
     def destroy_exec(self) -> None:
         exec_, self.exec = self.exec, 0
@@ -173,17 +176,23 @@ class _Resources:
         leaked and CuPy print an ignored exception with its traceback. Destroying them
         waits for nothing (an executable still running is freed as it completes), so the
         capture is not disturbed."""
-        self.end_capture_discarding()
-        if self.exec or self.graph or self.owner is not None:
-            with pools.relaxed_capture_mode():
-                self.destroy_exec()
-                self.destroy_graph()
-                self.owner = None  # (CuPy's Graph destroys what it holds as it dies)
-        self.async_capture = None  # (its allocations keep the record they need)
-        if self.pool is not None:
-            pools.release(self.pool)
-            self.pool = None
-        self.stream = None
+        try:
+            self.end_capture_discarding()
+        finally:
+            try:
+                if self.exec or self.graph or self.owner is not None:
+                    with pools.relaxed_or_current_mode():
+                        try:
+                            self.destroy_exec()
+                            self.destroy_graph()
+                        finally:
+                            self.owner = None  # (CuPy's Graph destroys what it holds as it dies)
+            finally:  # whatever failed above, the pool and the stream are let go of
+                self.async_capture = None  # (its allocations keep the record they need)
+                if self.pool is not None:
+                    pools.release(self.pool)
+                    self.pool = None
+                self.stream = None
 
 
 def _held(name: str) -> property:
@@ -388,21 +397,21 @@ class Graph(GraphBase):
         # No cyclic collection while capturing: garbage it would find then (a graph, a
         # stream, an event left in a cycle) is destroyed through CUDA calls a global-mode
         # capture forbids, each refused or invalidating the capture. It runs after.
-        gc_paused = gcpause.pause_cyclic_gc()
+        gcpause.pause_for_capture()
         try:  # (from here on the pool is held: a failure lets go of it)
             restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
             stream.begin_capture(mode)
         except Exception as exc:
+            gcpause.resume_after_capture()
             if restore_allocator is not None:
                 restore_allocator()
-            gcpause.resume_cyclic_gc(gc_paused)
             pools.release(pool)
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
         res.pool = pool
         res.stream = stream
         res.restore_allocator = restore_allocator
         res.async_capture = capture
-        res.gc_paused = gc_paused
+        res.gc_paused = True
         res.capturing = True
 
     def capture_end(self) -> None:

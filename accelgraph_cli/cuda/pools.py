@@ -199,7 +199,7 @@ class GraphPool:
             capture = AsyncCapture()
 
         def malloc_relaxed(size):
-            with relaxed_capture_mode():
+            with _relaxed_capture_mode():
                 pointer = malloc(size)
             memory = pointer.mem
             if not memory.ptr:
@@ -422,7 +422,7 @@ class _CaptureMode:
         return exchange
 
 
-class relaxed_capture_mode:
+class _relaxed_capture_mode:
     """This thread in relaxed capture mode for the block (calls a capture would refuse)."""
 
     def __enter__(self):
@@ -430,6 +430,22 @@ class relaxed_capture_mode:
 
     def __exit__(self, *exc):
         _CaptureMode.exchange(self.previous)
+
+
+class relaxed_or_current_mode:
+    """This thread in relaxed capture mode for the block or, where the mode cannot be switched
+    (the driver call fails: at interpreter exit, say), in the mode it has: for teardown, which
+    goes ahead either way, as it did before it switched modes."""
+
+    def __enter__(self):
+        try:
+            self.previous = _CaptureMode.exchange(_RELAXED)
+        except Exception:
+            self.previous = None
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            _CaptureMode.exchange(self.previous)
 
 
 class AsyncCapture:
@@ -557,7 +573,7 @@ def _free_graph_memory(held: list, capture: AsyncCapture | None, address: int) -
             return
         if capture is not None:
             capture.dropped.append((address, capture.launches))
-        with relaxed_capture_mode():
+        with _relaxed_capture_mode():
             held.pop()  # the free
     except Exception:  # interpreter exit (the driver may be gone): nothing is freed
         if held:
@@ -602,7 +618,7 @@ def free_deferred() -> None:
                 continue
             if capture is not None:
                 capture.dropped.append((address, capture.launches))
-            with relaxed_capture_mode():
+            with _relaxed_capture_mode():
                 due.pop()  # the last reference: the free is made here
     except Exception:  # the driver gone (interpreter exit): they wait on, for CuPy's own
         _deferred.extend(due)
@@ -658,7 +674,7 @@ def _graph_malloc(size: int):
 def _cuda_malloc(cupy, size: int):
     for attempt in (1, 2):
         try:
-            with relaxed_capture_mode():
+            with _relaxed_capture_mode():
                 return cupy.cuda.Memory(size)
         except cupy.cuda.runtime.CUDARuntimeError as exc:
             if exc.status != cupy.cuda.runtime.errorMemoryAllocation:
