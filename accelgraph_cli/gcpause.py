@@ -58,7 +58,9 @@ def cyclic_gc_paused():
 # collector on: a capture's pause is not one block of code (capture_begin to the capture's
 # end, however it ends), and captures overlap (two threads, two streams), so the collector is
 # back on when the last of them ends, not the first.
-_capture_lock = threading.Lock()
+# (reentrant: a collection the lock's own bookkeeping set off may end a dropped graph's
+# capture, which takes it again)
+_capture_lock = threading.RLock()
 _captures = 0
 _on_after_captures = False
 
@@ -91,12 +93,18 @@ def resume_after_capture() -> None:
 def cyclic_gc_resumed():
     """The collector on for the block, if only a cyclic_gc_paused around it had turned it
     off (a program that disabled it itself keeps it off); paused again on the way out."""
-    # (not while a capture runs: its pause holds)
-    resume = _pauses_that_disabled > 0 and not gc.isenabled() and not _captures
-    if resume:
-        gc.enable()
+    global _on_after_captures
+    with _capture_lock:  # (not while a capture runs: its pause holds)
+        resume = _pauses_that_disabled > 0 and not gc.isenabled() and not _captures
+        if resume:
+            gc.enable()
     try:
         yield
     finally:
         if resume:
-            gc.disable()
+            with _capture_lock:
+                # a capture begun in the block found the collector on, this block's doing:
+                # off after it, as the pause around this block wants
+                if _captures:
+                    _on_after_captures = False
+                gc.disable()

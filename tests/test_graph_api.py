@@ -1279,9 +1279,14 @@ def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch
             raise RuntimeError("cudaErrorStreamCaptureInvalidated")
         return 77 if ending == "discard_fails" else 0
 
+    modes, mode = [], [0]
+
     def refused(*args):
+        modes.append(mode[0])
         raise RuntimeError("cudaErrorStreamCaptureUnsupported")
 
+    monkeypatch.setattr(pools._CaptureMode, "exchange",
+                        staticmethod(lambda value: (mode[0], mode.__setitem__(0, value))[0]))
     monkeypatch.setattr(runtime, "streamEndCapture", end_capture)
     monkeypatch.setattr(runtime, "graphDestroy", refused, raising=False)
     if ending == "begin_fails":
@@ -1303,6 +1308,7 @@ def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch
                 with pytest.raises(RuntimeError):
                     graph.abort_capture()
                 assert not graph.is_capturing and pool.users == 0  # let go of all the same
+                assert modes[-1] == pools._RELAXED and mode == [0]  # (another may capture)
             elif ending == "dropped":
                 del graph
             else:
@@ -1332,17 +1338,47 @@ def test_overlapping_captures_keep_the_collector_off_until_the_last_ends(stub_cu
     second.capture_begin()
     first.capture_end()
     assert not gc.isenabled() and second.is_capturing
-    with collector.cyclic_gc_resumed():
-        assert not gc.isenabled()
     second.capture_end()
     assert gc.isenabled()
 
     with collector.cyclic_gc_paused():
         third = Graph(keep_graph=True)
         third.capture_begin()
+        with collector.cyclic_gc_resumed():  # (pydot inside an offline pause)
+            assert not gc.isenabled()  # the capture's pause holds
     assert not gc.isenabled()  # the block ended, the capture runs on
     third.abort_capture()
     assert gc.isenabled() and collector._captures == 0
+
+    with collector.cyclic_gc_paused():
+        with collector.cyclic_gc_resumed():
+            fourth = Graph(keep_graph=True)
+            fourth.capture_begin()  # finds the collector on, the resumed block's doing
+        fourth.capture_end()
+        assert not gc.isenabled()  # off as the pause around wants, not on
+    assert gc.isenabled() and collector._captures == 0
+
+
+def test_an_interrupt_as_a_capture_begins_leaves_nothing_paused_or_held(stub_cuda, monkeypatch,
+                                                                        collector):
+    # Ctrl-C inside capture_begin (CUDA's begin, the allocator swap): the interrupt goes on
+    # as it is, and the collector, the pool and the allocator are as they were.
+    import gc
+
+    from accelgraph_cli.cuda import graph as graph_mod
+
+    allocator, held = stub_cuda
+    stream = graph_mod._cuda.require_cuda().cuda.get_current_stream()
+
+    def interrupted(mode):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stream, "begin_capture", interrupted)
+    graph = Graph()
+    with pytest.raises(KeyboardInterrupt):
+        graph.capture_begin()
+    assert gc.isenabled() and collector._captures == 0
+    assert held[-1].users == 0 and allocator[0] is None and not graph.is_capturing
 
 
 def test_a_graph_whose_capture_mode_cannot_be_switched_is_released_all_the_same(

@@ -401,11 +401,13 @@ class Graph(GraphBase):
         try:  # (from here on the pool is held: a failure lets go of it)
             restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))
             stream.begin_capture(mode)
-        except Exception as exc:
+        except BaseException as exc:  # (an interrupt too: nothing may stay paused or held)
             gcpause.resume_after_capture()
             if restore_allocator is not None:
                 restore_allocator()
             pools.release(pool)
+            if not isinstance(exc, Exception):
+                raise
             raise CaptureError(f"CUDA refused to begin capture: {_describe(exc)}", exc) from exc
         res.pool = pool
         res.stream = stream
@@ -579,8 +581,10 @@ class Graph(GraphBase):
         capture in progress is aborted. Debug mode stays as it was.
         """
         self.__dict__.pop("replay", None)
-        self._res.release()
-        self._captured = False
+        try:
+            self._res.release()
+        finally:
+            self._captured = False
 
     def _destroy_exec(self) -> None:
         self.__dict__.pop("replay", None)
