@@ -1243,6 +1243,21 @@ def test_a_graph_is_destroyed_in_relaxed_capture_mode(async_frees, monkeypatch):
     assert exchanges == [] and len(done) == 3
 
 
+def _thread_capture_mode(monkeypatch) -> list:
+    """The thread's capture mode as the stand-in exchange keeps it: a one-item list, 0
+    (global) at first."""
+    from accelgraph_cli.cuda import pools
+
+    mode = [0]
+
+    def exchange(value):
+        previous, mode[0] = mode[0], value
+        return previous
+
+    monkeypatch.setattr(pools._CaptureMode, "exchange", staticmethod(exchange))
+    return mode
+
+
 @pytest.fixture
 def collector(monkeypatch):
     """The collector's state as a test finds it: on, no capture pausing it; put back after."""
@@ -1279,14 +1294,12 @@ def test_no_cyclic_collection_runs_while_a_graph_captures(stub_cuda, monkeypatch
             raise RuntimeError("cudaErrorStreamCaptureInvalidated")
         return 77 if ending == "discard_fails" else 0
 
-    modes, mode = [], [0]
+    modes, mode = [], _thread_capture_mode(monkeypatch)
 
     def refused(*args):
         modes.append(mode[0])
         raise RuntimeError("cudaErrorStreamCaptureUnsupported")
 
-    monkeypatch.setattr(pools._CaptureMode, "exchange",
-                        staticmethod(lambda value: (mode[0], mode.__setitem__(0, value))[0]))
     monkeypatch.setattr(runtime, "streamEndCapture", end_capture)
     monkeypatch.setattr(runtime, "graphDestroy", refused, raising=False)
     if ending == "begin_fails":
@@ -1429,9 +1442,7 @@ def test_cupys_graph_dies_in_relaxed_mode_however_the_graph_goes(stub_cuda, monk
     from accelgraph_cli.cuda import graph as graph_mod
     from accelgraph_cli.cuda import pools
 
-    mode = [0]
-    monkeypatch.setattr(pools._CaptureMode, "exchange",
-                        staticmethod(lambda value: (mode[0], mode.__setitem__(0, value))[0]))
+    mode = _thread_capture_mode(monkeypatch)
     died = []
 
     class Owner:  # CuPy's Graph

@@ -394,9 +394,9 @@ class Graph(GraphBase):
         pool = self._pool_entry = pools.hold(self._pool_entry)
         capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
         restore_allocator = None
-        # No cyclic collection while capturing: garbage it would find then (a graph, a
-        # stream, an event left in a cycle) is destroyed through CUDA calls a global-mode
-        # capture forbids, each refused or invalidating the capture. It runs after.
+        # No cyclic collection while capturing: garbage it would find then (a graph left in
+        # a cycle) is destroyed through CUDA calls a global-mode capture forbids, each
+        # refused and invalidating the capture. It runs after.
         gcpause.pause_for_capture()
         try:  # (from here on the pool is held: a failure lets go of it)
             restore_allocator = _use_allocator(cupy, pool.capture_allocator(capture, stream.ptr))

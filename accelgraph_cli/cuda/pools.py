@@ -432,20 +432,20 @@ class _relaxed_capture_mode:
         _CaptureMode.exchange(self.previous)
 
 
-class relaxed_or_current_mode:
+class relaxed_or_current_mode(_relaxed_capture_mode):
     """This thread in relaxed capture mode for the block or, where the mode cannot be switched
     (the driver call fails: at interpreter exit, say), in the mode it has: for teardown, which
     goes ahead either way, as it did before it switched modes."""
 
     def __enter__(self):
         try:
-            self.previous = _CaptureMode.exchange(_RELAXED)
+            super().__enter__()
         except Exception:
             self.previous = None
 
     def __exit__(self, *exc):
         if self.previous is not None:
-            _CaptureMode.exchange(self.previous)
+            super().__exit__(*exc)
 
 
 class AsyncCapture:
