@@ -1469,3 +1469,139 @@ def test_cupys_graph_dies_in_relaxed_mode_however_the_graph_goes(stub_cuda, monk
     else:
         graph.reset()
     assert died == [pools._RELAXED] and mode == [0]
+
+
+@pytest.mark.parametrize("ending", ["capture_end", "abort_capture", "reset", "end_fails",
+                                    "begin_fails", "interrupted", "dropped"])
+def test_no_cyclic_collection_runs_while_a_torch_graph_captures(fake_torch, monkeypatch,
+                                                                collector, ending):
+    # As for Graph: torch destroys a graph the collector finds in a cycle through calls a
+    # global-mode capture refuses (invalidating it). TorchGraph had no pause at all. The
+    # collector is off from capture_begin until the capture ends, however it ends (torch
+    # refusing to begin or end, an interrupt in torch's capture_begin, the graph dropped while
+    # it captures), and back as it was before.
+    import gc
+
+    from accelgraph_cli.cuda import torch_graph
+
+    fake, log, _ = fake_torch
+    monkeypatch.setattr(torch_graph.TorchGraph, "_end_stream_capture",
+                        lambda self: log.append("stream capture ended"))
+
+    class Failing(fake.cuda.CUDAGraph):
+        def capture_begin(self, pool=None, capture_error_mode="global"):
+            super().capture_begin(pool, capture_error_mode)
+            if ending == "begin_fails":
+                raise RuntimeError("CUDA error: operation not permitted")
+            if ending == "interrupted":
+                raise KeyboardInterrupt
+
+        def capture_end(self):
+            super().capture_end()
+            if ending == "end_fails":
+                raise RuntimeError("CUDA error: operation failed due to a previous error "
+                                   "during capture")
+
+    fake.cuda.CUDAGraph = Failing
+    for on_before, other in ((True, False), (False, False), (True, True)):
+        (gc.enable if on_before else gc.disable)()
+        if other:  # another capture's pause runs through this one: resumed once, not twice
+            collector.pause_for_capture()
+        graph = torch_graph.TorchGraph()
+        if ending in ("begin_fails", "interrupted"):
+            with pytest.raises(CaptureError if ending == "begin_fails" else KeyboardInterrupt):
+                graph.capture_begin()
+            assert not graph.is_capturing and "stream capture ended" in log
+        else:
+            graph.capture_begin()
+            assert not gc.isenabled() and collector._captures == 1 + other
+            if ending == "end_fails":
+                with pytest.raises(CaptureError):
+                    graph.capture_end()
+            elif ending == "dropped":
+                log.clear()
+                del graph  # its capture is ended (torch's capture_end), not left running
+                assert log == [("capture_end", 5)]  # (and no torch graph made to replace it)
+            else:
+                getattr(graph, ending)()
+        assert collector._captures == other
+        if other:
+            assert not gc.isenabled()
+            collector.resume_after_capture()
+        assert gc.isenabled() is on_before and collector._captures == 0
+        log.clear()
+
+
+def test_a_torch_graph_whose_replacement_cannot_be_made_is_left_empty(fake_torch, monkeypatch,
+                                                                        collector):
+    # A discarded capture's torch graph object is replaced by a new one; where making that
+    # fails, the old one (its capture ended) was kept, with the graph saying "not captured":
+    # the next capture_begin reused it. It is let go of now whatever happens, and the next
+    # capture makes one.
+    from accelgraph_cli.cuda import torch_graph
+
+    fake, log, _ = fake_torch
+    graph = torch_graph.TorchGraph()
+    graph.capture_begin()
+    discarded = graph._graph
+    made = fake.cuda.CUDAGraph
+
+    def broken(keep_graph=False):
+        raise RuntimeError("CUDA error: out of memory")
+
+    fake.cuda.CUDAGraph = broken
+    with pytest.raises(RuntimeError, match="out of memory"):
+        graph.abort_capture()
+    assert graph._graph is None and not graph.is_capturing and not graph.is_captured
+    assert collector._captures == 0
+    fake.cuda.CUDAGraph = made
+    graph.capture_begin()
+    graph.capture_end()
+    assert graph.is_captured and graph._graph is not discarded
+
+
+@pytest.mark.parametrize("how", ["dropped", "collected", "reset", "aborted"])
+def test_a_torch_graph_is_destroyed_in_relaxed_mode(fake_torch, monkeypatch, collector, how):
+    # torch destroys its graph and executable as its graph object dies, or in its reset().
+    # Dropped, collected or reset while another graph captures in global mode, those
+    # destroys were made in that mode: refused, and the capture under way invalidated (as
+    # for Graph on the GPU). They are made in relaxed mode now, and the thread's mode is put
+    # back after; torch's bound replay (the graph's fast path) does not keep the object
+    # alive past that.
+    import gc
+
+    from accelgraph_cli.cuda import pools, torch_graph
+
+    fake, log, _ = fake_torch
+    mode = _thread_capture_mode(monkeypatch)
+    modes = []
+
+    class Noting(fake.cuda.CUDAGraph):
+        def reset(self):
+            modes.append(("reset", mode[0]))
+
+        def __del__(self):
+            modes.append(("died", mode[0]))
+
+    fake.cuda.CUDAGraph = Noting
+    graph = torch_graph.TorchGraph()
+    graph.capture_begin()
+    if how == "aborted":  # the capture discarded: torch's graph object is replaced
+        graph.abort_capture()
+        assert modes == [("died", pools._RELAXED)] and mode == [0]
+        return
+    graph.capture_end()  # (instantiates: replay is torch's, bound)
+    assert graph.replay.__self__ is graph._graph
+    if how == "dropped":
+        del graph
+        expected = [("died", pools._RELAXED)]
+    elif how == "collected":
+        graph.cycle = graph
+        del graph
+        assert modes == []
+        gc.collect()
+        expected = [("died", pools._RELAXED)]
+    else:
+        graph.reset()
+        expected = [("reset", pools._RELAXED), ("died", pools._RELAXED)]
+    assert modes == expected and mode == [0]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .. import gcpause
 from ..enums import CaptureErrorMode, PoolKind
 from ..errors import CaptureError, GraphStateError, NoGPUError
 from . import pools
@@ -98,6 +99,7 @@ class TorchGraph(GraphBase):
         self._instantiated = False
         self._stream: Any = None
         self._generators: list = []  # registered with every torch graph object this one makes
+        self._gc_paused = False  # whether this capture holds a pause of the cyclic collector
 
     def register_generator(self, generator) -> None:
         """Let the graph draw from ``generator``, a CUDA ``torch.Generator`` of the
@@ -107,7 +109,7 @@ class TorchGraph(GraphBase):
         if self._capturing:
             raise GraphStateError("register_generator called during capture; register "
                                   "generators before capture_begin")
-        register = getattr(self._graph, "register_generator_state", None)
+        register = getattr(self._torch_graph(), "register_generator_state", None)
         if register is None:
             raise NoGPUError("this torch cannot register a generator with a graph "
                              "(torch.cuda.CUDAGraph.register_generator_state); pip install "
@@ -196,10 +198,18 @@ class TorchGraph(GraphBase):
                 "this graph did not begin is in progress on it); end that capture first, or "
                 "capture on another stream")
         mode = self.capture_error_mode.resolved.value
+        graph = self._torch_graph()
         self._stream = stream  # (a failed begin's discard reads it, then clears it)
+        # No cyclic collection while capturing, as for Graph: a torch graph the collector
+        # found in a cycle would be destroyed mid-capture (see _drop_torch_graph).
+        gcpause.pause_for_capture()
+        self._gc_paused = True
         try:
-            self._graph.capture_begin(pool=self._capture_pool(), capture_error_mode=mode)
-        except Exception as exc:
+            graph.capture_begin(pool=self._capture_pool(), capture_error_mode=mode)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # an interrupt: undone, then passed on
+                self._discard_failed_capture()
+                raise
             # torch may have got part of the way: a capture it began on the stream (which was
             # not capturing before: asked above) is ended, its RNG generators' capture and
             # the pool routing are undone, and a fresh torch graph object replaces the failed
@@ -230,6 +240,7 @@ class TorchGraph(GraphBase):
                 exc) from exc
         self._capturing = False
         self._captured = True
+        self._resume_collector()
         if not self.keep_graph:
             self.instantiate()
 
@@ -237,33 +248,50 @@ class TorchGraph(GraphBase):
         """End a capture in progress and discard it (no-op when not capturing). The graph is
         left not capturing whatever happens; where the stream's capture could not be ended
         (that needs cuda.bindings), the first error of that is raised after."""
+        self._abort(replace=True)
+
+    def _abort(self, replace: bool) -> None:
+        """abort_capture; ``replace``: a fresh torch graph object takes the discarded one's
+        place (not for a graph being torn down, see __del__)."""
         if not self._capturing:
             return
         try:
             self._end_torch_capture()
         except Exception as exc:
-            left = self._discard_failed_capture()  # an invalidated capture
+            left = self._discard_failed_capture(replace)  # an invalidated capture
             if left is not None:
                 raise left from exc
         else:
-            self._capturing = False
-            self._fresh_graph()
+            try:
+                self._capturing = False
+                self._fresh_graph(replace)
+            finally:
+                self._resume_collector()
 
-    def _discard_failed_capture(self) -> Exception | None:
+    def _discard_failed_capture(self, replace: bool = True) -> Exception | None:
         """After torch's capture_begin or capture_end failed: end the stream's capture where
         torch left it running, undo torch's setup, and leave this object not capturing, with
         a fresh torch graph, even where one of those steps fails (ending the stream's capture
         needs cuda.bindings: NoGPUError without them). Returns the first error of those steps
         (None when all went through); reset() or a new capture works either way."""
         first = None
-        for undo in (self._end_stream_capture, self._repair_after_failed_capture):
-            try:
-                undo()
-            except Exception as exc:
-                first = first or exc
-        self._capturing = False
-        self._fresh_graph()
+        try:
+            for undo in (self._end_stream_capture, self._repair_after_failed_capture):
+                try:
+                    undo()
+                except Exception as exc:
+                    first = first or exc
+            self._capturing = False
+            self._fresh_graph(replace)
+        finally:
+            self._resume_collector()
         return first
+
+    def _resume_collector(self) -> None:
+        """The capture is over (however it ended): its pause of the collector ends."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gcpause.resume_after_capture()
 
     def _end_torch_capture(self) -> None:
         """torch's capture_end, with the capture's stream current: torch ends a capture only
@@ -287,7 +315,8 @@ class TorchGraph(GraphBase):
         if int(err) == 0 and int(status) != 0:  # active or invalidated
             err, graph = runtime.cudaStreamEndCapture(handle)
             if int(err) == 0 and graph:
-                runtime.cudaGraphDestroy(graph)
+                with pools.relaxed_or_current_mode():  # (another graph may be capturing)
+                    runtime.cudaGraphDestroy(graph)
 
     def _repair_after_failed_capture(self) -> None:
         """Undo what torch's capture_begin set up and a failed capture_begin or capture_end
@@ -322,13 +351,56 @@ class TorchGraph(GraphBase):
             except Exception:
                 pass
 
-    def _fresh_graph(self) -> None:
-        self._graph = _torch().cuda.CUDAGraph(keep_graph=True)
-        for generator in self._generators:
-            self._graph.register_generator_state(generator)
-        self._captured = False
-        self._instantiated = False
-        self._stream = None
+    def _fresh_graph(self, replace: bool = True) -> None:
+        """A new torch graph object in place of the one held (``replace``; else none), the
+        old one let go of in relaxed mode, and this graph left empty, even where making the
+        new one fails (its error is raised after)."""
+        graph = None
+        try:
+            if replace:
+                graph = _torch().cuda.CUDAGraph(keep_graph=True)
+                for generator in self._generators:
+                    graph.register_generator_state(generator)
+        finally:
+            self.__dict__.pop("replay", None)  # (torch's bound replay holds the old graph)
+            self._drop_torch_graph(graph)
+            self._captured = False
+            self._instantiated = False
+            self._stream = None
+
+    def _torch_graph(self):
+        """torch's graph object, made again where making it after a discarded capture
+        failed (see _fresh_graph)."""
+        if self._graph is None:
+            self._fresh_graph()
+        return self._graph
+
+    def _drop_torch_graph(self, replacement) -> None:
+        """Let go of torch's graph object (``replacement`` takes its place): its executable
+        and graph are destroyed then, by torch, in relaxed capture mode. A graph dropped,
+        collected or reset while another captures in global mode would otherwise have those
+        destroys refused, which invalidates the capture under way."""
+        with pools.relaxed_or_current_mode():
+            self._graph = replacement
+
+    def __del__(self) -> None:
+        # Dropped or collected: a capture still running is discarded (its stream would stay
+        # capturing, and the collector paused), and torch's graph object goes in relaxed
+        # mode (see _drop_torch_graph). At interpreter exit the driver may be gone.
+        try:
+            if getattr(self, "_capturing", False):
+                self._abort(replace=False)
+        except Exception:
+            pass
+        finally:
+            try:
+                if getattr(self, "_gc_paused", False):
+                    self._resume_collector()
+                self.__dict__.pop("replay", None)
+                if self.__dict__.get("_graph") is not None:
+                    self._drop_torch_graph(None)
+            except Exception:
+                pass
 
     def __enter__(self) -> TorchGraph:
         """Synchronize the device, then begin capture on torch's current stream."""
@@ -365,7 +437,9 @@ class TorchGraph(GraphBase):
         if self._capturing:
             self.abort_capture()
         self.__dict__.pop("replay", None)
-        self._graph.reset()
+        if self._graph is not None:  # (None where making a fresh one failed)
+            with pools.relaxed_or_current_mode():  # (see _drop_torch_graph)
+                self._graph.reset()
         self._fresh_graph()
         if self._pool_private_to_us:
             self._graph_pool, self._pool_private_to_us = None, False

@@ -326,3 +326,68 @@ def test_a_reset_graph_captures_again_into_a_pool_of_its_own_and_a_released_pool
     torch.cuda.synchronize()
     assert y.numel() == 1024  # (kept alive: its memory holds the first pool; never replayed)
     assert float(z[0]) == 3.0 and float(w[0]) == 6.0
+
+
+@pytest.mark.parametrize("how", ["dropped", "collected", "reset"])
+@pytest.mark.parametrize("keep_graph", [False, True])
+def test_a_torch_graph_dropped_during_another_global_capture_is_destroyed_quietly(
+        monkeypatch, capfd, keep_graph, how):
+    # As for Graph (test_graph.py): torch destroys a graph's executable and graph as its
+    # graph object dies or is reset; during another graph's global-mode capture those calls
+    # are made in relaxed mode, and no collection runs by itself while a TorchGraph captures.
+    import gc
+    import warnings
+
+    side, x = _warmed_side_stream()
+    ignored = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+    with torch.cuda.stream(side):
+        old = TorchGraph(keep_graph=keep_graph)
+        with old:
+            _ = x * 2
+        old.replay()
+        if how == "collected":
+            old.cycle = old  # only the collector can free it now
+        gc.collect()
+        new = TorchGraph(capture_error_mode="global")
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            new.capture_begin()
+            y = x + 3
+            if how == "reset":
+                old.reset()
+            else:
+                del old
+                assert not gc.isenabled()  # no collection runs by itself while capturing
+                gc.collect()  # (asked for: it runs, and may find the graph)
+            new.capture_end()
+        new.replay()
+        torch.cuda.synchronize()
+    assert gc.isenabled()
+    assert [(hook.exc_type, str(hook.exc_value)) for hook in ignored] == []
+    # torch's destructor warns of a refused destroy on stderr, its reset() as a warning
+    assert [str(w.message) for w in warned] == []
+    assert "Warning" not in capfd.readouterr().err
+    assert float(y[0]) == 4.0 and float(y[-1]) == 4.0
+
+
+def test_a_torch_graph_dropped_while_it_captures_ends_its_capture():
+    # Dropped mid-capture, a TorchGraph left its stream capturing (every later call on it
+    # failed) and, with the collector's pause, the collector off. Its capture is discarded
+    # as it dies now: the stream works, and the collector is back on.
+    import gc
+
+    side, x = _warmed_side_stream()
+    with torch.cuda.stream(side):
+        graph = TorchGraph()
+        graph.capture_begin()
+        _ = x * 2
+        del graph
+        assert not torch.cuda.is_current_stream_capturing() and gc.isenabled()
+        y = x + 1
+        again = TorchGraph()
+        with again:
+            z = x * 5
+        again.replay()
+        torch.cuda.synchronize()
+    assert float(y[0]) == 2.0 and float(z[0]) == 5.0
