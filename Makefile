@@ -70,7 +70,7 @@ $(GPU_SITE)/.installed:
 
 test-gpu: $(GPU_SITE)/.installed
 	@mkdir -p $(GPU_TMP)
-	$(GPU_ENV) $(RUN_PY) -m pytest tests/gpu -m gpu -p no:cacheprovider
+	$(GPU_ENV) $(RUN_PY) -m pytest tests/gpu -m gpu -p no:cacheprovider --durations=15
 
 fixtures: $(GPU_SITE)/.installed
 	@mkdir -p $(GPU_TMP)
