@@ -53,6 +53,11 @@ DEBUG_DOT_FLAGS = {
 
 _INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1  # cudaGraphInstantiateFlagAutoFreeOnLaunch
 
+# The capture error modes by member or value (a member hashes and compares as its value), for
+# Graph(): CaptureErrorMode.parse is a lookup through the Enum's metaclass (see pools._ASYNC).
+_MODES = {mode: mode for mode in CaptureErrorMode}
+_ASYNC = PoolKind.ASYNC  # (likewise)
+
 
 def capture_mode_value(capture_error_mode: CaptureErrorMode | str) -> int:
     """The cudaStreamCaptureMode for a capture error mode (or its name); ValueError naming the four."""
@@ -308,8 +313,11 @@ class Graph(GraphBase):
         # The setters' checks without their "not during a capture" one: a new graph is not
         # capturing (going through the setters cost a capture ~1 µs).
         self._graph_pool, self._pool_entry = _checked_pool(pool)
-        self._capture_error_mode = CaptureErrorMode.parse(capture_error_mode,
-                                                          "capture_error_mode")
+        mode = _MODES.get(capture_error_mode) \
+            if type(capture_error_mode) is str or type(capture_error_mode) is CaptureErrorMode \
+            else None
+        self._capture_error_mode = mode if mode is not None else \
+            CaptureErrorMode.parse(capture_error_mode, "capture_error_mode")
         self._debug = False
         self._captured = False
 
@@ -392,7 +400,7 @@ class Graph(GraphBase):
         if self._pool_entry is None:
             self.pool()
         pool = self._pool_entry = pools.hold(self._pool_entry)
-        capture = pools.AsyncCapture() if pool.kind is PoolKind.ASYNC else None
+        capture = pools.AsyncCapture() if pool.kind is _ASYNC else None
         restore_allocator = None
         # No cyclic collection while capturing: garbage it would find then (a graph left in
         # a cycle) is destroyed through CUDA calls a global-mode capture forbids, each
@@ -431,7 +439,7 @@ class Graph(GraphBase):
         stream = res.stream
         through_cupy = (
             not self.keep_graph
-            and res.pool.kind is not PoolKind.ASYNC
+            and res.pool.kind is not _ASYNC
             and (not self._debug or _KEEPS_GRAPH.get("value") is True)
         )
         try:

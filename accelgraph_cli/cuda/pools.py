@@ -101,6 +101,15 @@ _TOKEN_TAG = 0x61670000
 _KIND_CODES = {PoolKind.PRIVATE: _TOKEN_TAG + 1, PoolKind.ASYNC: _TOKEN_TAG + 2}
 _CODE_KINDS = {code: kind for kind, code in _KIND_CODES.items()}
 
+# The kinds of pool, as module globals, and by member or value in one dict (a member hashes
+# and compares as its value): a capture reads them several times, and each read of an Enum
+# class's attribute (``PoolKind.ASYNC``, ``PoolKind._value2member_map_``) goes through its
+# metaclass, about 70 ns where a global is a few, and more on the cold path a capture runs.
+_PRIVATE = PoolKind.PRIVATE
+_ASYNC = PoolKind.ASYNC
+_POOL_KINDS = {_PRIVATE: _PRIVATE, _ASYNC: _ASYNC}
+_PRIVATE_CODE = _KIND_CODES[_PRIVATE]
+
 
 def is_accelgraph_token(token) -> bool:
     """Whether ``token`` has the shape of a pool token accelgraph makes (``Graph.pool()``,
@@ -131,9 +140,11 @@ class GraphPool:
     CuPy pool to the next private pool (see the module docstring).
     """
 
+    __slots__ = ("token", "kind", "users", "_pool", "_stream")
+
     def __init__(self, token: tuple[int, int] | None, kind: PoolKind | str):
-        member = kind if type(kind) is PoolKind else PoolKind._value2member_map_.get(kind) \
-            if type(kind) is str else None
+        member = _POOL_KINDS.get(kind) if type(kind) is str or type(kind) is PoolKind \
+            else None
         # (PoolKind.parse's own fast paths, inlined: its call and a try cost each capture a
         # fifth of a µs more in a warm loop)
         if member is None:  # a str subclass, another library's enum of the same values
@@ -141,7 +152,7 @@ class GraphPool:
                 member = PoolKind.parse(kind, "pool kind")
             except (ValueError, TypeError):
                 pass
-        if member is not PoolKind.PRIVATE and member is not PoolKind.ASYNC:
+        if member is not _PRIVATE and member is not _ASYNC:
             # "shared" is no kind of pool: it is a private pool whose token several graphs pass
             raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "
                              f"pool's token to several graphs); got {kind!r}")
@@ -163,7 +174,7 @@ class GraphPool:
             pool = self._pool
             if pool is None:
                 cupy = _cuda.require_cuda()
-                if self.kind is PoolKind.ASYNC:
+                if self.kind is _ASYNC:
                     pool = cupy.cuda.MemoryAsyncPool()
                 else:
                     idle = _take_idle(stream) if _idle_cupy_pools else None
@@ -179,7 +190,7 @@ class GraphPool:
         async pool, ``capture`` is the capture's record (see AsyncCapture). ``stream``: the
         pointer of the stream the capture runs on (0: not told)."""
         pool = self._cupy_pool(stream)
-        if self.kind is PoolKind.PRIVATE:
+        if self.kind is _PRIVATE:
             # The pool's own malloc, called by CuPy without a Python frame: a cached block costs
             # nothing more, and growth goes through _graph_malloc, which goes relaxed itself.
             return pool.malloc
@@ -219,7 +230,7 @@ class GraphPool:
         pool = self._pool  # read once: a sweep in another thread may recycle it
         if pool is None:
             return 0
-        if self.kind is PoolKind.ASYNC:
+        if self.kind is _ASYNC:
             return graph_memory_reserved()
         return int(pool.total_bytes())
 
@@ -232,7 +243,7 @@ class GraphPool:
         global _idle_bytes
         assert self.users == 0, "a pool a graph uses keeps its blocks"
         pool = self._pool
-        if pool is None or self.kind is not PoolKind.PRIVATE:
+        if pool is None or self.kind is not _PRIVATE:
             return True
         stream, self._stream = self._stream, None
         if not pool.used_bytes():
@@ -267,13 +278,14 @@ def create(kind: PoolKind | str = PoolKind.PRIVATE) -> GraphPool:
     """:func:`new_pool`, returning the pool itself (its ``token`` names it)."""
     global _issued
     pool = GraphPool(None, kind)
+    # the kind is part of the token, so a dropped pool's token makes one of its kind again
+    code = _KIND_CODES[pool.kind]
     with _lock:
         serial = _issued = _issued + 1
-        # the kind is part of the token, so a dropped pool's token makes one of its kind again
-        pool.token = (_KIND_CODES[pool.kind], serial)
-        if pool.kind is PoolKind.ASYNC:
+        token = pool.token = (code, serial)
+        if code != _PRIVATE_CODE:
             _async_serials.add(serial)
-        _registry[pool.token] = pool
+        _registry[token] = pool
     return pool
 
 
@@ -303,7 +315,7 @@ def get_pool(token) -> GraphPool:
             "torch.cuda.graph_pool_handle() or TorchGraph.pool())"
         )
     if kind is None or not 1 <= token[1] <= _issued or \
-            (token[1] in _async_serials) != (kind is PoolKind.ASYNC):
+            (token[1] in _async_serials) != (kind is _ASYNC):
         raise ValueError(
             f"pool {token!r} names no pool in this process: tokens come from Graph.pool() or "
             "graph_pool_handle() and cannot cross processes"
