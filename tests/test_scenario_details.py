@@ -513,6 +513,30 @@ def test_steps_raising_is_named_steps(tmp_path):
           f"{path}:5: steps() raised KeyError: 'nope'", path, 5)
 
 
+@pytest.mark.parametrize("where", ["setup", "step", "steps", "outputs"])
+def test_sys_exit_in_scenario_code_is_the_scenario_s_error(tmp_path, where):
+    # sys.exit() in setup(), a step, steps() or outputs() went past every handler (they
+    # caught Exception): `capture` and `replay` ended with exit 0 and no word, and `smoke`
+    # stopped at that scenario with no table and no report. It is the scenario's error now,
+    # as sys.exit() at import already was.
+    bodies = {name: "    return {}" if name == "setup" else
+              "    return {'a': lambda: None}" if name == "steps" else
+              "    return {}" if name == "outputs" else "    pass"
+              for name in ("setup", "step", "steps", "outputs")}
+    bodies[where] = "    import sys\n    sys.exit(0)"
+    text = "".join(f"def {name}({'' if name == 'setup' else 'state'}):\n{body}\n\n"
+                   for name, body in bodies.items() if name != ("step" if where == "steps"
+                                                                   else "steps"))
+    path = write(tmp_path, text)
+    scenario = load_scenario(path)
+    line = text.splitlines().index("    sys.exit(0)") + 1
+    calls = {"setup": lambda: scenario.make_state({}),
+             "step": lambda: scenario.graph_steps({})["step"](),
+             "steps": lambda: scenario.graph_steps({}),
+             "outputs": lambda: scenario.outputs({})}
+    check(error_of(calls[where]), f"{path}:{line}: {where}() raised SystemExit: 0", path, line)
+
+
 @pytest.mark.parametrize("raise_line, message", [
     ("raise ValueError()", "(no message)"),
     ("raise ValueError('  ')", "(no message)"),
@@ -769,3 +793,20 @@ def test_params_changed_to_an_equal_value_of_another_type_or_an_uncomparable_one
                            "def setup(a):\n    return {}\ndef step(state):\n    pass\n")
     with pytest.raises(ScenarioError, match="PARAMS is .* once the file has run"):
         load_scenario(path)
+
+
+def test_sys_exit_in_a_step_the_runner_calls_is_the_scenario_s_error(tmp_path):
+    # The warm-up and the check's eager steps call the step through protocol._call_step,
+    # which let SystemExit through as well.
+    import sys
+
+    from accelgraph_cli.run.protocol import _call_step
+
+    path = write(tmp_path, "def setup():\n    return {}\n\ndef step(state):\n    pass\n")
+    scenario = load_scenario(path)
+
+    def exits():
+        sys.exit(3)
+
+    error = error_of(lambda: _call_step(scenario, "step", exits))
+    assert str(error).startswith(f"{path}: step 'step' raised SystemExit: 3 (raised in ")

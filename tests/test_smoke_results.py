@@ -179,6 +179,12 @@ def test_errors_become_rows_not_exceptions(tmp_path, stub_runner):
     row = run_one(scenario_file(tmp_path), iters=1, rounds=1)
     assert (row.status, row.message) == ("error", "ZeroDivisionError: division by zero")
 
+    # sys.exit() in scenario code the runner does not wrap: an error row, and the smoke run
+    # goes on (it ended there, with no table and no report, exit 0)
+    knobs["capture_raises"] = SystemExit(0)
+    row = run_one(scenario_file(tmp_path), iters=1, rounds=1)
+    assert (row.status, row.message) == ("error", "SystemExit: 0")
+
     knobs["capture_raises"] = KeyboardInterrupt()
     with pytest.raises(KeyboardInterrupt):
         run_one(scenario_file(tmp_path), iters=1, rounds=1)

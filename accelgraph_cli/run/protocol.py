@@ -230,7 +230,7 @@ def _call_step(scenario, name, step) -> None:
         step()
     except AccelgraphError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # (sys.exit() in a step: the scenario's error)
         raise scenario.error_from(exc, f"step {name!r}") from exc
 
 
@@ -412,7 +412,7 @@ def _outputs_to_flip(scenario, state) -> dict | None:
     function = getattr(scenario, "outputs_fn", None)
     try:
         outputs = function(state) if function is not None else None
-    except Exception:
+    except (Exception, SystemExit):  # (reported when the check calls it)
         return None
     return outputs if isinstance(outputs, dict) else None
 
@@ -814,7 +814,7 @@ def _outputs_copied(backend: Backend, scenario, state) -> dict:
     try:
         _cuda.require_cuda().cuda.runtime.deviceSynchronize()
         return {key: backend.copy(value) for key, value in scenario.outputs(state).items()}
-    except Exception:
+    except (Exception, SystemExit):
         return {}
 
 

@@ -785,7 +785,7 @@ class Scenario:
             return function(*args, **kwargs)
         except ScenarioError:
             raise
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # (sys.exit() in a scenario: its error)
             if isinstance(error, TypeError) and _refuses(function, args, kwargs):
                 # the function's parameters do not take what accelgraph passes (a
                 # decorator's, or a binding that depends on what ran: the static check left

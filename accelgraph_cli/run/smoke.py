@@ -150,7 +150,7 @@ def run_one(path: Path, *, iters: int, rounds: int, baseline: str | None = None,
         row.status = status
     except AccelgraphError as exc:
         row.message = str(exc)
-    except Exception as exc:  # an unexpected failure inside a scenario's own code
+    except (Exception, SystemExit) as exc:  # an unexpected failure in a scenario's own code
         row.message = f"{type(exc).__name__}: {exc}".splitlines()[0]
     row.seconds = time.perf_counter() - start
     return row
