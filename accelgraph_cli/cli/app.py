@@ -274,6 +274,26 @@ def _real_stdout():
     return sys.stdout if sys.stdout is not None else _NO_STDOUT
 
 
+def json_text(value: Any, **options: Any) -> str:
+    """``value`` as JSON for standard output: a number JSON cannot hold (NaN, an infinity:
+    the largest difference of a mismatch with a NaN on one side, say) is written as null, so
+    that every JSON reader takes it (Python's own json would write NaN and Infinity)."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_nonfinite_as_null(value), allow_nan=False, **options)
+
+
+def _nonfinite_as_null(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _nonfinite_as_null(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nonfinite_as_null(item) for item in value]
+    return value
+
+
 def echo(text: str) -> None:
     """Print ``text`` and a newline on standard output (JSON, --version): StdoutClosed when
     the reader has gone."""
@@ -774,7 +794,7 @@ def capture(
     folder = artifacts.write_capture(result, out)
     save_record(str(scen.path), values, pool, error_mode, keep_graph)
     if json_out:
-        echo(json.dumps({**result.summary(), "artifacts": str(folder)}, indent=2))
+        echo(json_text({**result.summary(), "artifacts": str(folder)}, indent=2))
     else:
         render_run.print_capture(_stdout(), result, folder)
 
@@ -853,7 +873,7 @@ def replay(
                                         f"turn); check: {verdict}") from None
     report = runner.ReplayReport(eager, graph, checked, result, per_graph)
     if json_out:
-        echo(json.dumps(report.to_dict(), indent=2))
+        echo(json_text(report.to_dict(), indent=2))
     else:
         render_run.print_replay(_stdout(), report)
     if checked is not None and not checked.ok:
@@ -946,13 +966,13 @@ def profile(
             raise AccelgraphError(f"--against {against}: {exc}") from None
         shown = scenario or loaded.scenario
         if json_out:
-            echo(json.dumps({"before": against, "after": shown,
+            echo(json_text({"before": against, "after": shown,
                              "device": [before.device, loaded.device],
                              "graphs": [c.to_json() for c in changes]}, indent=2))
         else:
             render_profile.print_comparison(_stdout(), before, loaded, changes, against, shown)
     elif json_out:
-        echo(json.dumps(loaded.to_json(), indent=2))
+        echo(json_text(loaded.to_json(), indent=2))
     else:
         render_profile.print_profile(_stdout(), loaded, top)
     if out is not None and not json_out:
@@ -1018,7 +1038,7 @@ def audit(
             raise AccelgraphError(f"the audit recorded cannot be read: {exc}") from None
     if json_out:
         passed, line = render_audit.verdict(loaded)
-        echo(json.dumps({**loaded.to_json(), "passed": passed, "verdict": line}, indent=2))
+        echo(json_text({**loaded.to_json(), "passed": passed, "verdict": line}, indent=2))
     else:
         passed = render_audit.print_audit(_stdout(), loaded)
         if out is not None:
@@ -1084,7 +1104,7 @@ def _replay_unrolled(scen, values, pool, error_mode, *, unroll, iters, warmup, r
     report = runner.UnrollReport(eager, graph, per_step, unroll, checked, unrolled, one_step,
                                  checked_one)
     if json_out:
-        echo(json.dumps(report.to_dict(), indent=2))
+        echo(json_text(report.to_dict(), indent=2))
     else:
         render_run.print_unrolled(_stdout(), report)
     if not report.ok:
@@ -1198,7 +1218,7 @@ def show(
         if out is not None:
             _write_picture(model, out, out_format)
         if json_out:
-            echo(json.dumps(model.to_json(), indent=2))
+            echo(json_text(model.to_json(), indent=2))
             return
         _print_model(model, loaded.name, limit, target, 2 if depth is None else depth,
                      saved_model=loaded.saved_model, undirected=loaded.undirected)
@@ -1469,7 +1489,7 @@ def scenarios(
 def _print_scenarios(infos, json_out: bool, paths: bool) -> None:
     """One line per scenario: its name (or path) and the first line of its docstring."""
     if json_out:
-        echo(json.dumps([_scenario_json(i) for i in infos], indent=2))
+        echo(json_text([_scenario_json(i) for i in infos], indent=2))
         return
     _print_rows([(str(i.path) if paths else i.name, _summary_text(i)) for i in infos])
 
@@ -1536,7 +1556,7 @@ def _list_smoke(paths, json_out: bool) -> None:
 
     entries = inspect_files(paths)
     if json_out:
-        echo(json.dumps([_scenario_json(info) if info else
+        echo(json_text([_scenario_json(info) if info else
                          {"name": Path(path).stem, "path": str(path), "error": error}
                          for path, info, error in entries], indent=2))
     else:
@@ -1634,7 +1654,7 @@ def smoke(
                               f"no usable GPU{broken})", soft_wrap=True)
         if json_out:  # the same for a CI job that reads the JSON: every scenario, and why
             try:  # a report that cannot be written is lost: exit 2, as for --junit
-                echo(json.dumps(smoke_mod.json_not_run(files, str(exc), errors), indent=2))
+                echo(json_text(smoke_mod.json_not_run(files, str(exc), errors), indent=2))
             except StdoutClosed:  # the reader went away: nothing is lost that it wanted
                 _silence_stdout()
         if not errors:
@@ -1661,7 +1681,7 @@ def smoke(
     if junit:
         write_text_atomic(junit, smoke_mod.junit_xml(rows, interrupted is not None))
     if json_out:
-        echo(json.dumps(smoke_mod.json_report(rows, len(files), interrupted is not None), indent=2))
+        echo(json_text(smoke_mod.json_report(rows, len(files), interrupted is not None), indent=2))
     else:
         render_run.print_smoke(console, rows, len(files), interrupted is not None)
     if interrupted is not None:  # the report above says so ("interrupted after N of M")
@@ -1758,7 +1778,7 @@ def diff(
         _check_ignored(ignored, side_a, side_b)
         result = diff_models(side_a, side_b, ignore=ignored)
         if json_out:
-            echo(json.dumps(result.to_json(), indent=2))
+            echo(json_text(result.to_json(), indent=2))
         else:
             _stdout().print(render_diff(result, limit=limit, label_a=_side_name(a),
                                         label_b=_side_name(b)))

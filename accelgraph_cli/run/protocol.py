@@ -542,10 +542,9 @@ class Mismatch:
     def line(self) -> str:
         if self.elements < 0:
             return f"output {self.output!r}: {self.detail}"
-        text = (
-            f"output {self.output!r}: {self.elements:,} of {self.total:,} elements differ, "
-            f"largest difference {self.max_abs_diff:.6g}"
-        )
+        text = f"output {self.output!r}: {self.elements:,} of {self.total:,} elements differ"
+        if self.max_abs_diff == self.max_abs_diff:  # (NaN: no figure, as for booleans)
+            text += f", largest difference {self.max_abs_diff:.6g}"
         return f"{text} ({self.detail})" if self.detail else text
 
 
