@@ -647,6 +647,10 @@ def test_outputs_none_is_a_scenario_without_outputs_not_an_error(tmp_path):
                     "    outputs = None\n\ndef setup():\n    return {}\n\ndef step(state):\n"
                     "    pass\n")
     inspect_scenario(path)  # as loading takes it: no outputs
+    # and once it has run: no outputs (has_outputs stayed True, so replay ran the check, which
+    # said "not run", exit 1, and smoke failed the scenario)
+    loaded = load_scenario(path)
+    assert loaded.outputs_fn is None and not loaded.info.has_outputs
     path.write_text('"""Doc."""\nstep: object = None\n\ndef setup():\n    return {}\n')
     with pytest.raises(ScenarioError, match="step is bound to None, not a function"):
         inspect_scenario(path)

@@ -882,6 +882,10 @@ def load_scenario(path: str | os.PathLike) -> Scenario:
         # def outputs the text shows that is not there once the file has run is left to the
         # check, which then says it was not run.
         info = dataclasses.replace(info, has_outputs=True)
+    elif outputs is None and info.has_outputs and "outputs" in vars(module):
+        # bound to None once the file has run (`outputs = None` where an import of one
+        # failed): a scenario without outputs, as inspecting it says, not a check not run
+        info = dataclasses.replace(info, has_outputs=False)
     return Scenario(
         info=info,
         module=module,
