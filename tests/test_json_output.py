@@ -47,3 +47,51 @@ def test_every_json_the_cli_prints_goes_through_json_text():
 
     source = Path(app.__file__).read_text(encoding="utf-8")
     assert "echo(json.dumps(" not in source and source.count("echo(json_text(") >= 10
+
+
+PRINTS = '''"""Prints as it sets up, as scenarios do."""
+PARAMS = {"n": 4}
+
+
+def setup(n):
+    print("loading weights...")
+    return {"n": n}
+
+
+def step(state):
+    print("step ran")
+'''
+
+
+def test_what_a_scenario_prints_does_not_corrupt_the_json(cli, tmp_path, monkeypatch):
+    # `print("loading...")` in setup() came out before smoke's --json report, and no JSON
+    # reader took the output. Under --json, sys.stdout points at standard error while the
+    # command runs; the JSON goes to the standard output the run began with.
+    import sys
+
+    from accelgraph_cli.cuda import device
+    from accelgraph_cli.cuda.timing import Stat
+    from accelgraph_cli.run import protocol as runner
+
+    path = tmp_path / "prints.py"
+    path.write_text(PRINTS)
+    seen = []
+
+    def capture(scenario, params, **options):
+        state = scenario.make_state(params)  # the scenario's own code runs, and prints
+        scenario.graph_steps(state)["step"]()
+        seen.append(sys.stdout)
+        raise runner.CaptureError("stub: nothing captured")
+
+    monkeypatch.setattr(device, "require_cuda", lambda: None)  # (no GPU here)
+    monkeypatch.setattr(runner, "capture", capture)
+    monkeypatch.setattr(runner, "time_replay", lambda *a, **k: (Stat.of([1.0]),) * 3)
+    stdout_before = sys.stdout
+    code, out, err = cli("smoke", path, "--json")
+    assert code == 1, err
+    report = json.loads(out)  # nothing but the JSON
+    assert [row["status"] for row in report["rows"]] == ["error"]
+    assert "loading weights...\nstep ran\n" in err
+    assert seen == [sys.stderr] and sys.stdout is stdout_before  # and put back after
+    code, out, err = cli("smoke", path)  # without --json, prints stay on standard output
+    assert "loading weights..." in out

@@ -268,10 +268,20 @@ _NO_STDOUT = _NoStdout()
 
 
 def _real_stdout():
-    """What accelgraph's own output goes to: sys.stdout, or, in a process started without
-    one, a stream whose writes fail (sys.stdout itself stays None, so a scenario's or a
-    library's print() still goes nowhere, as Python has it)."""
+    """What accelgraph's own output goes to: sys.stdout (the one the run started with, in
+    a --json run, see _run), or, in a process started without one, a stream whose writes
+    fail (sys.stdout itself stays None, so a scenario's or a library's print() still goes
+    nowhere, as Python has it)."""
+    held = _json_stdout[0]
+    if held is not None:
+        return held
     return sys.stdout if sys.stdout is not None else _NO_STDOUT
+
+
+# While a --json command runs: the standard output its JSON goes to. sys.stdout points at
+# standard error meanwhile, so that what a scenario or a library print()s cannot corrupt
+# the JSON (it did: `print("loading...")` in setup() came before it, and no reader took it).
+_json_stdout: list = [None]
 
 
 def json_text(value: Any, **options: Any) -> str:
@@ -361,7 +371,7 @@ def interrupted_exit(exc: BaseException, message: str | None = None) -> typer.Ex
 def _silence_stdout() -> None:
     """Point file descriptor 1 at /dev/null, so the interpreter's last flush of what is still
     buffered cannot fail again (Python's documented answer to SIGPIPE)."""
-    _to_devnull(sys.stdout)
+    _to_devnull(_real_stdout())
 
 
 def _to_devnull(stream) -> None:
@@ -456,9 +466,13 @@ def _run(argv: list[str] | None) -> int:
     # click prints --help itself and writes nothing when there is no sys.stdout: for a help
     # asked of a process without one, its writes fail as accelgraph's own do. Only then, and
     # only while click runs (a --help runs no command, so no scenario's print() meets it).
-    no_stdout = sys.stdout is None and any(arg in ("--help", "-h") for arg in args)
+    asks_help = any(arg in ("--help", "-h") for arg in args)
+    no_stdout = sys.stdout is None and asks_help
     if no_stdout:
         sys.stdout = _NO_STDOUT
+    json_run = sys.stdout is not None and "--json" in args and not asks_help
+    if json_run:
+        _json_stdout[0], sys.stdout = sys.stdout, sys.stderr
     try:
         # Without standalone mode, click returns a command's typer.Exit code instead of raising.
         code = app(args=argv, prog_name="accelgraph", standalone_mode=False)
@@ -523,6 +537,8 @@ def _run(argv: list[str] | None) -> int:
             return ExitCode.BAD_INPUT
         return internal_error(exc)
     finally:
+        if json_run:
+            sys.stdout, _json_stdout[0] = _json_stdout[0], None
         if no_stdout:
             sys.stdout = None
     if code == ExitCode.INTERRUPTED and not _interrupt_told[0]:
