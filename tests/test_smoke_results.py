@@ -255,6 +255,26 @@ def test_baseline_names_each_graph_and_a_drift_keeps_the_check_message(tmp_path,
     assert len(row.details) == 3 and row.details[2].startswith("batch 8: graph drifted from ")
 
 
+def test_graphs_whose_names_are_made_safe_alike_keep_a_baseline_each(tmp_path, stub_runner):
+    # "batch 8" and "batch_8" (and "Batch_8", on a file system that ignores case) were one
+    # baseline file: the second graph's overwrote the first's, and the next run refused the
+    # scenario with advice (rename a scenario, another folder) that could not help.
+    knobs, _ = stub_runner
+    knobs["graphs"] = [("batch 8", "scenario_saxpy_verbose.dot", 1, 1.0, 1.0),
+                       ("batch_8", "scenario_fork_join_verbose.dot", 16, 1.0, 1.0),
+                       ("Batch_8", "chain_verbose.dot", 6, 1.0, 1.0)]
+    path = scenario_file(tmp_path, "multi")
+    folder = tmp_path / "baseline"
+    folder.mkdir()
+    assert run_one(path, iters=1, rounds=1, baseline=str(folder)).drift == "new baseline"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "multi_Batch_8-3.json", "multi_batch_8-2.json", "multi_batch_8.json"]
+    kinds = {p.name: len(json.loads(p.read_text())["nodes"]) for p in folder.iterdir()}
+    assert kinds == {"multi_batch_8.json": 1, "multi_batch_8-2.json": 16, "multi_Batch_8-3.json": 6}
+    row = run_one(path, iters=1, rounds=1, baseline=str(folder))
+    assert (row.status, row.drift, row.details) == ("ok", "none", [])
+
+
 def test_compare_baseline_returns_new_then_none(tmp_path):
     result = FakeResult(type("S", (), {"path": tmp_path / "x.py"})(), {},
                         [FakeCaptured("step", FakeGraph(dump_text("chain_verbose.dot")), 6, 0, 0)])
