@@ -185,6 +185,27 @@ def test_graphs_whose_names_make_one_file_name_get_a_file_each(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == sorted([*files_of, "capture.json"])
 
 
+def test_artifacts_that_cannot_all_be_written_leave_the_folder_as_it_was(tmp_path):
+    # capture.json a link into a folder that does not exist: step.dot had already been
+    # replaced when its move failed, though "a write that fails leaves the folder as it was".
+    # Every place is checked, as every output is, before anything is moved.
+    import os
+
+    from accelgraph_cli.run.artifacts import write_capture
+
+    folder = tmp_path / "art"
+    folder.mkdir()
+    (folder / "step.dot").write_text("OLD\n")
+    os.symlink(tmp_path / "gone" / "capture.json", folder / "capture.json")
+    with pytest.raises(AccelgraphError) as raised:
+        write_capture(_capture_result(["step"]), str(folder))
+    assert str(raised.value) == (f"cannot write {folder / 'capture.json'}: it links to "
+                                 f"{tmp_path / 'gone' / 'capture.json'}, in a folder that does "
+                                 "not exist")
+    assert (folder / "step.dot").read_text() == "OLD\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["capture.json", "step.dot"]
+
+
 def test_an_error_of_another_kind_while_writing_artifacts_keeps_its_kind(tmp_path):
     from accelgraph_cli.errors import CudaError
     from accelgraph_cli.run.artifacts import write_capture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import AccelgraphError
 from ..files import (
+    check_output_file,
     ensure_folder,
     is_special_file,
     mode_of,
@@ -58,9 +59,11 @@ def write_capture(result, out: str | None) -> Path:
         with _named_as(staging, folder):
             write_text_atomic(staging / "capture.json", json.dumps(summary, indent=2) + "\n")
         final = [*names, "capture.json"]
-        for name in final:  # a folder in the way is found before anything is moved
+        for name in final:  # what is in the way is found before anything is moved
             if (folder / name).is_dir() and not (folder / name).is_symlink():
                 raise AccelgraphError(f"cannot write {folder / name}: it is a folder")
+            # (a link to a folder that does not exist, a socket: as every output is checked)
+            check_output_file(folder / name)
         for name in final:
             _move(staging / name, folder / name)
         done = True
