@@ -285,3 +285,12 @@ def test_line_without_where_or_error_name():
     assert d.line() == "what happened; fix: what to do"
     d = Diagnosis("cublas", "what happened", "what to do", "s.py:3", "cudaErrorX")
     assert d.line() == "s.py:3: what happened [cudaErrorX]; fix: what to do"
+
+
+def test_an_exception_whose_message_cannot_be_written_is_still_explained():
+    # str(ValueError(10**5000)) raises (too long an int to write): explain() raised with it,
+    # and a step raising such an exception during capture was an internal error (exit 70)
+    assert explain(ValueError(10**5000), "s.py") is None  # no rule's evidence, and no error
+    error = RuntimeError("cudaErrorStreamCaptureUnsupported")
+    error.__context__ = ValueError(10**5000)
+    assert explain(error, "s.py") is not None  # the chain is still read

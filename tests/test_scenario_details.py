@@ -810,3 +810,22 @@ def test_sys_exit_in_a_step_the_runner_calls_is_the_scenario_s_error(tmp_path):
 
     error = error_of(lambda: _call_step(scenario, "step", exits))
     assert str(error).startswith(f"{path}: step 'step' raised SystemExit: 3 (raised in ")
+
+
+def test_steps_that_name_other_graphs_for_a_fresh_state_is_the_scenario_s_error(tmp_path):
+    # The check and the timing call setup() and steps() again and look each captured graph
+    # up by name: a steps() that names its graphs after a counter raised KeyError (exit 70).
+    import types
+
+    from accelgraph_cli.run.protocol import captured_steps
+
+    path = write(tmp_path, "CALLS = [0]\n\ndef setup():\n    return {}\n\ndef steps(state):\n"
+                           "    CALLS[0] += 1\n    return {f'batch{CALLS[0]}': lambda: None}\n")
+    scenario = load_scenario(path)
+    result = types.SimpleNamespace(scenario=scenario,
+                                   graphs=[types.SimpleNamespace(name="batch1")])
+    assert list(captured_steps(result, {})) == ["batch1"]  # the same names: as steps() gave
+    check(error_of(lambda: captured_steps(result, {})),
+          f"{path}:6: steps() named graphs ['batch2'] for a fresh state, not ['batch1'], which "
+          "it named for the captured one; it must name the same graphs for every state "
+          "(accelgraph calls setup() and steps() again to check and time the graphs)", path, 6)

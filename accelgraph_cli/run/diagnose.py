@@ -16,6 +16,8 @@ import re
 import traceback
 from dataclasses import dataclass
 
+from .scenario import _message_of
+
 _CUDA_ERROR = re.compile(r"cudaError\w+|CUDA_ERROR_\w+")
 
 
@@ -172,7 +174,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    # (a message that cannot be written, ValueError(10**5000), is said to be so: str()
+    # raised here, and a step that raised it was an internal error, exit 70)
+    return f"{type(exc).__name__}: {_message_of(exc)}"
 
 
 def _frames(chain) -> list[tuple[str, int, str]]:

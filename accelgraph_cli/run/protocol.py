@@ -50,7 +50,7 @@ from ..enums import CaptureErrorMode, PoolKind
 from ..errors import AccelgraphError, CaptureError
 from . import guard
 from .hostarrays import HostSave, device_and_host_arrays, held_by, is_host_array
-from .scenario import check_expect_empty
+from .scenario import ScenarioError, check_expect_empty
 from .statewalk import find_arrays, value_parts
 
 
@@ -787,9 +787,27 @@ def fresh_state(result: CaptureResult) -> tuple[Any, dict]:
     on its first call (a cached derived output, a per-graph workspace) has then made it in
     both. Called inside ``result.backend.use(result.streams)``."""
     state = result.scenario.make_state(result.params)
-    steps = result.scenario.graph_steps(state)
+    steps = captured_steps(result, state)
     _outputs_to_flip(result.scenario, state)
     return state, steps
+
+
+def captured_steps(result: CaptureResult, state) -> dict:
+    """``steps(state)`` of another state than the captured one, which must name every graph
+    that was captured (they were looked up by name: a KeyError, exit 70, where a steps()
+    named its graphs after a counter or the state's contents)."""
+    scenario = result.scenario
+    steps = scenario.graph_steps(state)
+    missing = [g.name for g in result.graphs if g.name not in steps]
+    if missing:
+        line = scenario.info.line_of("steps")
+        where = f"{scenario.path}:{line}" if line else f"{scenario.path}"
+        raise ScenarioError(
+            f"{where}: steps() named graphs {sorted(steps)!r} for a fresh state, not "
+            f"{missing!r}, which it named for the captured one; it must name the same graphs "
+            "for every state (accelgraph calls setup() and steps() again to check and time "
+            "the graphs)", path=str(scenario.path), line=line)
+    return steps
 
 
 def start_from(result: CaptureResult, arrays: list) -> tuple[list, list]:
@@ -1001,7 +1019,7 @@ def time_replay(result: CaptureResult, *, iters: int, warmup: int, rounds: int,
     """
     with result.backend.use(result.streams):
         eager_state = result.scenario.make_state(result.params)
-        eager_steps = result.scenario.graph_steps(eager_state)
+        eager_steps = captured_steps(result, eager_state)
         step_list = list(eager_steps.values())
 
         def eager_iteration():
