@@ -78,7 +78,8 @@ def test_the_restore_gets_the_buffers_outputs_or_steps_make(monkeypatch, tmp_pat
     path.write_text(text)
     scenario = load_scenario(path)
     result = types.SimpleNamespace(scenario=scenario, backend=backend, streams=None, params={},
-                                   snapshot=RecordingSnapshot(), host_save=None, unroll=1)
+                                   snapshot=RecordingSnapshot(), host_save=None, unroll=1,
+                                   graphs=[types.SimpleNamespace(name=name) for name in names])
     with pytest.raises(_Stop):
         protocol._check_run(result, names, 2, 0.0, 0.0, alone=False)
     assert given == [want]
