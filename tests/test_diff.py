@@ -1841,6 +1841,16 @@ def test_a_size_change_is_reported_once_and_ignore_bytes_leaves_it_out():
     assert not diff_models(alloc_a, alloc_b, ignore={"bytes"}).changed
     assert diff_models(alloc_a, alloc_b, ignore={"bytes"}).to_json()["ignore"] == ["bytes"]
 
+    # a MEM_ALLOC pool's handleTypes is a setting, not a handle: a change of it is a change
+    # (it was read as a handle, which diff leaves out, and the graphs came out identical)
+    alloc = recorded("asyncalloc_verbose.dot").read_text()
+    assert alloc.count("{PINNED | NONE | DEVICE | 0}") == 2
+    shared = parse_dot(alloc.replace("{PINNED | NONE | DEVICE | 0}",
+                                     "{PINNED | POSIX_FILE_DESCRIPTOR | DEVICE | 0}"),
+                       filename="shared.dot")
+    changes = [change.params for change in diff_models(alloc_a, shared).changed]
+    assert changes == [{"pool_props_handle_types": ("NONE", "POSIX_FILE_DESCRIPTOR")}] * 2
+
     memops = recorded("memops_verbose.dot").read_text()
     assert memops.count("262144") == 3  # the memset's width, both memcpys' extent width
     halved = parse_dot(memops.replace("262144", "131072"), filename="halved.dot")

@@ -765,8 +765,10 @@ def test_verbose_memcpy_and_memset_fields_and_derived_size():
 
 def test_verbose_mem_alloc_size_becomes_bytes():
     nodes = {n.id: n for n in load_model(recorded("asyncalloc_verbose.dot")).nodes}
+    # handleTypes is a setting of the pool, not a handle: kept (and compared by diff)
     assert _stable(nodes["graph_7_node_0"].params) == {
-        "pool_props_alloc_type": "PINNED", "pool_props_location_type": "DEVICE", "pool_props_location_id": 0,
+        "pool_props_alloc_type": "PINNED", "pool_props_handle_types": "NONE",
+        "pool_props_location_type": "DEVICE", "pool_props_location_id": 0,
         "bytesize": 4194304, "bytes": 4194304,
     }
     assert (nodes["graph_7_node_5"].params["direction"], nodes["graph_7_node_5"].params["memory_types"]) == (

@@ -143,8 +143,10 @@ def _param_key(path: tuple, unstable: bool) -> str:
     name = "_".join(_CAMEL.sub("_", part.strip()).lower() for part in path if part.strip())
     name = re.sub(r"[^a-z0-9]+", "_", name).strip("_")
     name = _RENAMES.get(name, name)
-    if "handle" in name:
-        return "handle_" + name.replace("_handle", "").replace("handle_", "").strip("_")
+    if name == "handle" or name.endswith("_handle"):
+        # a field that is a handle ("Conditional Handle"), not one whose name holds the word
+        # (a MEM_ALLOC's poolProps handleTypes, a fixed setting: as a handle, diff ignored it)
+        return "handle_" + name.removesuffix("_handle").strip("_")
     if unstable:
         return ("handle_" if name in _HANDLE_KEYS else "ptr_") + name
     return name
