@@ -153,8 +153,9 @@ def kinds(cupy) -> Graph:
     return g
 
 
-def conditional(cupy) -> Graph:
-    """A conditional IF node (CUDA 12.4+) after a captured kernel, its body holding a memset,
+def conditional(cupy, kind: str = "If", bodies: int = 1) -> Graph:
+    """A conditional node (IF, CUDA 12.4+; IF with an else body, or SWITCH, CUDA 12.8+) after
+    a captured kernel, each of its ``bodies`` holding a memset (body i sets the value i),
     added with cudaGraphAddNode to a kept captured graph. Recorded for the dump only: the
     graph is never launched, so no kernel sets the condition."""
     runtime, _ = _cuda.bindings()
@@ -170,22 +171,25 @@ def conditional(cupy) -> Graph:
     params = runtime.cudaGraphNodeParams()
     params.type = runtime.cudaGraphNodeType.cudaGraphNodeTypeConditional
     params.conditional.handle = handle
-    params.conditional.type = runtime.cudaGraphConditionalNodeType.cudaGraphCondTypeIf
-    params.conditional.size = 1
+    params.conditional.type = getattr(runtime.cudaGraphConditionalNodeType,
+                                      f"cudaGraphCondType{kind}")
+    params.conditional.size = bodies
     try:  # CUDA 13 bindings take edge data; CUDA 12's do not
         result = runtime.cudaGraphAddNode(graph, [last], None, 1, params)
     except TypeError:
         result = runtime.cudaGraphAddNode(graph, [last], 1, params)
     _cuda.check("cudaGraphAddNode", result)
-    body = params.conditional.phGraph_out[0]
-    memset = runtime.cudaMemsetParams()
-    memset.dst = x.data.ptr
-    memset.value = 0
-    memset.elementSize = 4
-    memset.width = x.size
-    memset.height = 1
-    memset.pitch = 0
-    _cuda.check("cudaGraphAddMemsetNode", runtime.cudaGraphAddMemsetNode(body, None, 0, memset))
+    for index in range(bodies):
+        body = params.conditional.phGraph_out[index]
+        memset = runtime.cudaMemsetParams()
+        memset.dst = x.data.ptr
+        memset.value = index
+        memset.elementSize = 4
+        memset.width = x.size
+        memset.height = 1
+        memset.pitch = 0
+        _cuda.check("cudaGraphAddMemsetNode",
+                    runtime.cudaGraphAddMemsetNode(body, None, 0, memset))
     g._keep = (x,)
     return g
 
@@ -259,8 +263,14 @@ def record(out_dir: str) -> dict:
             ("asyncalloc", lambda: stream_ordered_alloc(cupy), "MEM_ALLOC / MEM_FREE nodes"),
             ("kinds", lambda: kinds(cupy), "event record/wait, empty, child graph nodes"),
             ("conditional", lambda: conditional(cupy), "conditional IF node, memset in its body"),
+            ("conditional_ifelse", lambda: conditional(cupy, "If", 2),
+             "conditional IF node with an else body, a memset in each"),
+            ("conditional_switch", lambda: conditional(cupy, "Switch", 3),
+             "conditional SWITCH node of 3 bodies, a memset in each"),
         ]
-        optional = {"conditional"}  # needs CUDA 12.4+ and its bindings: skipped, said, if not
+        # conditional nodes need CUDA 12.4+ (an else body or SWITCH 12.8+) and its bindings:
+        # skipped, said, if not
+        optional = {"conditional", "conditional_ifelse", "conditional_switch"}
         for name, make, what in recipes:
             try:
                 graph = make()
