@@ -1348,3 +1348,28 @@ def test_a_process_under_ulimit_v_reads_its_cap(tmp_path):
     assert child.returncode == 0, child.stderr
     room, limit = map(int, child.stdout.split())
     assert 0 < room < cap and 0 < limit <= room // 4
+
+
+@pytest.mark.parametrize("name", ["kinds_verbose.dot", "kinds_basic.dot", "conditional_verbose.dot",
+                                  "memops_verbose.dot"])
+def test_dot_as_graphviz_rewrites_it_reads_as_the_dump(name):
+    # What Graphviz's own tools write back (dot -Tcanon, tred, gvpr) differs from CUDA's text
+    # in two ways this reader missed: a cluster's label set as `graph [label="graph_1"]`
+    # (read as no label: child graphs were not attached, and showed as top-level nodes), and
+    # long strings continued on the next line after a backslash (refused). Both are DOT.
+    from accelgraph_cli.dot.parse import parse_dot
+
+    text = recorded(name).read_text()
+    want = parse_dot(text).to_json()
+    relabelled, count = re.subn(r'^label="(graph_\d+)" graph\[style="dashed"\];',
+                                r'graph [label="\1", style="dashed"];', text, flags=re.M)
+    assert count >= 1
+    assert parse_dot(relabelled, filename=name).to_json() == want
+    labels_ = re.findall(r'label="([^"]{12,})"', text)
+    assert labels_
+    for newline in ("\n", "\r\n"):
+        continued = text
+        for label in labels_:  # each long label broken in two, as Graphviz breaks them
+            continued = continued.replace(f'label="{label}"',
+                                          f'label="{label[:6]}\\{newline}{label[6:]}"')
+        assert parse_dot(continued, filename=name).to_json() == want

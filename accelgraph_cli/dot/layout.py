@@ -155,9 +155,9 @@ class _Layout:
         if end < 0:
             return None, 0, None
         label = text[start:end]
-        # The regex of _scan ends a label at the first unescaped quote and refuses a
-        # backslash before a line break; leave every such label to it.
-        if '"' in label or "\\\n" in label or label.endswith("\\"):
+        # The regex of _scan ends a label at the first unescaped quote, and _unquote drops a
+        # backslash before a line break (a string continued); leave every such label to it.
+        if '"' in label or "\\\n" in label or "\\\r\n" in label or label.endswith("\\"):
             return None, 0, None
         node_id, header, shape = m.group(1, 2, 3)
         node = self.templates.node(node_id, label, shape)

@@ -14,8 +14,9 @@ from .errors import DotParseError, _BrokenDotError
 # ---------------------------------------------------------------------------- tokens
 
 # A DOT double-quoted string, written as an unrolled loop so re does not backtrack per char
-# (_OPEN_QUOTED: up to its closing quote, which _QUOTED adds).
-_OPEN_QUOTED = r'"[^"\\]*(?:\\.[^"\\]*)*'
+# (_OPEN_QUOTED: up to its closing quote, which _QUOTED adds). A backslash escapes any
+# character, a line break too (DOT's line continuation, as Graphviz writes long strings).
+_OPEN_QUOTED = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*'
 _QUOTED = _OPEN_QUOTED + '"'
 _ID = rf"(?:{_QUOTED}|[^\W\d]\w*|-?(?:\.\d+|\d+(?:\.\d*)?))"
 _ATTR_LIST = rf'\[(?:[^\]"]*(?:{_QUOTED}[^\]"]*)*)\]'
@@ -59,9 +60,14 @@ _CUDA_NODE_ID = re.compile(r"graph_(\d+)_node_(\d+)$")
 
 def _unquote(token: str) -> str:
     if token.startswith('"'):
-        # DOT escapes only the quote itself; every other backslash is kept for the label
+        # DOT escapes only the quote itself, and drops a backslash before a line break (a
+        # string continued on the next line); every other backslash is kept for the label
         # language (\n, \{, \<) and decoded where labels are read.
-        return token[1:-1].replace('\\"', '"')
+        # (as Graphviz's own reader: every backslash right before a line break goes with it)
+        inner = token[1:-1]
+        if "\\\n" in inner or "\\\r\n" in inner:
+            inner = inner.replace("\\\r\n", "").replace("\\\n", "")
+        return inner.replace('\\"', '"')
     return token
 
 
@@ -245,7 +251,13 @@ class _Scanner:
         raw = m.group("nid")
         node_id = _unquote(raw)
         if raw.lower() in _DEFAULT_KEYWORDS:
-            return  # default-attribute statements carry no node
+            # default-attribute statements carry no node; `graph [label=...]` labels the
+            # graph or cluster it is in, as `label=...` does (Graphviz's tools write it so)
+            if raw.lower() == "graph" and not (self.plain and self.plain[-1]):
+                label = _attributes(m.group("attrs")).get("label")
+                if label is not None:
+                    self.clusters[_current_cluster(self.stack)].label = label
+            return
         if node_id not in self.node_attrs:
             self._add_node(node_id, m.group("attrs"))
             self.node_offset[node_id] = m.start("node")
