@@ -320,6 +320,18 @@ bad: boom
     assert printed(run.print_smoke, rows[:1], 1, False).splitlines()[-1] == '1 passed, 0 failed'
 
 
+def test_a_line_break_in_a_scenario_s_name_or_its_message_keeps_a_row_one_line():
+    # The table's name and the problem line printed the break raw: the row split in two
+    # (smoke --list already escaped it)
+    from accelgraph_cli.run.smoke import SmokeRow
+
+    rows = [SmokeRow("nl/bad\nname.py", "error", message="nl/bad\nname.py:3: setup() raised\nx")]
+    lines = printed(run.print_smoke, rows, 1, False).splitlines()
+    assert lines[2].startswith(" bad\\nname │ error ")
+    assert lines[3] == "nl/bad\\nname.py: nl/bad\\nname.py:3: setup() raised\\nx"
+    assert len(lines) == 5
+
+
 def test_progress_off_or_off_a_terminal_is_a_silent_tick():
     console = Console(file=io.StringIO(), force_terminal=False)
     for enabled in (True, False):

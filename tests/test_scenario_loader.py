@@ -597,7 +597,8 @@ def test_steps_and_outputs_errors_name_the_call_that_raised(tmp_path):
     "returned, problem",
     [
         ("[1]", "outputs() returned list; return a dict {name: cupy array}"),
-        ("{1: 2}", "outputs() returned dict; return a dict {name: cupy array}"),
+        # (the key named: "returned dict; return a dict" did not say what was wrong)
+        ("{1: 2}", "outputs() returned a dict with the key 1 (int); name each output with a str"),
         ("{'y': type('A', (), {'shape': (1,)})()}", "outputs()['y'] is A, not an array; return device "
                                                     "arrays"),
     ],

@@ -350,13 +350,16 @@ def test_junit_document_exactly():
         SmokeRow("scenarios/b.py", "failed", check="failed", message="output 'y' differs",
                  details=["output 'y' differs", "output 'z' differs"], seconds=0.25),
         SmokeRow("scenarios/c.py", "error", message="c.py:7: setup() raised"),
+        SmokeRow("scenarios/d.py", "skipped", message="skipped: torch is not installed here"),
     ]
     props = ('<properties><property name="nodes" value="{}" /><property name="graphs" value="{}" />'
              '<property name="capture_ms" value="{}" /><property name="speedup" value="{}" />'
              '<property name="check" value="{}" /><property name="drift" value="{}" /></properties>')
     expected = (
         "<?xml version='1.0' encoding='utf-8'?>\n"
-        '<testsuite name="accelgraph smoke" tests="3" failures="1" errors="1" time="0.750">'
+        # (skipped= as the report of a run that could not start has it: it was missing)
+        '<testsuite name="accelgraph smoke" tests="4" failures="1" errors="1" skipped="1" '
+        'time="0.750">'
         '<testcase classname="accelgraph.smoke" name="a" file="scenarios/a.py" time="0.500">'
         + props.format(3, 1, 1.5, 2.0, "ok", "none") + "</testcase>"
         '<testcase classname="accelgraph.smoke" name="b" file="scenarios/b.py" time="0.250">'
@@ -365,6 +368,10 @@ def test_junit_document_exactly():
         "</testcase>"
         '<testcase classname="accelgraph.smoke" name="c" file="scenarios/c.py" time="0.000">'
         + props.format("-", "-", "-", "-", "-", "-") + '<error message="c.py:7: setup() raised" />'
+        "</testcase>"
+        '<testcase classname="accelgraph.smoke" name="d" file="scenarios/d.py" time="0.000">'
+        + props.format("-", "-", "-", "-", "-", "-")
+        + '<skipped message="skipped: torch is not installed here" />'
         "</testcase>{}</testsuite>\n"
     )
     assert smoke.junit_xml(rows) == expected.format("")

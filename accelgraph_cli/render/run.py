@@ -13,6 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import one_line
 from .text import format_bytes
 
 
@@ -252,7 +253,7 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     # a folder's absolute path does not crowd out the figures; the problem lines give paths
     for r, name in zip(rows, case_names([r.scenario for r in rows])):
         table.add_row(
-            Text(name), Text(r.status, style=colours.get(r.status, "")),
+            Text(one_line(name)), Text(r.status, style=colours.get(r.status, "")),
             "-" if r.nodes is None else f"{r.nodes:,}",
             "-" if r.capture_ms is None else f"{r.capture_ms:.1f}",
             f"{r.speedup:.2f}x" if r.speedup else "-", Text(r.check),
@@ -262,7 +263,10 @@ def print_smoke(console: Console, rows, total: int, interrupted: bool) -> None:
     for r in rows:
         if r.status != "ok":
             colour = "yellow" if r.status == "skipped" else "red"
-            console.print(Text.assemble((r.scenario, colour), f": {r.message}"))
+            # (a line break in a file's name or a message is written as an escape: a
+            # problem stays one line, as the README says of every name accelgraph prints)
+            console.print(Text.assemble((one_line(r.scenario), colour),
+                                        f": {one_line(r.message)}"))
     passed = sum(r.status == "ok" for r in rows)
     skipped = sum(r.status == "skipped" for r in rows)
     tail = f" — interrupted after {len(rows)} of {total}" if interrupted else ""

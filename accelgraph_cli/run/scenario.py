@@ -756,12 +756,19 @@ class Scenario:
             return {}
         result = self._call(self.outputs_fn, "outputs()", state)
         line = self.info.line_of("outputs")
-        if not isinstance(result, dict) or not all(isinstance(k, str) for k in result):
+        if not isinstance(result, dict):
             raise ScenarioError(
                 f"{self.info.path}:{line}: outputs() returned {type(result).__name__}; "
                 f"return a dict {{name: cupy array}}",
                 path=str(self.info.path), line=line,
             )
+        for key in result:
+            if not isinstance(key, str):  # ("returned dict; return a dict" said nothing)
+                raise ScenarioError(
+                    f"{self.info.path}:{line}: outputs() returned a dict with the key "
+                    f"{_literal(key)} ({type(key).__name__}); name each output with a str",
+                    path=str(self.info.path), line=line,
+                )
         for key, value in result.items():
             if not hasattr(value, "shape") or not hasattr(value, "dtype"):
                 raise ScenarioError(

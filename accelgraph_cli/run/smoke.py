@@ -346,7 +346,8 @@ def junit_xml(rows: list[SmokeRow], interrupted: bool = False) -> str:
     errors = sum(r.status == "error" for r in rows)
     suite = ElementTree.Element(
         "testsuite", name="accelgraph smoke", tests=str(len(rows)), failures=str(failures),
-        errors=str(errors), time=f"{sum(r.seconds for r in rows):.3f}",
+        errors=str(errors), skipped=str(sum(r.status == "skipped" for r in rows)),
+        time=f"{sum(r.seconds for r in rows):.3f}",
     )
     for r, name in zip(rows, case_names([r.scenario for r in rows])):
         case = ElementTree.SubElement(
