@@ -1866,3 +1866,24 @@ def test_a_size_change_is_reported_once_and_ignore_bytes_leaves_it_out():
         model.nodes[0].params["width"] = width
     diff = diff_models(chain, wider, ignore={"bytes"})
     assert [change.params for change in diff.changed] == [{"width": (1, 2)}]
+
+
+def test_the_same_graph_read_with_and_without_a_demangler_is_identical(monkeypatch):
+    # A model saved where c++filt was there (its kernels carry their demangled names) against
+    # the same dump read where it is not: matched on the demangled name where a side had one,
+    # 16 of gpt_decode's kernels were added and 16 removed. Names are matched as written.
+    from accelgraph_cli.dot import parse as parse_mod
+
+    text = recorded("scenario_gpt_decode_verbose.dot").read_text()
+    monkeypatch.setattr(parse_mod, "demangle_many", lambda names: {})  # (whatever is here)
+    without = parse_dot(text, filename="without.dot")
+    assert not any("demangled" in n.params for n in without.nodes)
+    with_names = parse_dot(text, filename="with.dot")
+    mangled = [n for n in with_names.nodes if n.kind == "kernel" and n.name.startswith("_Z")]
+    assert len(mangled) >= 16
+    for node in mangled:  # as a demangler names them (what it writes does not matter here)
+        node.params["demangled"] = f"kernel {node.name[-12:]}(...)"
+    for a, b in ((with_names, without), (without, with_names)):
+        assert diff_models(a, b).identical
+    saved = GraphModel.from_json(json.loads(json.dumps(with_names.to_json())))
+    assert diff_models(saved, without).identical

@@ -94,7 +94,10 @@ class Labeler:
         getters = self.getters
         for node in model.nodes:
             params = node.params
-            head = (node.kind, params.get("demangled") or node.name)  # node.display_name, inlined
+            # the name as written, not the demangled one: that is there only where the
+            # machine that read the file had a demangler, and the same graph saved on two
+            # machines came out mostly different
+            head = (node.kind, node.name)
             coarse.append(coarse_ids.setdefault(head, len(coarse_ids)))
             keys = shared.get(node.kind, no_keys)
             if len(keys) > 1:

@@ -429,7 +429,8 @@ def stable_params(node: Node) -> dict:
 
 
 def node_signature(node: Node) -> tuple:
-    """A hashable summary of what a node does: (kind, display name, stable params, child).
+    """A hashable summary of what a node does: (kind, name as written, stable params, child)
+    (not the demangled name, which only a machine with a demangler adds).
 
     Two nodes with equal signatures do the same work with different addresses. For a child
     graph or conditional node, the nested graph's structure (its nodes' signatures in
@@ -437,7 +438,7 @@ def node_signature(node: Node) -> tuple:
     """
     params = tuple(sorted(stable_params(node).items()))
     child = graph_signature(node.child) if node.child is not None else None
-    return (node.kind, node.display_name, params, child)
+    return (node.kind, node.name, params, child)
 
 
 def graph_signature(model: GraphModel) -> tuple:
@@ -468,9 +469,9 @@ def signature_codes(nodes: list[Node]) -> list[int]:
             # itemgetter of one key returns the value, not a 1-tuple: keys tell them apart
             layout = layouts[keys] = (stable, itemgetter(*stable) if stable else _no_values)
         if node.child is None:
-            # (kind, display name, stable keys, their values): equal exactly when the sorted
+            # (kind, name, stable keys, their values): equal exactly when the sorted
             # (key, value) pairs of node_signature are, since keys are unique in a dict
-            key = (node.kind, params.get("demangled") or node.name, layout[0], layout[1](params))
+            key = (node.kind, node.name, layout[0], layout[1](params))
         else:
             key = (node_signature(node),)  # a 1-tuple never equals the 4-tuples above
         out.append(codes.setdefault(key, len(codes)))
