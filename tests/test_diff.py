@@ -1840,6 +1840,18 @@ def test_a_size_change_is_reported_once_and_ignore_bytes_leaves_it_out():
     assert all(alloc_a.node(change.a_id).params["bytesize"] == 4194304 for change in diff.changed)
     assert not diff_models(alloc_a, alloc_b, ignore={"bytes"}).changed
     assert diff_models(alloc_a, alloc_b, ignore={"bytes"}).to_json()["ignore"] == ["bytes"]
+    # nor do the added and removed nodes of the JSON report carry what --ignore leaves out
+    # (they did: only the changed ones' params were filtered)
+    sizes = diff_models(_recorded("scenario_buckets_batch1_verbose.dot"),
+                        _recorded("scenario_buckets_batch64_verbose.dot"), ignore={"grid"})
+    report = sizes.to_json()
+    assert report["added"] and report["removed"]
+    assert all("grid" not in n["params"] and "block" in n["params"]
+               for n in report["added"] + report["removed"])
+    alloc_json = diff_models(alloc_a, _recorded("memops_verbose.dot"), ignore={"bytes"}).to_json()
+    assert [sorted(n["params"]) for n in alloc_json["removed"] if n["kind"] == "mem_alloc"] == \
+        [["pool_props_alloc_type", "pool_props_handle_types", "pool_props_location_id",
+          "pool_props_location_type"]] * 2  # (bytes and bytesize left out)
 
     # a MEM_ALLOC pool's handleTypes is a setting, not a handle: a change of it is a change
     # (it was read as a handle, which diff leaves out, and the graphs came out identical)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..enums import ExitCode
 from ..model.graph_model import GraphModel, Node, is_stable_param, to_jsonable
-from .labels import NAME_PARAMS
+from .labels import NAME_PARAMS, left_out
 
 DIFF_JSON_FORMAT = "accelgraph-diff"
 DIFF_JSON_VERSION = 1
@@ -165,8 +165,8 @@ class GraphDiff:
                 "kinds": kinds_delta,
             },
             "changed": [change.to_json() for change in self.changed],
-            "added": [node_json(self.b.node(i)) for i in self.added],
-            "removed": [node_json(self.a.node(i)) for i in self.removed],
+            "added": [node_json(self.b.node(i), self.ignore) for i in self.added],
+            "removed": [node_json(self.a.node(i), self.ignore) for i in self.removed],
             "edges_added": [[s, d] for s, d in self.edges_added],
             "edges_removed": [[s, d] for s, d in self.edges_removed],
         }
@@ -175,10 +175,13 @@ class GraphDiff:
         return document
 
 
-def node_json(node: Node) -> dict:
+def node_json(node: Node, ignore: frozenset = frozenset()) -> dict:
+    """An added or removed node in the report: its stable params, less those ``ignore``
+    leaves out of the report (--ignore), as the changed nodes' are."""
+    skipped = left_out(node.kind, ignore)
     params = {
         k: to_jsonable(v)
         for k, v in sorted(node.params.items())
-        if is_stable_param(k) and k not in NAME_PARAMS
+        if is_stable_param(k) and k not in NAME_PARAMS and k not in skipped
     }
     return {"id": node.id, "kind": node.kind, "name": node.display_name, "params": params}
