@@ -1373,3 +1373,15 @@ def test_dot_as_graphviz_rewrites_it_reads_as_the_dump(name):
             continued = continued.replace(f'label="{label}"',
                                           f'label="{label[:6]}\\{newline}{label[6:]}"')
         assert parse_dot(continued, filename=name).to_json() == want
+
+
+@pytest.mark.parametrize("quoted, text", [
+    ('"x\\\ny"', "xy"),  # a string continued on the next line: the pair goes
+    ('"x\\\r\ny"', "xy"),
+    ('"x\\\\\ny"', "x\\\\\ny"),  # an escaped backslash, then a line break: both kept
+    ('"x\\\\\r\ny"', "x\\\\\r\ny"),
+    ('"a\\"b\\\nc"', 'a"bc'),  # a quote escaped, and a continuation, in one string
+    ('"a\\nb"', "a\\nb"),  # the label language's escapes are left for the label reader
+])
+def test_a_dot_string_is_unescaped_in_pairs(quoted, text):
+    assert scan._unquote(quoted) == text

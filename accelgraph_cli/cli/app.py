@@ -1732,7 +1732,7 @@ def diff(
 ) -> None:
     """What changed between two CUDA graphs: nodes added, removed, changed; edges; shape.
 
-    Nodes are matched by what they do (kind, demangled kernel name, launch dimensions, bytes,
+    Nodes are matched by what they do (kind, kernel name as written, launch dimensions, bytes,
     copy direction; never pointers) and where they sit in the graph, so renumbered dumps and
     basic-vs-verbose dumps of one graph are identical. A scenario is captured (GPU), so
     `diff scenarios/mlp_decode.py scenarios/mlp_decode.py --a-param batch=8 --b-param batch=16`

@@ -1,6 +1,6 @@
 """Node labels for matching: what a node does, interned to small ints shared by both graphs.
 
-A *fine* label is kind, demangled name, the stable parameters both graphs know for that kind,
+A *fine* label is kind, kernel name as written, the stable parameters both graphs know for that kind,
 and a digest of the node's child graph; a *coarse* label is kind and name only.
 """
 

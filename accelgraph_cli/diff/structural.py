@@ -4,7 +4,7 @@ Node ids are not guaranteed to mean anything across captures (``graph_0_node_7``
 need not be the ``graph_0_node_7`` of the next), so nodes are matched by what they do and
 where they sit:
 
-1. **Labels.** Every node gets a *fine* label — kind, demangled name, the stable parameters
+1. **Labels.** Every node gets a *fine* label — kind, kernel name as written, the stable parameters
    both graphs know for that kind (grid, block, bytes, direction... never pointers or handles,
    see ``model.stable_params``), and a digest of its child graph — and a *coarse* label: kind
    and name only. Labels are interned to small ints shared by both graphs.
@@ -128,7 +128,7 @@ def diff_models(a: GraphModel, b: GraphModel,
                 ignore: set[str] | frozenset | str | None = frozenset()) -> GraphDiff:
     """Match the nodes of ``a`` and ``b`` structurally and report what changed from a to b.
 
-    Nodes are matched by signature (kind, demangled name, stable parameters — never pointers
+    Nodes are matched by signature (kind, kernel name as written, stable parameters — never pointers
     or handles) and by position (neighbourhood hashing and an alignment over a canonical
     topological order; see this module's docstring). Matched pairs whose parameters differ are
     "changed" (param: old -> new); the rest are added/removed. Child graphs of matched

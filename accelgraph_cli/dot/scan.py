@@ -58,15 +58,26 @@ def _keep_strings_drop_comments(m: re.Match) -> str:
 _CUDA_NODE_ID = re.compile(r"graph_(\d+)_node_(\d+)$")
 
 
+_ESCAPED = re.compile(r"\\(\r?\n|[\s\S])")
+
+
+def _unescaped(m: re.Match) -> str:
+    """One escape of a DOT string: a line break continued goes, a quote is the quote, every
+    other pair is kept for the label language."""
+    after = m.group(1)
+    return "" if after[-1] == "\n" else '"' if after == '"' else m.group(0)
+
+
 def _unquote(token: str) -> str:
     if token.startswith('"'):
         # DOT escapes only the quote itself, and drops a backslash before a line break (a
         # string continued on the next line); every other backslash is kept for the label
         # language (\n, \{, \<) and decoded where labels are read.
-        # (as Graphviz's own reader: every backslash right before a line break goes with it)
         inner = token[1:-1]
         if "\\\n" in inner or "\\\r\n" in inner:
-            inner = inner.replace("\\\r\n", "").replace("\\\n", "")
+            # read in pairs, as Graphviz's reader does: a backslash escapes the character
+            # after it, so "\\\\" then a line break is a kept backslash pair and a line break
+            return _ESCAPED.sub(_unescaped, inner)
         return inner.replace('\\"', '"')
     return token
 
