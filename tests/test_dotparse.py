@@ -157,6 +157,22 @@ def test_generic_dot_beyond_the_fast_scanner_goes_through_pydot():
     assert model.edges == [("a", "b"), ("b", "c"), ("d", "a")]
 
 
+@pytest.mark.parametrize("body, named", [
+    # a label a later statement gives wins (pydot's reader kept the first statement's)
+    ("a; a [label=X]; b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
+    ("a [label=X]; a [color=red]; b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
+    # a quoted "node" is a node (pydot's reader took it for default attributes and lost it)
+    ('"node" [label=X]; b -> c', [("node", "X"), ("b", "b"), ("c", "c")]),
+    ("node [shape=box]; b -> c", [("b", "b"), ("c", "c")]),
+])
+def test_the_two_readers_of_generic_dot_agree(body, named):
+    # Which reader runs depends on text elsewhere in the file: a port (c:p) sends the whole
+    # file to pydot. Both must read the nodes alike, as Graphviz does.
+    for text in (f"digraph {{ {body} }}", f"digraph {{ {body}; d -> e:p }}"):
+        model = parse_dot(text, filename="g.dot")
+        assert [(n.id, n.name) for n in model.nodes][:len(named)] == named, text
+
+
 def test_comments_outside_strings_are_ignored_inside_kept():
     model = parse_dot('digraph { /* c */ a [label="see http://x"]; // tail\n a -> b }')
     assert model.node("a").name == "see http://x"

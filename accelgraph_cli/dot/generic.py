@@ -114,7 +114,7 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
             f"{filename}:{line}: not valid DOT: '{op}' in a {'digraph' if directed else 'graph'}"
             f" (edges of a digraph are written '->', of an undirected graph '--')")
     nodes: list[Node] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # name -> its place in nodes
     edges: list[tuple[str, str]] = []
 
     def clean(name: str) -> str:
@@ -125,9 +125,12 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         return name.split(":")[0]  # drop a port
 
     def add(name: str, label: str | None = None) -> None:
-        if name not in seen:
-            seen.add(name)
+        place = seen.get(name)
+        if place is None:
+            seen[name] = len(nodes)
             nodes.append(_generic_node(name, label))
+        elif label is not None:  # a later statement's label wins, as in Graphviz (and the scanner)
+            nodes[place] = _generic_node(name, label)
 
     # An edge to or from a subgraph ("{a -> b} -> c", "x -> subgraph s {...}") is an edge to
     # or from every node in it, as Graphviz reads it; pydot hands the subgraph over as its
@@ -145,9 +148,10 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         """Read the nodes and edges of ``g`` and its subgraphs; its nodes, in order."""
         members: dict[str, None] = {}
         for node in g.get_nodes():
-            name = clean(node.get_name())
-            if name in ("node", "edge", "graph"):
-                continue  # default attributes, no node
+            raw = str(node.get_name())
+            if raw.lower() in ("node", "edge", "graph"):
+                continue  # default attributes, no node (a quoted "node" is a node)
+            name = clean(raw)
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
                 label = _unquote(label)  # as the fast path reads it
