@@ -601,6 +601,10 @@ def test_steps_and_outputs_errors_name_the_call_that_raised(tmp_path):
         ("{1: 2}", "outputs() returned a dict with the key 1 (int); name each output with a str"),
         ("{'y': type('A', (), {'shape': (1,)})()}", "outputs()['y'] is A, not an array; return device "
                                                     "arrays"),
+        # (an internal error in the compare, exit 70, before)
+        ("{'y': __import__('numpy').array([None, 1])}",
+         "outputs()['y'] holds Python objects (dtype object), which replay cannot reproduce nor "
+         "the check compare; return arrays of numbers"),
     ],
 )
 def test_outputs_must_be_a_dict_of_arrays(tmp_path, returned, problem):

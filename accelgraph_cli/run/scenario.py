@@ -776,6 +776,13 @@ class Scenario:
                     f"{type(value).__name__}, not an array; return device arrays",
                     path=str(self.info.path), line=line,
                 )
+            if getattr(value.dtype, "kind", None) == "O":  # (a NumPy array of objects)
+                raise ScenarioError(
+                    f"{self.info.path}:{line}: outputs()[{_literal(key)}] holds Python "
+                    f"objects (dtype object), which replay cannot reproduce nor the check "
+                    f"compare; return arrays of numbers",
+                    path=str(self.info.path), line=line,
+                )
         return result
 
     def error_from(self, error: BaseException, during: str) -> ScenarioError:
