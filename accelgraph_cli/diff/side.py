@@ -226,4 +226,35 @@ def structural_order(side: Side, table: dict) -> Side:
             ("above", side.fine[i], tuple(sorted([above[p] for p in side.parents[i]]))), len(table)
         )
     sort_key = list(zip(side.coarse, side.coarse_shape, side.fine, side.hashes[-1], below, above))
-    return side.reordered(*canonical_order(side.near, sort_key))
+    refined = _refined(sort_key, side.parents, side.children, table)
+    return side.reordered(*canonical_order(side.near, [(*key, r) for key, r in zip(sort_key, refined)]))
+
+
+#: Most rounds of refinement structural_order runs past its keys (each one pass over the
+#: graph; a graph whose keys tell every node apart, a chain, stops after one).
+_REFINE_ROUNDS = 32
+
+
+def _refined(key: list, parents: list, children: list, table: dict) -> list[int]:
+    """Each node's class once neighbourhood refinement, seeded by ``key`` and over parents
+    and children alike, stops splitting classes (at most _REFINE_ROUNDS rounds): what tells
+    look-alikes apart where the difference lies further away than the hashes reach and is
+    not a matter of below or above alone (two roots whose descendants meet crosswise).
+    Without it a renumbered dump of such a graph could pair them crosswise and diff as
+    different, one way round. Ids come from ``table``, which both sides share, so isomorphic
+    sides run the same rounds and get the same ids."""
+    colour = [table.setdefault(("seed", k), len(table)) for k in key]
+    classes = len(set(colour))
+    if classes == len(colour):  # every node told apart already (a chain): nothing to refine
+        return colour
+    for _ in range(_REFINE_ROUNDS):
+        colour = [
+            table.setdefault(("round", colour[i], tuple(sorted([colour[p] for p in parents[i]])),
+                              tuple(sorted([colour[c] for c in children[i]]))), len(table))
+            for i in range(len(colour))
+        ]
+        count = len(set(colour))
+        if count == classes:
+            break
+        classes = count
+    return colour
