@@ -161,6 +161,12 @@ def test_generic_dot_beyond_the_fast_scanner_goes_through_pydot():
     # a label a later statement gives wins (pydot's reader kept the first statement's)
     ("a; a [label=X]; b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
     ("a [label=X]; a [color=red]; b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
+    # the statement written last, wherever subgraphs put it (pydot's are read after their
+    # graph's own statements)
+    ("subgraph s { a [label=X] } a [label=Y]; b -> c", [("a", "Y"), ("b", "b"), ("c", "c")]),
+    ("a [label=Y]; subgraph s { a [label=X] } b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
+    ("{a [label=Y]} -> b; a [label=Z]", [("a", "Z"), ("b", "b")]),
+    ("a [label=Z]; {a [label=Y]} -> b", [("a", "Y"), ("b", "b")]),
     # a quoted "node" is a node (pydot's reader took it for default attributes and lost it)
     ('"node" [label=X]; b -> c', [("node", "X"), ("b", "b"), ("c", "c")]),
     ("node [shape=box]; b -> c", [("b", "b"), ("c", "c")]),

@@ -248,9 +248,15 @@ def _refined(key: list, parents: list, children: list, table: dict) -> list[int]
     if classes == len(colour):  # every node told apart already (a chain): nothing to refine
         return colour
     for _ in range(_REFINE_ROUNDS):
+        # only nodes whose class still holds others are recoloured: a node told apart keeps
+        # its id (so a round costs what the look-alikes left cost, not the whole graph, and
+        # the table grows by as much: every node each round was 32 passes and about 1 GB
+        # for a 100,000-node chain with a crown of look-alikes at its head)
+        sizes = Counter(colour)
         colour = [
             table.setdefault(("round", colour[i], tuple(sorted([colour[p] for p in parents[i]])),
                               tuple(sorted([colour[c] for c in children[i]]))), len(table))
+            if sizes[colour[i]] > 1 else colour[i]
             for i in range(len(colour))
         ]
         count = len(set(colour))

@@ -165,16 +165,15 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
         table: dict = {}
         ordered_a, ordered_b = structural_order(side_a, table), structural_order(side_b, table)
         retry = _matched(ordered_a, ordered_b, labeler)
+        # each order at its best (read both ways) before they are weighed: a retry smaller
+        # than the first reading but larger than that reading read B against A would win,
+        # and the report come out larger than before the retry
+        retry = _either_way(retry, ordered_a, ordered_b, labeler)
+        result = _either_way(result, side_a, side_b, labeler)
         if _size(retry) < _size(result):  # (the readings below start from the order that won)
             result, side_a, side_b = retry, ordered_a, ordered_b
-    if result.added or result.removed or result.edges_added or result.edges_removed:
-        # The matching reads A against B; read B against A too, and keep the smaller report,
-        # so that swapping the two graphs swaps what was added and removed rather than
-        # finding another, larger reading one way (a tie keeps this way's). A report of
-        # changed parameters alone pairs every node already: no reading is smaller.
-        mirrored = _matched(side_a, side_b, labeler, mirror=True)
-        if _size(mirrored) < _size(result):
-            result = mirrored
+    else:
+        result = _either_way(result, side_a, side_b, labeler)
     if not result.identical:
         # Two captures of the same code number their nodes alike: pairing nodes by number
         # (where kind and name agree) is one more reading, and the smaller report wins.
@@ -185,6 +184,18 @@ def _diff_graphs(a: GraphModel, b: GraphModel, labeler: Labeler) -> GraphDiff:
             numbered = _report(side_a, side_b, by_number, False, labeler)
             if _size(numbered) <= _size(result):
                 result = numbered
+    return result
+
+
+def _either_way(result: GraphDiff, side_a: Side, side_b: Side, labeler: Labeler) -> GraphDiff:
+    """``result`` (A read against B), or B read against A where that report is smaller:
+    swapping the two graphs then swaps what was added and removed rather than finding
+    another, larger reading one way (a tie keeps this way's). A report of changed parameters
+    alone pairs every node already: no reading is smaller, and none is made."""
+    if result.added or result.removed or result.edges_added or result.edges_removed:
+        mirrored = _matched(side_a, side_b, labeler, mirror=True)
+        if _size(mirrored) < _size(result):
+            return mirrored
     return result
 
 

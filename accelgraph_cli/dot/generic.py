@@ -124,28 +124,41 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
             return _unquote(quoted.group(0))
         return name.split(":")[0]  # drop a port
 
-    def add(name: str, label: str | None = None) -> None:
+    # where in the file each node's label was given: the path of statement numbers (pydot's
+    # "sequence", counted anew inside each subgraph) down to its statement
+    labelled_at: dict[str, tuple] = {}
+
+    def add(name: str, label: str | None = None, at: tuple = ()) -> None:
         place = seen.get(name)
         if place is None:
             seen[name] = len(nodes)
             nodes.append(_generic_node(name, label))
-        elif label is not None:  # a later statement's label wins, as in Graphviz (and the scanner)
+        elif label is not None and at >= labelled_at.get(name, ()):
+            # the label of the statement written last wins, as in Graphviz (and the
+            # scanner), wherever the subgraphs put it (they are read after their graph's
+            # own statements)
             nodes[place] = _generic_node(name, label)
+        if label is not None and at >= labelled_at.get(name, ()):
+            labelled_at[name] = at
 
     # An edge to or from a subgraph ("{a -> b} -> c", "x -> subgraph s {...}") is an edge to
     # or from every node in it, as Graphviz reads it; pydot hands the subgraph over as its
     # dict, the same object each time it is named (a chain names it twice).
     members_of: dict[int, list[str]] = {}
 
-    def endpoints(end) -> list[str]:
+    def endpoints(end, at: tuple) -> list[str]:
         if isinstance(end, str):
             return [clean(end)]
         if id(end) not in members_of:
-            members_of[id(end)] = visit(pydot.Subgraph(obj_dict=end))
+            members_of[id(end)] = visit(pydot.Subgraph(obj_dict=end), at)
         return members_of[id(end)]
 
-    def visit(g) -> list[str]:
-        """Read the nodes and edges of ``g`` and its subgraphs; its nodes, in order."""
+    def place_of(item, path: tuple) -> tuple:
+        return (*path, item.obj_dict.get("sequence") or 0)
+
+    def visit(g, path: tuple = ()) -> list[str]:
+        """Read the nodes and edges of ``g`` and its subgraphs; its nodes, in order.
+        ``path``: where ``g`` is in the file (see labelled_at)."""
         members: dict[str, None] = {}
         for node in g.get_nodes():
             raw = str(node.get_name())
@@ -155,18 +168,19 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
                 label = _unquote(label)  # as the fast path reads it
-            add(name, label)
+            add(name, label, place_of(node, path))
             members[name] = None
         for edge in g.get_edges():
             ends = []
             for end in (edge.get_source(), edge.get_destination()):
-                ends.append(endpoints(end))  # nodes in the order written: x, then a and b
+                # nodes in the order written: x, then a and b
+                ends.append(endpoints(end, place_of(edge, path)))
                 for name in ends[-1]:
                     add(name)
                     members[name] = None
             edges.extend((src, dst) for src in ends[0] for dst in ends[1])
         for sub in g.get_subgraphs():
-            members.update(dict.fromkeys(visit(sub)))
+            members.update(dict.fromkeys(visit(sub, place_of(sub, path))))
         return list(members)
 
     visit(graph)
