@@ -605,6 +605,12 @@ def test_steps_and_outputs_errors_name_the_call_that_raised(tmp_path):
         ("{'y': __import__('numpy').array([None, 1])}",
          "outputs()['y'] holds Python objects (dtype object), which replay cannot reproduce nor "
          "the check compare; return arrays of numbers"),
+        ("{'y': __import__('numpy').array(['a'])}",
+         "outputs()['y'] holds text (dtype <U1), which replay cannot reproduce nor the check "
+         "compare; return arrays of numbers"),
+        ("{'y': __import__('numpy').array(['2026-12-08'], dtype='datetime64[D]')}",
+         "outputs()['y'] holds dates (dtype datetime64[D]), which replay cannot reproduce nor "
+         "the check compare; return arrays of numbers"),
     ],
 )
 def test_outputs_must_be_a_dict_of_arrays(tmp_path, returned, problem):

@@ -386,6 +386,13 @@ def _literal(value, most: int = 60) -> str:
     return _shown_value(value, most)
 
 
+#: NumPy dtype kinds an output cannot have, and what they hold: no device array holds them,
+#: and the compare failed on them (an internal error, exit 70). Structured and extension
+#: dtypes (kind "V": bfloat16 through ml_dtypes, say) are left to the compare.
+_NOT_COMPARED = {"O": "Python objects", "U": "text", "S": "bytes", "M": "dates",
+                 "m": "time spans"}
+
+
 def _message_of(error: BaseException) -> str:
     """``str(error)``, or what it is where that raises (``ValueError(10**5000)``: too long an
     int to write; an exception class whose ``__str__`` fails)."""
@@ -776,11 +783,12 @@ class Scenario:
                     f"{type(value).__name__}, not an array; return device arrays",
                     path=str(self.info.path), line=line,
                 )
-            if getattr(value.dtype, "kind", None) == "O":  # (a NumPy array of objects)
+            kind = getattr(value.dtype, "kind", None)  # (torch's dtypes have none)
+            if kind in _NOT_COMPARED:  # a NumPy array of objects, text or dates
                 raise ScenarioError(
-                    f"{self.info.path}:{line}: outputs()[{_literal(key)}] holds Python "
-                    f"objects (dtype object), which replay cannot reproduce nor the check "
-                    f"compare; return arrays of numbers",
+                    f"{self.info.path}:{line}: outputs()[{_literal(key)}] holds "
+                    f"{_NOT_COMPARED[kind]} (dtype {value.dtype}), which replay cannot "
+                    f"reproduce nor the check compare; return arrays of numbers",
                     path=str(self.info.path), line=line,
                 )
         return result
