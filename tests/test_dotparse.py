@@ -167,6 +167,11 @@ def test_generic_dot_beyond_the_fast_scanner_goes_through_pydot():
     ("a [label=Y]; subgraph s { a [label=X] } b -> c", [("a", "X"), ("b", "b"), ("c", "c")]),
     ("{a [label=Y]} -> b; a [label=Z]", [("a", "Z"), ("b", "b")]),
     ("a [label=Z]; {a [label=Y]} -> b", [("a", "Y"), ("b", "b")]),
+    # an HTML label, and strings joined with '+' (the scanner lost the first, cut the second
+    # to its first string): pydot reads both; an HTML label is shown as its text
+    ("a [label=<x <b>y</b>>]; b -> c", [("a", "x <b>y</b>"), ("b", "b"), ("c", "c")]),
+    ('a [label="p" + "q"]; b -> c', [("a", "pq"), ("b", "b"), ("c", "c")]),
+    ('a [label="x<y+z"]; b -> c', [("a", "x<y+z"), ("b", "b"), ("c", "c")]),
     # a quoted "node" is a node (pydot's reader took it for default attributes and lost it)
     ('"node" [label=X]; b -> c', [("node", "X"), ("b", "b"), ("c", "c")]),
     ("node [shape=box]; b -> c", [("b", "b"), ("c", "c")]),

@@ -168,6 +168,8 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
             label = node.get_attributes().get("label")
             if isinstance(label, str) and label.startswith('"') and label.endswith('"'):
                 label = _unquote(label)  # as the fast path reads it
+            elif isinstance(label, str) and label.startswith("<") and label.endswith(">"):
+                label = label[1:-1]  # an HTML string: its text, markup and all
             add(name, label, place_of(node, path))
             members[name] = None
         for edge in g.get_edges():

@@ -36,6 +36,7 @@ _STATEMENT = re.compile(
     re.VERBOSE,
 )
 _ATTR = re.compile(rf"({_ID})\s*=\s*({_ID})")
+_QUOTED_ONLY = re.compile(_QUOTED)
 _LABEL_ATTR = re.compile(rf"\blabel\s*=\s*({_ID})")
 _SHAPE_ATTR = re.compile(rf"\bshape\s*=\s*({_ID})")
 # keywords that open a default-attribute statement, not a node (read in any case, unquoted:
@@ -269,11 +270,19 @@ class _Scanner:
                 if label is not None:
                     self.clusters[_current_cluster(self.stack)].label = label
             return
+        attrs = m.group("attrs")
+        if ("<" in attrs or "+" in attrs) and not _CUDA_NODE_ID.match(node_id):
+            # an HTML string (label=<...>) or strings joined with '+': DOT that _ATTR cannot
+            # read (the label was lost without a word), and CUDA never writes; pydot reads it
+            bare = _QUOTED_ONLY.sub("", attrs)
+            if "<" in bare or "+" in bare:
+                raise DotParseError(f"{self._where(m)}: an HTML string or a '+' in an attribute "
+                                    "list (not the DOT that CUDA writes)")
         if node_id not in self.node_attrs:
-            self._add_node(node_id, m.group("attrs"))
+            self._add_node(node_id, attrs)
             self.node_offset[node_id] = m.start("node")
         else:
-            self.node_attrs[node_id] += m.group("attrs")
+            self.node_attrs[node_id] += attrs
 
     def _open(self, m: re.Match) -> None:
         stack = self.stack
