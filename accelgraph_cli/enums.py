@@ -83,6 +83,22 @@ class Backend(_Choice):
     """PyTorch tensors and modules; captured through torch's own graph API (TorchGraph)."""
 
 
+# Each choice's members by member or value (a member hashes and compares as its value).
+_MEMBERS = {cls: {member: member for member in cls} for cls in (PoolKind, CaptureErrorMode, Backend)}
+
+
+def choice(cls: type[_Choice], value: object, what: str) -> _Choice:
+    """``cls.parse(value, what)``, a member or its exact value looked up in a module dict:
+    every read of an Enum class's attribute (``cls.parse``, ``cls._value2member_map_``,
+    ``cls.ASYNC``) goes through its metaclass, about 70 ns warm and more on the cold path a
+    capture runs, which reads a pool kind and a capture mode each time."""
+    if type(value) is str or type(value) is cls:
+        member = _MEMBERS[cls].get(value)
+        if member is not None:
+            return member
+    return cls.parse(value, what)
+
+
 class ExitCode(IntEnum):
     """Exit codes shared by every verb (documented in the README)."""
 

@@ -37,6 +37,20 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_") or "graph"
 
 
+def distinct_names(bases: list[str]) -> list[str]:
+    """``bases`` as file names, each once: where a name (letter case aside: some file systems
+    ignore it) is taken already, ``-2``, ``-3``... after it."""
+    taken: set[str] = set()
+    names = []
+    for base in bases:
+        name, number = base, 2
+        while name.lower() in taken:
+            name, number = f"{base}-{number}", number + 1
+        taken.add(name.lower())
+        names.append(name)
+    return names
+
+
 def ensure_folder(folder: str | os.PathLike, created: list[str] | None = None) -> Path:
     """Create ``folder`` if needed and check it is writable; AccelgraphError otherwise.
 

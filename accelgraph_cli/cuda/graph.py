@@ -22,7 +22,7 @@ import tempfile
 from types import TracebackType
 
 from .. import gcpause
-from ..enums import CaptureErrorMode, PoolKind
+from ..enums import CaptureErrorMode, PoolKind, choice
 from ..errors import CaptureError, CudaError, GraphStateError
 from . import device as _cuda
 from . import pools
@@ -53,10 +53,7 @@ DEBUG_DOT_FLAGS = {
 
 _INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1  # cudaGraphInstantiateFlagAutoFreeOnLaunch
 
-# The capture error modes by member or value (a member hashes and compares as its value), for
-# Graph(): CaptureErrorMode.parse is a lookup through the Enum's metaclass (see pools._ASYNC).
-_MODES = {mode: mode for mode in CaptureErrorMode}
-_ASYNC = PoolKind.ASYNC  # (likewise)
+_ASYNC = PoolKind.ASYNC  # (a global: an Enum class's attribute is read through its metaclass)
 
 
 def capture_mode_value(capture_error_mode: CaptureErrorMode | str) -> int:
@@ -313,11 +310,8 @@ class Graph(GraphBase):
         # The setters' checks without their "not during a capture" one: a new graph is not
         # capturing (going through the setters cost a capture ~1 µs).
         self._graph_pool, self._pool_entry = _checked_pool(pool)
-        mode = _MODES.get(capture_error_mode) \
-            if type(capture_error_mode) is str or type(capture_error_mode) is CaptureErrorMode \
-            else None
-        self._capture_error_mode = mode if mode is not None else \
-            CaptureErrorMode.parse(capture_error_mode, "capture_error_mode")
+        self._capture_error_mode = choice(CaptureErrorMode, capture_error_mode,
+                                          "capture_error_mode")
         self._debug = False
         self._captured = False
 

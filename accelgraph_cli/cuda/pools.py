@@ -64,7 +64,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..enums import PoolKind
+from ..enums import PoolKind, choice
 from ..errors import CudaError
 from . import device as _cuda
 
@@ -101,13 +101,10 @@ _TOKEN_TAG = 0x61670000
 _KIND_CODES = {PoolKind.PRIVATE: _TOKEN_TAG + 1, PoolKind.ASYNC: _TOKEN_TAG + 2}
 _CODE_KINDS = {code: kind for kind, code in _KIND_CODES.items()}
 
-# The kinds of pool, as module globals, and by member or value in one dict (a member hashes
-# and compares as its value): a capture reads them several times, and each read of an Enum
-# class's attribute (``PoolKind.ASYNC``, ``PoolKind._value2member_map_``) goes through its
-# metaclass, about 70 ns where a global is a few, and more on the cold path a capture runs.
+# The kinds of pool as module globals: a capture reads them several times, and each read of
+# an Enum class's attribute goes through its metaclass (see enums.choice).
 _PRIVATE = PoolKind.PRIVATE
 _ASYNC = PoolKind.ASYNC
-_POOL_KINDS = {_PRIVATE: _PRIVATE, _ASYNC: _ASYNC}
 _PRIVATE_CODE = _KIND_CODES[_PRIVATE]
 
 
@@ -143,15 +140,10 @@ class GraphPool:
     __slots__ = ("token", "kind", "users", "_pool", "_stream")
 
     def __init__(self, token: tuple[int, int] | None, kind: PoolKind | str):
-        member = _POOL_KINDS.get(kind) if type(kind) is str or type(kind) is PoolKind \
-            else None
-        # (PoolKind.parse's own fast paths, inlined: its call and a try cost each capture a
-        # fifth of a µs more in a warm loop)
-        if member is None:  # a str subclass, another library's enum of the same values
-            try:
-                member = PoolKind.parse(kind, "pool kind")
-            except (ValueError, TypeError):
-                pass
+        try:
+            member = choice(PoolKind, kind, "pool kind")
+        except (ValueError, TypeError):  # said below, as no kind of pool
+            member = None
         if member is not _PRIVATE and member is not _ASYNC:
             # "shared" is no kind of pool: it is a private pool whose token several graphs pass
             raise ValueError(f"pool kind must be 'private' or 'async' (to share a pool, pass one "

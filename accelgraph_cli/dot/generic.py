@@ -133,12 +133,14 @@ def _read_with_pydot(text: str, filename: str) -> GraphModel:
         if place is None:
             seen[name] = len(nodes)
             nodes.append(_generic_node(name, label))
-        elif label is not None and at >= labelled_at.get(name, ()):
+        elif label is None or at < labelled_at.get(name, ()):
+            return
+        else:
             # the label of the statement written last wins, as in Graphviz (and the
             # scanner), wherever the subgraphs put it (they are read after their graph's
             # own statements)
             nodes[place] = _generic_node(name, label)
-        if label is not None and at >= labelled_at.get(name, ()):
+        if label is not None:
             labelled_at[name] = at
 
     # An edge to or from a subgraph ("{a -> b} -> c", "x -> subgraph s {...}") is an edge to

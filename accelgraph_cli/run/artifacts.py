@@ -12,6 +12,7 @@ from pathlib import Path
 from ..errors import AccelgraphError
 from ..files import (
     check_output_file,
+    distinct_names,
     ensure_folder,
     is_special_file,
     mode_of,
@@ -106,13 +107,4 @@ def dot_names(graph_names: list[str]) -> list[str]:
     """The file each graph's DOT is written to: its name made safe (:func:`safe_name`), and
     where that file name (letter case aside: some file systems ignore it) is taken already,
     ``-2``, ``-3``... after it."""
-    taken: set[str] = set()
-    names = []
-    for graph in graph_names:
-        base = safe_name(graph)
-        name, number = f"{base}.dot", 2
-        while name.lower() in taken:
-            name, number = f"{base}-{number}.dot", number + 1
-        taken.add(name.lower())
-        names.append(name)
-    return names
+    return [f"{name}.dot" for name in distinct_names([safe_name(graph) for graph in graph_names])]

@@ -178,24 +178,20 @@ def compare_baseline(result, folder: Path, update: bool) -> tuple[str, list[str]
 
     from ..diff.structural import diff_models
     from ..dot.parse import load_model, parse_dot
-    from ..files import safe_name, write_text_atomic
+    from ..files import distinct_names, safe_name, write_text_atomic
     from ..model.graph_model import GraphModel
     from ..render.diff import render_verdict
 
     stem = Path(str(result.scenario.path)).stem
     verdict, lines = "none", []
     graphs = []
-    taken: set[str] = set()
-    for captured in result.graphs:
-        suffix = "" if captured.name == "step" else "_" + safe_name(captured.name)
-        # Two graphs of one scenario whose names are made safe alike ("batch 8", "batch_8"),
-        # or differ in letter case only (some file systems ignore it), get -2, -3... after
-        # the later one's, as their DOT files do (artifacts.dot_names): sharing one file,
-        # the second overwrote the first's baseline, and the next run refused the first.
-        name, number = f"{stem}{suffix}", 2
-        while name.lower() in taken:
-            name, number = f"{stem}{suffix}-{number}", number + 1
-        taken.add(name.lower())
+    # Two graphs of one scenario whose names are made safe alike ("batch 8", "batch_8"), or
+    # differ in letter case only, get -2, -3... after the later one's, as their DOT files do:
+    # sharing one file, the second overwrote the first's baseline, and the next run refused
+    # the first.
+    names = distinct_names([stem if captured.name == "step" else f"{stem}_{safe_name(captured.name)}"
+                            for captured in result.graphs])
+    for captured, name in zip(result.graphs, names):
         target = folder / f"{name}.json"
         # Each baseline names the scenario and graph it is the baseline of: a.py's graph "b"
         # and a_b.py's step have one file name, and neither may pass as the other's. All are
